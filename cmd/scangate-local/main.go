@@ -1,0 +1,123 @@
+// Command scangate-local runs the whole API on http://127.0.0.1:3000/api:
+// the functions of template.yaml behind a local stand-in for API Gateway and
+// its TOKEN authorizer, on an embedded DynamoDB-API server (or on
+// DYNAMODB_ENDPOINT), with the table created, the first admin bootstrapped
+// and demo data seeded before it starts listening.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/gateway"
+	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/store"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "scangate-local:", err)
+		os.Exit(1)
+	}
+}
+
+func getenv(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cfg, err := config.Load(func(name string) string {
+		if name == "TABLE_NAME" {
+			return getenv(name, "scangate")
+		}
+		return os.Getenv(name)
+	})
+	if err != nil {
+		return err
+	}
+	log := cfg.Logger(os.Stderr)
+	t, err := gateway.ReadTemplate(getenv("SCANGATE_TEMPLATE", "template.yaml"))
+	if err != nil {
+		return err
+	}
+	ttl := time.Duration(-1)
+	if s := os.Getenv("SCANGATE_AUTHORIZER_TTL"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return fmt.Errorf("SCANGATE_AUTHORIZER_TTL %q is not a number of seconds", s)
+		}
+		ttl = time.Duration(n) * time.Second
+	}
+
+	endpoint := cfg.Endpoint
+	if endpoint == "" {
+		emb, err := local.StartEmbedded()
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		endpoint = emb.URL
+	}
+	db, err := store.NewClient(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	if err := store.CreateTable(ctx, db, cfg.Table); err != nil {
+		return err
+	}
+	st := store.New(db, cfg.Table)
+
+	username := getenv("SCANGATE_ADMIN_USERNAME", "admin")
+	password := os.Getenv("SCANGATE_ADMIN_PASSWORD")
+	if password == "" {
+		if password, err = local.GeneratePassword(); err != nil {
+			return err
+		}
+	}
+	_, err = local.BootstrapAdmin(ctx, st, username, username+"@scangate.local", password)
+	adminNote := fmt.Sprintf("admin login: username %q, password %q", username, password)
+	switch {
+	case scangate.KindOf(err) == scangate.KindConflict:
+		adminNote = "an admin exists already in this table; log in with its password"
+	case err != nil:
+		return err
+	}
+
+	fns, authorizer := local.Handlers(st, cfg.TokenTTL, log)
+	gw, err := gateway.NewServer(t, fns, authorizer, ttl, log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", getenv("SCANGATE_ADDR", "127.0.0.1:3000"))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	fmt.Printf("scangate listening on http://%s/api\n%s\n", ln.Addr(), adminNote)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+// Command create-user is the Lambda of POST /api/users (Create New User).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/store"
+)
+
+func main() {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "create-user:", err)
+		os.Exit(1)
+	}
+	db, err := store.NewClient(context.Background(), cfg.Endpoint)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "create-user:", err)
+		os.Exit(1)
+	}
+	lambda.Start(api.CreateUser(store.New(db, cfg.Table), auth.HashPassword, time.Now, cfg.Logger(os.Stdout)).Handle)
+}

@@ -1,0 +1,183 @@
+// Package api adapts scangate's operations to API Gateway REST proxy events:
+// it checks callers' roles, decodes and validates bodies, and answers with
+// JSON or RFC 9457 problem details. Each handler is a plain function of
+// (ctx, events.APIGatewayProxyRequest), run alike by Lambda and by the local
+// server.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// Handler is the signature Lambda and the local server both run.
+type Handler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
+
+// Reply is a successful answer.
+type Reply struct {
+	Status   int
+	Body     any
+	Location string
+}
+
+// Endpoint is one operation: its name for logs, the roles that may call it
+// (none: no caller needed) and its work.
+type Endpoint struct {
+	Name  string
+	Roles []scangate.Role
+	Log   *slog.Logger
+	Run   func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
+}
+
+// Handle runs the endpoint and never returns an error to Lambda: every
+// failure is answered with problem details and logged once.
+func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	start := time.Now()
+	caller, hasCaller := callerOf(req)
+	reply, err := e.run(ctx, caller, hasCaller, req)
+	var resp events.APIGatewayProxyResponse
+	if err == nil {
+		resp = jsonResponse(reply.Status, reply.Body)
+		if reply.Location != "" {
+			resp.Headers["Location"] = reply.Location
+		}
+	} else {
+		resp = problemResponse(err)
+	}
+	attrs := []any{
+		"request_id", req.RequestContext.RequestID,
+		"operation", e.Name,
+		"status", resp.StatusCode,
+		"latency_ms", time.Since(start).Milliseconds(),
+	}
+	if hasCaller {
+		attrs = append(attrs, "user_id", caller.ID)
+	}
+	switch {
+	case resp.StatusCode >= 500:
+		e.Log.ErrorContext(ctx, "request failed", append(attrs, "error", err.Error())...)
+	case err != nil:
+		e.Log.InfoContext(ctx, "request refused", append(attrs, "detail", publicDetail(err))...)
+	default:
+		e.Log.InfoContext(ctx, "request", attrs...)
+	}
+	return resp, nil
+}
+
+func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, req events.APIGatewayProxyRequest) (Reply, error) {
+	if len(e.Roles) > 0 {
+		if !hasCaller {
+			return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "a bearer token is required")
+		}
+		if !c.Allowed(e.Roles...) {
+			return Reply{}, scangate.Errorf(scangate.KindForbidden, "the role %s may not call %s", c.Role, e.Name)
+		}
+	}
+	return e.Run(ctx, c, req)
+}
+
+// callerOf reads the caller the authorizer put in the request context.
+func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
+	a := req.RequestContext.Authorizer
+	if a == nil {
+		return scangate.Caller{}, false
+	}
+	var id int64
+	switch v := a["user_id"].(type) {
+	case string:
+		id, _ = strconv.ParseInt(v, 10, 64)
+	case float64:
+		id = int64(v)
+	}
+	role, _ := a["role"].(string)
+	name, _ := a["username"].(string)
+	if id < 1 || role == "" {
+		return scangate.Caller{}, false
+	}
+	return scangate.Caller{ID: id, Username: name, Role: scangate.Role(role)}, true
+}
+
+// problem is an RFC 9457 problem details body.
+type problem struct {
+	Type   string                `json:"type"`
+	Title  string                `json:"title"`
+	Status int                   `json:"status"`
+	Detail string                `json:"detail"`
+	Errors []scangate.FieldError `json:"errors,omitempty"`
+}
+
+var kindStatus = map[scangate.Kind]int{
+	scangate.KindInvalid:      http.StatusUnprocessableEntity,
+	scangate.KindNotFound:     http.StatusNotFound,
+	scangate.KindConflict:     http.StatusConflict,
+	scangate.KindUnauthorized: http.StatusUnauthorized,
+	scangate.KindForbidden:    http.StatusForbidden,
+	scangate.KindTooMany:      http.StatusTooManyRequests,
+	scangate.KindUnavailable:  http.StatusServiceUnavailable,
+}
+
+// publicDetail is what a caller may be told about err.
+func publicDetail(err error) string {
+	var he *httpError
+	var de *scangate.Error
+	switch {
+	case errors.As(err, &he):
+		return he.detail
+	case errors.As(err, &de) && de.Kind != scangate.KindInternal:
+		return de.Detail
+	}
+	return "an unexpected error occurred"
+}
+
+func problemResponse(err error) events.APIGatewayProxyResponse {
+	status := http.StatusInternalServerError
+	var he *httpError
+	var de *scangate.Error
+	p := problem{Type: "about:blank", Detail: publicDetail(err)}
+	var retryAfter time.Duration
+	switch {
+	case errors.As(err, &he):
+		status = he.status
+	case errors.As(err, &de):
+		if s, ok := kindStatus[de.Kind]; ok {
+			status = s
+		}
+		p.Errors = de.Fields
+		retryAfter = de.RetryAfter
+	}
+	p.Status, p.Title = status, http.StatusText(status)
+	resp := jsonResponse(status, p)
+	resp.Headers["Content-Type"] = "application/problem+json"
+	if retryAfter > 0 {
+		resp.Headers["Retry-After"] = strconv.Itoa(int(math.Ceil(retryAfter.Seconds())))
+	}
+	if status == http.StatusUnauthorized {
+		resp.Headers["WWW-Authenticate"] = `Bearer realm="scangate"`
+	}
+	return resp
+}
+
+func jsonResponse(status int, body any) events.APIGatewayProxyResponse {
+	b, err := marshal(body)
+	if err != nil {
+		// Only a bug can get here: every body is a plain struct.
+		b = []byte(fmt.Sprintf(`{"type":"about:blank","title":"Internal Server Error","status":500,"detail":%q}`, "encode response"))
+		status = http.StatusInternalServerError
+	}
+	return events.APIGatewayProxyResponse{
+		StatusCode: status,
+		Headers:    map[string]string{"Content-Type": "application/json"},
+		Body:       strings.TrimSuffix(string(b), "\n"),
+	}
+}

@@ -1,0 +1,49 @@
+// Package config reads the settings that every scangate program shares from
+// its environment, once, in main.
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config holds the settings of a function or program.
+type Config struct {
+	Table    string        // TABLE_NAME
+	Endpoint string        // DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint instead of AWS
+	TokenTTL time.Duration // TOKEN_TTL_SECONDS: lifetime of login tokens (default 12 h)
+	LogLevel slog.Level    // LOG_LEVEL: DEBUG, INFO, WARN or ERROR (default INFO)
+}
+
+// DefaultTokenTTL is the lifetime of a login token unless configured.
+const DefaultTokenTTL = 12 * time.Hour
+
+// Load reads the configuration through getenv (os.Getenv in main).
+func Load(getenv func(string) string) (Config, error) {
+	c := Config{Table: getenv("TABLE_NAME"), Endpoint: getenv("DYNAMODB_ENDPOINT"), TokenTTL: DefaultTokenTTL}
+	if c.Table == "" {
+		return c, fmt.Errorf("TABLE_NAME is not set")
+	}
+	if s := getenv("TOKEN_TTL_SECONDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("TOKEN_TTL_SECONDS %q is not a positive integer", s)
+		}
+		c.TokenTTL = time.Duration(n) * time.Second
+	}
+	if s := getenv("LOG_LEVEL"); s != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+			return c, fmt.Errorf("LOG_LEVEL %q: %w", s, err)
+		}
+	}
+	return c, nil
+}
+
+// Logger returns the JSON logger of the configured level writing to w.
+func (c Config) Logger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: c.LogLevel}))
+}

@@ -1,0 +1,221 @@
+// Package gateway stands in for API Gateway locally: it reads the routes,
+// the authorizer wiring and the gateway responses from template.yaml, builds
+// REST proxy events like API Gateway's, runs the TOKEN authorizer with its
+// cache, evaluates the policy it returns, and shapes gateway-made errors like
+// the deployed GatewayResponses.
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Route is one API event of a function.
+type Route struct {
+	Method   string // upper case
+	Path     string // as in the template: /api/users/{user_id}
+	Function string // logical id of the function
+	Auth     bool   // false when the event sets Auth.Authorizer: NONE
+}
+
+// Authorizer is the TOKEN authorizer of the API.
+type Authorizer struct {
+	Function string // logical id
+	Header   string
+	TTL      int // seconds the answer is cached; 0 turns the cache off
+}
+
+// Response is one GatewayResponse.
+type Response struct {
+	Status   int
+	Headers  map[string]string
+	Template string
+}
+
+// Template is what the local server needs from template.yaml.
+type Template struct {
+	Stage      string
+	Routes     []Route
+	Authorizer *Authorizer
+	Responses  map[string]Response
+	Functions  []string // logical ids of every function
+}
+
+// ReadTemplate reads a SAM template file.
+func ReadTemplate(path string) (*Template, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read template: %w", err)
+	}
+	t, err := ParseTemplate(b)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// node is a YAML node with the helpers that reading a template needs.
+type node struct {
+	*yaml.Node
+	params map[string]string
+}
+
+func (n node) get(path ...string) node {
+	cur := n.Node
+	for _, k := range path {
+		if cur == nil || cur.Kind != yaml.MappingNode {
+			return node{nil, n.params}
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(cur.Content); i += 2 {
+			if cur.Content[i].Value == k {
+				next = cur.Content[i+1]
+			}
+		}
+		cur = next
+	}
+	return node{cur, n.params}
+}
+
+// entries returns the keys and values of a mapping, in order.
+func (n node) entries() ([]string, []node) {
+	if n.Node == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	var keys []string
+	var vals []node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys = append(keys, n.Content[i].Value)
+		vals = append(vals, node{n.Content[i+1], n.params})
+	}
+	return keys, vals
+}
+
+// str resolves a scalar, including the short-form intrinsics !Ref (to a
+// parameter's default or a logical id), !GetAtt (to the logical id) and !Sub
+// (parameters substituted).
+func (n node) str() string {
+	if n.Node == nil {
+		return ""
+	}
+	v := n.Value
+	switch n.Tag {
+	case "!Ref":
+		if p, ok := n.params[v]; ok {
+			return p
+		}
+		return v
+	case "!GetAtt":
+		if n.Kind == yaml.SequenceNode && len(n.Content) > 0 {
+			return n.Content[0].Value
+		}
+		id, _, _ := strings.Cut(v, ".")
+		return id
+	case "!Sub":
+		for k, p := range n.params {
+			v = strings.ReplaceAll(v, "${"+k+"}", p)
+		}
+		return v
+	}
+	if ref := n.get("Ref"); ref.Node != nil {
+		return node{&yaml.Node{Kind: yaml.ScalarNode, Tag: "!Ref", Value: ref.Value}, n.params}.str()
+	}
+	if att := n.get("Fn::GetAtt"); att.Node != nil {
+		return node{&yaml.Node{Kind: att.Kind, Tag: "!GetAtt", Value: att.Value, Content: att.Content}, n.params}.str()
+	}
+	return v
+}
+
+// ParseTemplate reads the routes, authorizer and gateway responses of a
+// SAM template whose API is one AWS::Serverless::Api.
+func ParseTemplate(b []byte) (*Template, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("empty template")
+	}
+	root := node{doc.Content[0], map[string]string{}}
+	names, params := root.get("Parameters").entries()
+	for i, name := range names {
+		root.params[name] = params[i].get("Default").str()
+	}
+	t := &Template{Responses: map[string]Response{}}
+	ids, resources := root.get("Resources").entries()
+	for i, id := range ids {
+		r := resources[i]
+		switch r.get("Type").str() {
+		case "AWS::Serverless::Api":
+			if err := t.readAPI(r.get("Properties")); err != nil {
+				return nil, fmt.Errorf("api %s: %w", id, err)
+			}
+		case "AWS::Serverless::Function":
+			t.Functions = append(t.Functions, id)
+			_, events := r.get("Properties", "Events").entries()
+			for _, ev := range events {
+				if ev.get("Type").str() != "Api" {
+					continue
+				}
+				p := ev.get("Properties")
+				t.Routes = append(t.Routes, Route{
+					Method:   strings.ToUpper(p.get("Method").str()),
+					Path:     p.get("Path").str(),
+					Function: id,
+					Auth:     p.get("Auth", "Authorizer").str() != "NONE",
+				})
+			}
+		}
+	}
+	if t.Authorizer == nil {
+		return nil, fmt.Errorf("no AWS::Serverless::Api with a default TOKEN authorizer")
+	}
+	sort.Slice(t.Routes, func(i, j int) bool {
+		return t.Routes[i].Path+" "+t.Routes[i].Method < t.Routes[j].Path+" "+t.Routes[j].Method
+	})
+	return t, nil
+}
+
+func (t *Template) readAPI(p node) error {
+	t.Stage = p.get("StageName").str()
+	def := p.get("Auth", "DefaultAuthorizer").str()
+	a := p.get("Auth", "Authorizers", def)
+	if def == "" || a.Node == nil {
+		return fmt.Errorf("no default authorizer")
+	}
+	ttl := 300
+	if s := a.get("Identity", "ReauthorizeEvery").str(); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("authorizer cache TTL %q: %w", s, err)
+		}
+		ttl = n
+	}
+	t.Authorizer = &Authorizer{Function: a.get("FunctionArn").str(), Header: a.get("Identity", "Header").str(), TTL: ttl}
+	if t.Authorizer.Header == "" {
+		t.Authorizer.Header = "Authorization"
+	}
+	types, resps := p.get("GatewayResponses").entries()
+	for i, typ := range types {
+		r := resps[i]
+		gr := Response{Headers: map[string]string{}, Template: r.get("ResponseTemplates", "application/json").str()}
+		if s := r.get("StatusCode").str(); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("gateway response %s status %q: %w", typ, s, err)
+			}
+			gr.Status = n
+		}
+		names, vals := r.get("ResponseParameters", "Headers").entries()
+		for j, h := range names {
+			gr.Headers[h] = strings.TrimSuffix(strings.TrimPrefix(vals[j].str(), "'"), "'")
+		}
+		t.Responses[typ] = gr
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+// Package scangate holds the domain of the service: its records, the rules
+// that govern them and the errors that operations report. It imports neither
+// the AWS SDK nor aws-lambda-go.
+package scangate
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind classifies an error by what the caller should do about it.
+type Kind int
+
+// The kinds of domain error; each maps to one HTTP status in the API adapter.
+const (
+	KindInternal     Kind = iota // a bug or an unexpected failure
+	KindInvalid                  // the request breaks the schema (422)
+	KindNotFound                 // no such record (404)
+	KindConflict                 // uniqueness or an invariant would break (409)
+	KindUnauthorized             // bad credentials (401)
+	KindForbidden                // role not allowed (403)
+	KindTooMany                  // too many attempts (429)
+	KindUnavailable              // the database failed or throttled after retries (503)
+)
+
+// FieldError names the member of a request body that is wrong, as a JSON
+// pointer (RFC 6901), and says why.
+type FieldError struct {
+	Pointer string `json:"pointer"`
+	Detail  string `json:"detail"`
+}
+
+// Error is a domain error: a kind, a message meant for the caller, the
+// offending fields for validation errors and a retry hint where one applies.
+type Error struct {
+	Kind       Kind
+	Detail     string
+	Fields     []FieldError
+	RetryAfter time.Duration
+	Err        error // the cause, for logs; never shown to callers
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %v", e.Detail, e.Err)
+	}
+	return e.Detail
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds a domain error of the given kind.
+func Errorf(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable wraps a database failure that retries could not overcome.
+func Unavailable(err error) *Error {
+	return &Error{Kind: KindUnavailable, Detail: "the database is unavailable; retry later", RetryAfter: time.Second, Err: err}
+}
+
+// KindOf reports the kind of err: KindInternal unless err wraps an *Error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+// Problems collects field errors while a request body is validated.
+type Problems []FieldError
+
+// Add records that the member at pointer is wrong.
+func (p *Problems) Add(pointer, format string, args ...any) {
+	*p = append(*p, FieldError{Pointer: pointer, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Err returns a validation error listing the problems, or nil if there are none.
+func (p Problems) Err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &Error{Kind: KindInvalid, Detail: "the request body does not match the schema", Fields: p}
+}

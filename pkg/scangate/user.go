@@ -1,0 +1,132 @@
+package scangate
+
+import (
+	"net/mail"
+	"strings"
+	"unicode/utf8"
+)
+
+// Role is what a user may do.
+type Role string
+
+// The roles of the API.
+const (
+	RoleAdmin    Role = "admin"
+	RoleUser     Role = "user"
+	RoleReadonly Role = "readonly"
+)
+
+// Roles lists every role, in the order the API documents them.
+var Roles = []string{string(RoleAdmin), string(RoleUser), string(RoleReadonly)}
+
+// Valid reports whether r is one of the roles.
+func (r Role) Valid() bool {
+	return r == RoleAdmin || r == RoleUser || r == RoleReadonly
+}
+
+// User is a stored user account. PasswordHash never leaves the service.
+type User struct {
+	ID           int64
+	Username     string
+	Email        string
+	Role         Role
+	Active       bool
+	PasswordHash string
+	CreatedAt    Time
+	UpdatedAt    Time
+	AddedBy      *int64
+	UpdatedBy    *int64
+}
+
+// NewUser is a request to create a user.
+type NewUser struct {
+	Username string
+	Email    string
+	Password string
+	Role     Role
+	Active   bool
+}
+
+// UserChange is a request to update a user: every field is replaced.
+type UserChange struct {
+	Email  string
+	Role   Role
+	Active bool
+}
+
+// Caller is the authenticated user a request acts for.
+type Caller struct {
+	ID       int64
+	Username string
+	Role     Role
+}
+
+// Allowed reports whether the caller holds one of the roles.
+func (c Caller) Allowed(roles ...Role) bool {
+	for _, r := range roles {
+		if c.Role == r {
+			return true
+		}
+	}
+	return false
+}
+
+// Limits of user fields.
+const (
+	UsernameMin = 3
+	UsernameMax = 64
+	EmailMax    = 254
+	PasswordMin = 12
+	PasswordMax = 128
+)
+
+// Validate checks the rules of a new user, adding one problem per field.
+func (u NewUser) Validate(p *Problems) {
+	checkUsername(p, u.Username)
+	checkEmail(p, u.Email)
+	n := utf8.RuneCountInString(u.Password)
+	if n < PasswordMin || n > PasswordMax {
+		p.Add("/password", "must be %d to %d characters", PasswordMin, PasswordMax)
+	}
+	checkRole(p, u.Role)
+}
+
+// Validate checks the rules of a user change.
+func (c UserChange) Validate(p *Problems) {
+	checkEmail(p, c.Email)
+	checkRole(p, c.Role)
+}
+
+func checkUsername(p *Problems, s string) {
+	if len(s) < UsernameMin || len(s) > UsernameMax {
+		p.Add("/username", "must be %d to %d characters", UsernameMin, UsernameMax)
+		return
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			p.Add("/username", "may hold only letters A-Z and a-z, digits and . _ -")
+			return
+		}
+	}
+}
+
+func checkEmail(p *Problems, s string) {
+	if len(s) > EmailMax {
+		p.Add("/user_email", "must be at most %d characters", EmailMax)
+		return
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s || !strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".") {
+		p.Add("/user_email", "must be one plain e-mail address such as name@example.com")
+	}
+}
+
+func checkRole(p *Problems, r Role) {
+	if !r.Valid() {
+		p.Add("/role", "must be one of %s", strings.Join(Roles, ", "))
+	}
+}
+
+// Fold is the case-insensitive form under which usernames and e-mail
+// addresses are unique.
+func Fold(s string) string { return strings.ToLower(s) }
