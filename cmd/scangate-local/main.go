@@ -18,10 +18,7 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/pkg/config"
-	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
 )
 
 func main() {
@@ -51,11 +48,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log := cfg.Logger(os.Stderr)
-	t, err := gateway.ReadTemplate(getenv("SCANGATE_TEMPLATE", "template.yaml"))
-	if err != nil {
-		return err
-	}
 	ttl := time.Duration(-1)
 	if s := os.Getenv("SCANGATE_AUTHORIZER_TTL"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -64,58 +56,34 @@ func run() error {
 		}
 		ttl = time.Duration(n) * time.Second
 	}
-
-	endpoint := cfg.Endpoint
-	if endpoint == "" {
-		emb, err := local.StartEmbedded()
-		if err != nil {
-			return err
-		}
-		defer emb.Close()
-		endpoint = emb.URL
-	}
-	db, err := store.NewClient(ctx, endpoint)
+	stack, err := local.Start(ctx, local.Options{
+		Template:      getenv("SCANGATE_TEMPLATE", "template.yaml"),
+		Table:         cfg.Table,
+		Endpoint:      cfg.Endpoint,
+		AdminUsername: getenv("SCANGATE_ADMIN_USERNAME", "admin"),
+		AdminPassword: os.Getenv("SCANGATE_ADMIN_PASSWORD"),
+		PasswordFile:  ".build/admin-password",
+		AuthorizerTTL: ttl,
+		TokenTTL:      cfg.TokenTTL,
+		Log:           cfg.Logger(os.Stderr),
+	})
 	if err != nil {
 		return err
 	}
-	if err := store.CreateTable(ctx, db, cfg.Table); err != nil {
-		return err
-	}
-	st := store.New(db, cfg.Table)
+	defer func() { _ = stack.Close() }()
 
-	username := getenv("SCANGATE_ADMIN_USERNAME", "admin")
-	password := os.Getenv("SCANGATE_ADMIN_PASSWORD")
-	if password == "" {
-		if password, err = local.GeneratePassword(); err != nil {
-			return err
-		}
-	}
-	_, err = local.BootstrapAdmin(ctx, st, username, username+"@scangate.local", password)
-	adminNote := fmt.Sprintf("admin login: username %q, password %q", username, password)
-	switch {
-	case scangate.KindOf(err) == scangate.KindConflict:
-		adminNote = "an admin exists already in this table; log in with its password"
-	case err != nil:
-		return err
-	}
-
-	fns, authorizer := local.Handlers(st, cfg.TokenTTL, log)
-	gw, err := gateway.NewServer(t, fns, authorizer, ttl, log)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", getenv("SCANGATE_ADDR", "127.0.0.1:3000"))
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: stack.Handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("scangate listening on http://%s/api\n%s\n", ln.Addr(), adminNote)
+	fmt.Printf("scangate listening on http://%s/api\n%s\n", ln.Addr(), stack.AdminNote)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -3,9 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/scangate/scangate/pkg/scangate"
@@ -75,44 +73,6 @@ func (f *fields) boolean(name string, required bool) (bool, bool) {
 	var b bool
 	ok := f.decode(name, required, false, "a boolean", &b)
 	return b, ok
-}
-
-var integerLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-
-// integer reads an integer member within int64.
-func (f *fields) integer(name string, required bool) (int64, bool) {
-	v, ok := f.raw(name, required, false, "an integer")
-	if !ok {
-		return 0, false
-	}
-	n, err := parseInteger(v)
-	if err != nil {
-		f.p.Add(f.pointer(name), "must be an integer between -2^63 and 2^63-1")
-		return 0, false
-	}
-	return n, true
-}
-
-func parseInteger(v json.RawMessage) (int64, error) {
-	if !integerLiteral.Match(v) {
-		return 0, strconv.ErrSyntax
-	}
-	return strconv.ParseInt(string(v), 10, 64)
-}
-
-// enum reads a string member that must be one of values.
-func (f *fields) enum(name string, required bool, values []string) (string, bool) {
-	s, ok := f.str(name, required)
-	if !ok {
-		return "", false
-	}
-	for _, v := range values {
-		if s == v {
-			return s, true
-		}
-	}
-	f.p.Add(f.pointer(name), "must be one of %s", strings.Join(values, ", "))
-	return "", false
 }
 
 // done reports every member that no read asked for.

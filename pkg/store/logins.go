@@ -12,7 +12,9 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-func loginFailKey(username string) item { return key("LOGINFAIL#"+scangate.Fold(username), "LOGINFAIL") }
+func loginFailKey(username string) item {
+	return key("LOGINFAIL#"+scangate.Fold(username), "LOGINFAIL")
+}
 
 func failuresFrom(it item) scangate.LoginFailures {
 	f := scangate.LoginFailures{Ver: getN(it, "ver")}

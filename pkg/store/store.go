@@ -105,9 +105,6 @@ func getTime(it item, name string) scangate.Time {
 	return t
 }
 
-// idKey formats an integer id so that ids sort as strings.
-func idKey(prefix string, id int64) string { return fmt.Sprintf("%s#%019d", prefix, id) }
-
 // nextID allocates the next id of an entity from its counter item: one
 // UpdateItem ADD, so ids are unique and increase, at up to about 1,000 ids
 // per second per entity (the write limit of one item).

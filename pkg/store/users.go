@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,7 +12,7 @@ import (
 )
 
 // Item keys of users and their uniqueness markers.
-func userKey(id int64) item           { return key("USER#"+strconv.FormatInt(id, 10), "USER") }
+func userKey(id int64) item            { return key("USER#"+strconv.FormatInt(id, 10), "USER") }
 func usernameKey(username string) item { return key("USERNAME#"+scangate.Fold(username), "USERNAME") }
 func emailKey(email string) item       { return key("EMAIL#"+scangate.Fold(email), "EMAIL") }
 
@@ -125,7 +124,7 @@ func (s *Store) createUser(ctx context.Context, u scangate.User, first bool) (sc
 			return true, scangate.Errorf(scangate.KindConflict, "the username %q is taken", u.Username)
 		case codes != nil && codes[2] == "ConditionalCheckFailed":
 			return true, scangate.Errorf(scangate.KindConflict, "the e-mail address %q is taken", u.Email)
-		case codes != nil && len(codes) > 3 && codes[3] == "ConditionalCheckFailed":
+		case len(codes) > 3 && codes[3] == "ConditionalCheckFailed":
 			return true, scangate.Errorf(scangate.KindConflict, "an active admin exists already")
 		}
 		return true, dbErr("create user", err)
@@ -149,9 +148,6 @@ func (s *Store) userVersion(ctx context.Context, id int64) (scangate.User, int64
 	}
 	return userFrom(out.Item), getN(out.Item, "ver"), nil
 }
-
-// errRetry makes retry run a read-modify-write again.
-var errRetry = errors.New("retry")
 
 // UpdateUser reads a user, applies change to it and writes it back under a
 // version check, moving the e-mail marker and the active-admin count in the
@@ -207,4 +203,16 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.
 		return true, dbErr("update user", err)
 	})
 	return updated, err
+}
+
+// UserByName reads the user holding a username, ignoring case.
+func (s *Store) UserByName(ctx context.Context, username string) (scangate.User, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: usernameKey(username), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return scangate.User{}, dbErr("get username", err)
+	}
+	if out.Item == nil {
+		return scangate.User{}, scangate.Errorf(scangate.KindNotFound, "no user has the username %q", username)
+	}
+	return s.User(ctx, getN(out.Item, "user_id"))
 }

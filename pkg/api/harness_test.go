@@ -1,0 +1,145 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// harness runs the real handlers on a store on a fresh table.
+type harness struct {
+	t     *testing.T
+	env   *ddbtest.Env
+	admin scangate.Caller
+	fns   map[string]api.Handler
+}
+
+const adminPassword = "admin-password-123"
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	env := ddbtest.New(t)
+	admin, err := local.BootstrapAdmin(context.Background(), env.Store, "admin", "admin@example.com", adminPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	login := auth.Login{Store: env.Store, TokenTTL: time.Hour, Now: time.Now}
+	h := &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role},
+		fns: map[string]api.Handler{
+			"create": api.CreateUser(env.Store, auth.HashPassword, time.Now, log).Handle,
+			"update": api.UpdateUser(env.Store, time.Now, log).Handle,
+			"login":  api.Login(login, log).Handle,
+		}}
+	return h
+}
+
+// request is one API call.
+type request struct {
+	caller  *scangate.Caller
+	params  map[string]string
+	body    string
+	headers map[string]string
+}
+
+func jsonReq(c *scangate.Caller, body string) request {
+	return request{caller: c, body: body, headers: map[string]string{"Content-Type": "application/json"}}
+}
+
+func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
+	h.t.Helper()
+	ev := events.APIGatewayProxyRequest{Body: r.body, Headers: r.headers, PathParameters: r.params}
+	if r.caller != nil {
+		ev.RequestContext.Authorizer = map[string]any{
+			"principalId": strconv.FormatInt(r.caller.ID, 10),
+			"user_id":     strconv.FormatInt(r.caller.ID, 10),
+			"username":    r.caller.Username,
+			"role":        string(r.caller.Role),
+		}
+	}
+	resp, err := h.fns[fn](context.Background(), ev)
+	if err != nil {
+		h.t.Fatalf("%s returned an error to Lambda: %v", fn, err)
+	}
+	return resp
+}
+
+// decode parses a JSON response body into a map.
+func decode(t *testing.T, resp events.APIGatewayProxyResponse) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(resp.Body), &m); err != nil {
+		t.Fatalf("body %q is not a JSON object: %v", resp.Body, err)
+	}
+	return m
+}
+
+// expectProblem checks a problem+json answer and returns its pointers.
+func expectProblem(t *testing.T, resp events.APIGatewayProxyResponse, status int) []string {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Fatalf("status %d, body %s; want %d", resp.StatusCode, resp.Body, status)
+	}
+	if ct := resp.Headers["Content-Type"]; ct != "application/problem+json" {
+		t.Fatalf("Content-Type %q; want application/problem+json", ct)
+	}
+	var p struct {
+		Type, Title, Detail string
+		Status              int
+		Errors              []struct{ Pointer, Detail string }
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != status || p.Type != "about:blank" || p.Title == "" || p.Detail == "" {
+		t.Fatalf("problem %s is incomplete", resp.Body)
+	}
+	var ptrs []string
+	for _, e := range p.Errors {
+		ptrs = append(ptrs, e.Pointer)
+	}
+	return ptrs
+}
+
+// items returns every item of the table.
+func (h *harness) items() []map[string]string {
+	h.t.Helper()
+	out, err := h.env.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: &h.env.Table})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var all []map[string]string
+	for _, it := range out.Items {
+		m := map[string]string{}
+		for k, v := range it {
+			b, _ := json.Marshal(v)
+			m[k] = string(b)
+		}
+		all = append(all, m)
+	}
+	return all
+}
+
+// countUsers counts the stored user records.
+func (h *harness) countUsers() int {
+	n := 0
+	for _, it := range h.items() {
+		if it["SK"] == `{"Value":"USER"}` {
+			n++
+		}
+	}
+	return n
+}

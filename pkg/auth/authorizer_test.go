@@ -1,0 +1,147 @@
+package auth_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	miniserver "github.com/truora/minidyn/server"
+
+	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+const methodARN = "arn:aws:execute-api:us-east-1:123456789012:api1/prod/GET/api/pr/scan/1"
+
+// newUser stores a user directly and returns it.
+func newUser(t *testing.T, env *ddbtest.Env, name string, role scangate.Role, active bool) scangate.User {
+	t.Helper()
+	now := scangate.At(time.Now())
+	u, err := env.Store.CreateUser(context.Background(), scangate.User{
+		Username: name, Email: name + "@example.com", Role: role, Active: active,
+		PasswordHash: mustHash(t, name+"-password"), CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func mustHash(t *testing.T, pw string) string {
+	t.Helper()
+	h, err := auth.HashPassword(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func issue(t *testing.T, env *ddbtest.Env, userID int64, expires time.Time) string {
+	t.Helper()
+	tok, err := auth.NewToken(userID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = env.Store.PutToken(context.Background(), scangate.Token{Hash: auth.HashToken(tok), UserID: userID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: expires})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func TestAuthorizer(t *testing.T) {
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	alice := newUser(t, env, "alice", scangate.RoleUser, true)
+	bob := newUser(t, env, "bob", scangate.RoleReadonly, true)
+	good := issue(t, env, alice.ID, time.Now().Add(time.Hour))
+	expired := issue(t, env, alice.ID, time.Now().Add(-time.Second))
+	revoked := issue(t, env, alice.ID, time.Now().Add(time.Hour))
+	if ok, err := env.Store.RevokeToken(ctx, auth.HashToken(revoked)); !ok || err != nil {
+		t.Fatalf("revoke: %v, %v", ok, err)
+	}
+	bobs := issue(t, env, bob.ID, time.Now().Add(time.Hour))
+	if _, err := env.Store.UpdateUser(ctx, bob.ID, func(u *scangate.User) error { u.Active = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	unknown, _ := auth.NewToken(alice.ID)
+	mistyped := good[:20] + string("0123456789abcdef"[(strings.IndexByte("0123456789abcdef", good[20])+1)%16]) + good[21:]
+	// A token naming another user: the right shape and checksum, but its
+	// hash is not stored for that user.
+	otherUser, _ := auth.NewToken(bob.ID)
+
+	for _, c := range []struct {
+		name, header string
+		trips        int64
+	}{
+		{"missing", "", 0},
+		{"no scheme", good, 0},
+		{"basic scheme", "Basic " + good, 0},
+		{"mistyped", "Bearer " + mistyped, 0},
+		{"garbage", "Bearer abc", 0},
+		{"unknown", "Bearer " + unknown, 1},
+		{"other user's id", "Bearer " + otherUser, 1},
+		{"expired", "Bearer " + expired, 1},
+		{"revoked", "Bearer " + revoked, 1},
+		{"inactive user", "Bearer " + bobs, 1},
+	} {
+		var err error
+		trips := env.CountTrips(func() {
+			_, err = a.Handle(ctx, events.APIGatewayCustomAuthorizerRequest{Type: "TOKEN", AuthorizationToken: c.header, MethodArn: methodARN})
+		})
+		if err == nil || err.Error() != "Unauthorized" {
+			t.Errorf("%s: err = %v; want Unauthorized", c.name, err)
+		}
+		if trips != c.trips {
+			t.Errorf("%s: %d round trips; want %d", c.name, trips, c.trips)
+		}
+	}
+
+	var resp events.APIGatewayCustomAuthorizerResponse
+	var err error
+	trips := env.CountTrips(func() {
+		resp, err = a.Handle(ctx, events.APIGatewayCustomAuthorizerRequest{Type: "TOKEN", AuthorizationToken: "bearer " + good, MethodArn: methodARN})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trips != 1 {
+		t.Errorf("a valid token took %d round trips; want 1", trips)
+	}
+	st := resp.PolicyDocument.Statement
+	if len(st) != 1 || st[0].Effect != "Allow" || len(st[0].Resource) != 1 ||
+		st[0].Resource[0] != "arn:aws:execute-api:us-east-1:123456789012:api1/prod/*/*" || st[0].Action[0] != "execute-api:Invoke" {
+		t.Errorf("policy = %+v; want Allow execute-api:Invoke on the whole API", resp.PolicyDocument)
+	}
+	want := map[string]any{"user_id": "1", "username": "alice", "role": "user"}
+	for k, v := range want {
+		if resp.Context[k] != v {
+			t.Errorf("context[%s] = %v; want %v", k, resp.Context[k], v)
+		}
+	}
+	if resp.PrincipalID != "1" {
+		t.Errorf("principal = %q", resp.PrincipalID)
+	}
+}
+
+func TestAuthorizerDatabaseFailureIsNotUnauthorized(t *testing.T) {
+	env := ddbtest.New(t)
+	if env.Mini == nil {
+		t.Skip("failure emulation needs the embedded server")
+	}
+	alice := newUser(t, env, "alice", scangate.RoleUser, true)
+	tok := issue(t, env, alice.ID, time.Now().Add(time.Hour))
+	env.Mini.EmulateFailure(miniserver.FailureConditionInternalServerError)
+	defer env.Mini.EmulateFailure(miniserver.FailureConditionNone)
+	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	_, err := a.Handle(context.Background(), events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: "Bearer " + tok, MethodArn: methodARN})
+	if err == nil || err.Error() == "Unauthorized" {
+		t.Fatalf("err = %v; want a failure that API Gateway answers 503 (AUTHORIZER_FAILURE)", err)
+	}
+}

@@ -1,0 +1,88 @@
+// Package ddbtest gives tests a real DynamoDB client on a fresh table: on
+// the embedded DynamoDB-API server by default, or on TEST_DYNAMODB_ENDPOINT
+// (DynamoDB Local in CI). It counts round trips with SDK middleware.
+package ddbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+	miniserver "github.com/truora/minidyn/server"
+
+	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/store"
+)
+
+// Env is a store on a fresh table.
+type Env struct {
+	Store *store.Store
+	DB    *dynamodb.Client
+	Table string
+	// Mini is the embedded server, for failure emulation; nil on an
+	// external endpoint.
+	Mini *miniserver.Server
+	// Endpoint is the URL the client talks to.
+	Endpoint string
+	trips    atomic.Int64
+}
+
+// RoundTrips returns the number of requests sent to DynamoDB so far,
+// retries included.
+func (e *Env) RoundTrips() int64 { return e.trips.Load() }
+
+// CountTrips returns how many round trips fn makes.
+func (e *Env) CountTrips(fn func()) int64 {
+	before := e.RoundTrips()
+	fn()
+	return e.RoundTrips() - before
+}
+
+// External reports whether the tests run on an external endpoint.
+func External() bool { return os.Getenv("TEST_DYNAMODB_ENDPOINT") != "" }
+
+// New returns a store on a fresh table.
+func New(t testing.TB) *Env {
+	t.Helper()
+	e := &Env{Endpoint: os.Getenv("TEST_DYNAMODB_ENDPOINT")}
+	if e.Endpoint == "" {
+		emb, err := local.StartEmbedded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = emb.Close() })
+		e.Endpoint, e.Mini = emb.URL, emb.Server
+	}
+	ctx := context.Background()
+	db, err := store.NewClient(ctx, e.Endpoint, func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRoundTrips",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					e.trips.Add(1)
+					return next.HandleFinalize(ctx, in)
+				}), middleware.After)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	e.Table = "scangate-test-" + hex.EncodeToString(b[:])
+	if err := store.CreateTable(ctx, db, e.Table); err != nil {
+		t.Fatal(err)
+	}
+	if e.Mini == nil {
+		t.Cleanup(func() {
+			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &e.Table})
+		})
+	}
+	e.DB, e.Store = db, store.New(db, e.Table)
+	e.trips.Store(0)
+	return e
+}

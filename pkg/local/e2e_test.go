@@ -1,0 +1,182 @@
+package local_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/local"
+)
+
+// startStack runs the whole local service as make run does, on a fresh
+// table, behind a real HTTP server.
+func startStack(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string, string) {
+	t.Helper()
+	env := ddbtest.New(t)
+	dir := t.TempDir()
+	pwFile := filepath.Join(dir, ".build", "admin-password")
+	stack, err := local.Start(context.Background(), local.Options{
+		Template:      "../../template.yaml",
+		Table:         env.Table,
+		Endpoint:      env.Endpoint,
+		AdminUsername: "admin",
+		PasswordFile:  pwFile,
+		AuthorizerTTL: authorizerTTL,
+		TokenTTL:      time.Hour,
+		Log:           slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stack.Handler)
+	t.Cleanup(srv.Close)
+	return stack, srv.URL + "/api", dir
+}
+
+// TestReadmeCurlFlow runs the README's curl examples, as written, against
+// the local server.
+func TestReadmeCurlFlow(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- curl-flow -->\n```sh\n(.*?)```\n<!-- /curl-flow -->").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no curl-flow block")
+	}
+	_, api, dir := startStack(t, -1)
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", string(m[1]))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "API="+api)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the curl flow failed: %v\n%s", err, out)
+	}
+	got := string(out)
+	for _, want := range []string{
+		`"username":"reader","role":"readonly","user_email":"reader@example.com"`,
+		`"user_email":"Reader@Example.com"`,
+		"HTTP/1.1 401",
+		`Www-Authenticate: Bearer realm="scangate", error="invalid_token"`,
+		`"status":401`,
+		`"title":"Forbidden","status":403`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the curl flow's output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "password") {
+		t.Errorf("a response shows a password:\n%s", got)
+	}
+}
+
+func do(t *testing.T, method, url, token, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func loginToken(t *testing.T, api, username, password string) string {
+	t.Helper()
+	resp, body := do(t, "POST", api+"/auth/token", "", `{"username":"`+username+`","password":"`+password+`"}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("login %s: %d %s", username, resp.StatusCode, body)
+	}
+	return regexp.MustCompile(`"access_token":"([^"]+)"`).FindStringSubmatch(body)[1]
+}
+
+func adminPassword(t *testing.T, dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, ".build", "admin-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestGatewayBehaviour(t *testing.T) {
+	_, api, dir := startStack(t, 0)
+	admin := loginToken(t, api, "admin", adminPassword(t, dir))
+
+	// Unknown routes and methods: 404 problem details, authorizer or not.
+	for _, r := range [][2]string{{"GET", "/nothing"}, {"GET", "/users"}, {"DELETE", "/users/1"}, {"POST", "/auth/token/x"}, {"PUT", "/users/1/"}} {
+		resp, body := do(t, r[0], api+r[1], admin, "")
+		if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(body, `"status":404`) {
+			t.Errorf("%s %s: %d %s", r[0], r[1], resp.StatusCode, body)
+		}
+	}
+	// The collection path with and without its trailing slash.
+	for i, p := range []string{"/users", "/users/"} {
+		name := []string{"tina", "uma"}[i]
+		resp, body := do(t, "POST", api+p, admin, `{"username":"`+name+`","user_email":"`+name+`@example.com","password":"password-123","role":"user"}`)
+		if resp.StatusCode != 201 {
+			t.Errorf("POST %s: %d %s", p, resp.StatusCode, body)
+		}
+	}
+	// 401 from the gateway for a missing, malformed or unknown token, in the
+	// problem+json shape of the template's GatewayResponses.
+	for _, tok := range []string{"", "not-a-token", "sgt_1_" + strings.Repeat("0", 72)} {
+		resp, body := do(t, "PUT", api+"/users/2", tok, `{"role":"user","active":true,"user_email":"tina@example.com"}`)
+		if resp.StatusCode != 401 || resp.Header.Get("Content-Type") != "application/problem+json" ||
+			!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(body, `"status":401`) {
+			t.Errorf("token %q: %d %v %s", tok, resp.StatusCode, resp.Header, body)
+		}
+	}
+	// A 401 from the gateway changes nothing.
+	resp, body := do(t, "PUT", api+"/users/2", admin, `{"role":"user","active":true,"user_email":"tina@example.com"}`)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"user_email":"tina@example.com"`) {
+		t.Errorf("update: %d %s", resp.StatusCode, body)
+	}
+	// A deactivated user's token stops at once when the cache is off.
+	tina := loginToken(t, api, "tina", "password-123")
+	if resp, body := do(t, "PUT", api+"/users/3", tina, `{}`); resp.StatusCode != 403 {
+		t.Errorf("user role on update user: %d %s", resp.StatusCode, body)
+	}
+	do(t, "PUT", api+"/users/2", admin, `{"role":"user","active":false,"user_email":"tina@example.com"}`)
+	if resp, _ := do(t, "PUT", api+"/users/3", tina, `{}`); resp.StatusCode != 401 {
+		t.Errorf("a deactivated user's token: %d; want 401", resp.StatusCode)
+	}
+}
+
+func TestAuthorizerCache(t *testing.T) {
+	_, api, dir := startStack(t, time.Hour)
+	admin := loginToken(t, api, "admin", adminPassword(t, dir))
+	do(t, "POST", api+"/users", admin, `{"username":"vera","user_email":"vera@example.com","password":"password-123","role":"readonly"}`)
+	vera := loginToken(t, api, "vera", "password-123")
+	if resp, _ := do(t, "PUT", api+"/users/2", vera, `{}`); resp.StatusCode != 403 {
+		t.Fatalf("readonly: %d", resp.StatusCode)
+	}
+	do(t, "PUT", api+"/users/2", admin, `{"role":"readonly","active":false,"user_email":"vera@example.com"}`)
+	// Within the TTL the cached Allow still answers, as on API Gateway; the
+	// function's role check still applies.
+	if resp, _ := do(t, "PUT", api+"/users/2", vera, `{}`); resp.StatusCode != 403 {
+		t.Fatalf("cached readonly: %d; want 403 from the function", resp.StatusCode)
+	}
+}
