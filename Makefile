@@ -1,6 +1,6 @@
 # scangate: make run (local API), make test (every Go test), make build (arm64 Lambdas).
 GO            ?= go
-FUNCTIONS     := authorizer login create-user update-user
+FUNCTIONS     := authorizer login create-user update-user record-scan get-scan
 LAMBDA_FLAGS  := -tags lambda.norpc -trimpath -ldflags='-s -w -buildid='
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 TOOLS         := $(CURDIR)/.build/tools
@@ -22,6 +22,8 @@ build-AuthorizerFunction: ; $(call lambda,authorizer)
 build-LoginFunction: ; $(call lambda,login)
 build-CreateUserFunction: ; $(call lambda,create-user)
 build-UpdateUserFunction: ; $(call lambda,update-user)
+build-RecordScanFunction: ; $(call lambda,record-scan)
+build-GetScanFunction: ; $(call lambda,get-scan)
 
 ## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server
 run:

@@ -43,6 +43,8 @@ func newHarness(t *testing.T) *harness {
 			"create": api.CreateUser(env.Store, auth.HashPassword, time.Now, log).Handle,
 			"update": api.UpdateUser(env.Store, time.Now, log).Handle,
 			"login":  api.Login(login, log).Handle,
+			"record": api.RecordScan(env.Store, time.Now, log).Handle,
+			"get":    api.GetScan(env.Store, log).Handle,
 		}}
 	return h
 }

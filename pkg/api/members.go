@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/scangate/scangate/pkg/scangate"
@@ -73,6 +75,107 @@ func (f *fields) boolean(name string, required bool) (bool, bool) {
 	var b bool
 	ok := f.decode(name, required, false, "a boolean", &b)
 	return b, ok
+}
+
+var integerLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// integer reads an integer member within int64.
+func (f *fields) integer(name string, required bool) (int64, bool) {
+	v, ok := f.raw(name, required, false, "an integer")
+	if !ok {
+		return 0, false
+	}
+	n, err := parseInteger(v)
+	if err != nil {
+		f.p.Add(f.pointer(name), "must be an integer between -2^63 and 2^63-1")
+		return 0, false
+	}
+	return n, true
+}
+
+func parseInteger(v json.RawMessage) (int64, error) {
+	if !integerLiteral.Match(v) {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseInt(string(v), 10, 64)
+}
+
+// enum reads a string member that must be one of values.
+func (f *fields) enum(name string, required bool, values []string) (string, bool) {
+	s, ok := f.str(name, required)
+	if !ok {
+		return "", false
+	}
+	for _, v := range values {
+		if s == v {
+			return s, true
+		}
+	}
+	f.p.Add(f.pointer(name), "must be one of %s", strings.Join(values, ", "))
+	return "", false
+}
+
+// nullableStr reads a string member that may be null.
+func (f *fields) nullableStr(name string) *string {
+	var s string
+	if !f.decode(name, false, true, "a string or null", &s) {
+		return nil
+	}
+	return &s
+}
+
+// object reads a member that must be a JSON object, returning a reader for
+// its members, or nil.
+func (f *fields) object(name string, required bool) *fields {
+	v, ok := f.raw(name, required, false, "an object")
+	if !ok {
+		return nil
+	}
+	var m members
+	if v[0] != '{' || json.Unmarshal(v, &m) != nil {
+		f.p.Add(f.pointer(name), "must be an object")
+		return nil
+	}
+	return readFields(m, f.pointer(name), f.p)
+}
+
+// rawObject reads a free-form object member, compacted.
+func (f *fields) rawObject(name string) json.RawMessage {
+	v, ok := f.raw(name, false, false, "an object")
+	if !ok {
+		return nil
+	}
+	var buf bytes.Buffer
+	if v[0] != '{' || json.Compact(&buf, v) != nil {
+		f.p.Add(f.pointer(name), "must be an object")
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// array reads a member that must be a JSON array.
+func (f *fields) array(name string, required bool) []json.RawMessage {
+	v, ok := f.raw(name, required, false, "an array")
+	if !ok {
+		return nil
+	}
+	var a []json.RawMessage
+	if v[0] != '[' || json.Unmarshal(v, &a) != nil {
+		f.p.Add(f.pointer(name), "must be an array")
+		return nil
+	}
+	return a
+}
+
+// element reads the i-th element of an array member as an object.
+func (f *fields) element(name string, i int, v json.RawMessage) *fields {
+	ptr := f.pointer(name) + "/" + strconv.Itoa(i)
+	var m members
+	if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &m) != nil {
+		f.p.Add(ptr, "must be an object")
+		return nil
+	}
+	return readFields(m, ptr, f.p)
 }
 
 // done reports every member that no read asked for.

@@ -30,6 +30,19 @@ type Env struct {
 	// Endpoint is the URL the client talks to.
 	Endpoint string
 	trips    atomic.Int64
+	// MaxTransactItems and MaxBatchItems are the most items sent in one
+	// TransactWriteItems and one BatchWriteItem, to check DynamoDB's limits
+	// (100 and 25) where the embedded server does not enforce them.
+	MaxTransactItems, MaxBatchItems atomic.Int64
+}
+
+func storeMax(a *atomic.Int64, n int64) {
+	for {
+		old := a.Load()
+		if n <= old || a.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 // RoundTrips returns the number of requests sent to DynamoDB so far,
@@ -61,6 +74,23 @@ func New(t testing.TB) *Env {
 	ctx := context.Background()
 	db, err := store.NewClient(ctx, e.Endpoint, func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("recordSizes",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					switch p := in.Parameters.(type) {
+					case *dynamodb.TransactWriteItemsInput:
+						storeMax(&e.MaxTransactItems, int64(len(p.TransactItems)))
+					case *dynamodb.BatchWriteItemInput:
+						n := 0
+						for _, reqs := range p.RequestItems {
+							n += len(reqs)
+						}
+						storeMax(&e.MaxBatchItems, int64(n))
+					}
+					return next.HandleInitialize(ctx, in)
+				}), middleware.After)
+			if err != nil {
+				return err
+			}
 			return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRoundTrips",
 				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 					e.trips.Add(1)

@@ -52,6 +52,8 @@ func Handlers(st *store.Store, tokenTTL time.Duration, log *slog.Logger) (map[st
 		"LoginFunction":      api.Login(login, log).Handle,
 		"CreateUserFunction": api.CreateUser(st, auth.HashPassword, time.Now, log).Handle,
 		"UpdateUserFunction": api.UpdateUser(st, time.Now, log).Handle,
+		"RecordScanFunction": api.RecordScan(st, time.Now, log).Handle,
+		"GetScanFunction":    api.GetScan(st, log).Handle,
 	}
 	a := auth.Authorizer{Store: st, Now: time.Now, Log: log}
 	return fns, a.Handle

@@ -1,0 +1,159 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// ScanStore keeps scans and their pull requests.
+type ScanStore interface {
+	RecordScan(ctx context.Context, ns scangate.NewScan, now time.Time) (scangate.Scan, scangate.PR, error)
+	Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR, error)
+}
+
+// prBody is the PR object of spec section 2.2.
+type prBody struct {
+	ID                 int64         `json:"id"`
+	PrID               int64         `json:"pr_id"`
+	PrName             string        `json:"pr_name"`
+	PrLink             string        `json:"pr_link"`
+	RepoID             int64         `json:"repo_id"`
+	VcID               int64         `json:"vc_id"`
+	WebhookID          int64         `json:"webhook_id"`
+	CreatedAt          scangate.Time `json:"created_at"`
+	LastScan           scangate.Time `json:"last_scan"`
+	SecretCount        int64         `json:"secret_count"`
+	VulnerabilityCount int64         `json:"vulnerability_count"`
+}
+
+// scanBody is the pull-request scan of spec section 2.1, every field present.
+type scanBody struct {
+	ID                 int64             `json:"id"`
+	PrID               int64             `json:"pr_id"`
+	VcID               int64             `json:"vc_id"`
+	WebhookID          int64             `json:"webhook_id"`
+	RepoID             int64             `json:"repo_id"`
+	VcType             string            `json:"vc_type"`
+	ScanType           scangate.ScanType `json:"scan_type"`
+	CreatedAt          scangate.Time     `json:"created_at"`
+	PR                 prBody            `json:"pr"`
+	VcName             string            `json:"vc_name"`
+	RepoName           string            `json:"repo_name"`
+	Status             string            `json:"status"`
+	BlockStatus        bool              `json:"block_status"`
+	OtherDetails       json.RawMessage   `json:"other_details"`
+	StatURL            *string           `json:"stat_url"`
+	SecretCount        int64             `json:"secret_count"`
+	VulnerabilityCount int64             `json:"vulnerability_count"`
+}
+
+func scanJSON(sc scangate.Scan, pr scangate.PR) scanBody {
+	return scanBody{
+		ID: sc.ID, PrID: sc.PRID, VcID: sc.VcID, WebhookID: sc.WebhookID, RepoID: sc.RepoID,
+		VcType: sc.VcType, ScanType: sc.Type, CreatedAt: sc.CreatedAt,
+		PR: prBody{
+			ID: pr.ID, PrID: pr.Number, PrName: pr.Name, PrLink: pr.Link, RepoID: pr.RepoID, VcID: pr.VcID,
+			WebhookID: pr.WebhookID, CreatedAt: pr.CreatedAt, LastScan: pr.LastScan,
+			SecretCount: pr.SecretCount, VulnerabilityCount: pr.VulnerabilityCount,
+		},
+		VcName: sc.VcName, RepoName: sc.RepoName, Status: sc.Status, BlockStatus: sc.BlockStatus,
+		OtherDetails: sc.OtherDetails, StatURL: sc.StatURL,
+		SecretCount: sc.SecretCount, VulnerabilityCount: sc.VulnerabilityCount,
+	}
+}
+
+// GetScan is GET /pr/scan/{pr_scan_id} (Get Pr Scan By Id Route).
+func GetScan(st ScanStore, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "GetScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			id, err := PathID(req, "pr_scan_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			sc, pr, err := st.Scan(ctx, id)
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusOK, Body: scanJSON(sc, pr)}, nil
+		}}
+}
+
+// RecordScan is POST /pr/scan: a scanner records a scan and its findings.
+func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "RecordScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			m, err := body(req)
+			if err != nil {
+				return Reply{}, err
+			}
+			ns, err := readScan(m)
+			if err != nil {
+				return Reply{}, err
+			}
+			sc, pr, err := st.RecordScan(ctx, ns, now())
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusCreated, Body: scanJSON(sc, pr), Location: fmt.Sprintf("/api/pr/scan/%d", sc.ID)}, nil
+		}}
+}
+
+// readScan reads and validates the body of a scan to record.
+func readScan(m members) (scangate.NewScan, error) {
+	var p scangate.Problems
+	f := readFields(m, "", &p)
+	var ns scangate.NewScan
+	t, _ := f.enum("scan_type", true, scangate.ScanTypes)
+	ns.Type = scangate.ScanType(t)
+	ns.VcType, _ = f.str("vc_type", true)
+	ns.VcID, _ = f.integer("vc_id", true)
+	ns.VcName, _ = f.str("vc_name", true)
+	ns.RepoID, _ = f.integer("repo_id", true)
+	ns.RepoName, _ = f.str("repo_name", true)
+	ns.WebhookID, _ = f.integer("webhook_id", true)
+	if pf := f.object("pr", true); pf != nil {
+		ns.PR.Number, _ = pf.integer("pr_id", true)
+		ns.PR.Name, _ = pf.str("pr_name", true)
+		ns.PR.Link, _ = pf.str("pr_link", true)
+		pf.done()
+	}
+	ns.Status = scangate.ScanStatuses[0]
+	if s, ok := f.enum("status", false, scangate.ScanStatuses); ok {
+		ns.Status = s
+	}
+	ns.StatURL = f.nullableStr("stat_url")
+	ns.OtherDetails = f.rawObject("other_details")
+	findings := f.array("findings", false)
+	if len(findings) > scangate.MaxFindings {
+		p.Add("/findings", "may hold at most %d findings", scangate.MaxFindings)
+		findings = nil
+	}
+	for i, v := range findings {
+		ff := f.element("findings", i, v)
+		if ff == nil {
+			continue
+		}
+		var fd scangate.Finding
+		fd.Name, _ = ff.str("name", true)
+		fd.Rule, _ = ff.str("rule", false)
+		fd.Path, _ = ff.str("path", false)
+		if n, ok := ff.integer("line", false); ok {
+			fd.Line = &n
+		}
+		ff.done()
+		ns.Findings = append(ns.Findings, fd)
+	}
+	f.done()
+	if len(p) == 0 {
+		ns.Validate(&p)
+	}
+	return ns, p.Err()
+}

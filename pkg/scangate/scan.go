@@ -1,0 +1,175 @@
+package scangate
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// ScanType is what a scan looks for.
+type ScanType string
+
+// The scan types.
+const (
+	ScanSecret        ScanType = "SECRET"
+	ScanVulnerability ScanType = "VULNERABILITY"
+)
+
+// ScanTypes lists the scan types.
+var ScanTypes = []string{string(ScanSecret), string(ScanVulnerability)}
+
+// ScanStatuses lists a scan's statuses; the first is the default.
+var ScanStatuses = []string{"pending", "completed", "processing", "failed"}
+
+// Limits of a recorded scan.
+const (
+	MaxFindings     = 1000
+	MaxOtherDetails = 64 << 10 // serialized bytes
+	MaxNameLen      = 256      // a finding's name, a repo's or integration's name
+	MaxTextLen      = 2048     // links, paths, titles
+)
+
+// Finding is one secret or vulnerability found by a scan. It has the scan's
+// type, repository and version-control integration.
+type Finding struct {
+	Name string // a secret's fingerprint or an advisory id
+	Rule string
+	Path string
+	Line *int64
+}
+
+// PRRef identifies a pull request as the scanner knows it.
+type PRRef struct {
+	Number int64 // pr.pr_id: the pull request's number in its repository
+	Name   string
+	Link   string
+}
+
+// NewScan is a request to record a scan.
+type NewScan struct {
+	Type         ScanType
+	VcType       string
+	VcID         int64
+	VcName       string
+	RepoID       int64
+	RepoName     string
+	WebhookID    int64
+	PR           PRRef
+	Status       string
+	StatURL      *string
+	OtherDetails json.RawMessage // a JSON object
+	Findings     []Finding
+}
+
+// Scan is a recorded scan.
+type Scan struct {
+	ID                 int64
+	PRID               int64 // the PR record's id
+	PRNumber           int64
+	VcID               int64
+	WebhookID          int64
+	RepoID             int64
+	VcType             string
+	Type               ScanType
+	CreatedAt          Time
+	VcName             string
+	RepoName           string
+	Status             string
+	BlockStatus        bool
+	OtherDetails       json.RawMessage
+	StatURL            *string
+	SecretCount        int64
+	VulnerabilityCount int64
+}
+
+// PR is the record of one pull request, identified by (VcID, RepoID, Number).
+type PR struct {
+	ID                 int64
+	Number             int64
+	Name               string
+	Link               string
+	RepoID             int64
+	VcID               int64
+	WebhookID          int64
+	CreatedAt          Time
+	LastScan           Time
+	SecretCount        int64
+	VulnerabilityCount int64
+}
+
+// Blocks reports a scan's block status: it blocks unless it completed and
+// found nothing that no allowlist suppresses.
+func Blocks(status string, secrets, vulnerabilities int64) bool {
+	return status != "completed" || secrets > 0 || vulnerabilities > 0
+}
+
+// FindingKey is the form under which a finding's name is matched: exact for
+// secrets, ignoring case for vulnerabilities.
+func FindingKey(t ScanType, name string) string {
+	if t == ScanVulnerability {
+		return strings.ToUpper(name)
+	}
+	return name
+}
+
+// Counts returns a scan's secret and vulnerability counts from its findings
+// and whether each is suppressed.
+func Counts(t ScanType, suppressed []bool) (secrets, vulnerabilities int64) {
+	var n int64
+	for _, s := range suppressed {
+		if !s {
+			n++
+		}
+	}
+	if t == ScanSecret {
+		return n, 0
+	}
+	return 0, n
+}
+
+// Validate checks the bounds of a scan to record; types were checked when
+// the body was read.
+func (s NewScan) Validate(p *Problems) {
+	text := func(ptr, v string, lo, hi int) {
+		if n := len([]rune(v)); n < lo || n > hi {
+			p.Add(ptr, "must be %d to %d characters", lo, hi)
+		}
+	}
+	positive := func(ptr string, v int64) {
+		if v < 1 {
+			p.Add(ptr, "must be a positive integer")
+		}
+	}
+	text("/vc_type", s.VcType, 1, 64)
+	positive("/vc_id", s.VcID)
+	text("/vc_name", s.VcName, 1, MaxNameLen)
+	positive("/repo_id", s.RepoID)
+	text("/repo_name", s.RepoName, 1, MaxNameLen)
+	positive("/webhook_id", s.WebhookID)
+	positive("/pr/pr_id", s.PR.Number)
+	text("/pr/pr_name", s.PR.Name, 1, MaxTextLen)
+	text("/pr/pr_link", s.PR.Link, 1, MaxTextLen)
+	if s.StatURL != nil {
+		text("/stat_url", *s.StatURL, 0, MaxTextLen)
+	}
+	if len(s.OtherDetails) > MaxOtherDetails {
+		p.Add("/other_details", "must be at most %d bytes of JSON", MaxOtherDetails)
+	}
+	if len(s.Findings) > MaxFindings {
+		p.Add("/findings", "may hold at most %d findings", MaxFindings)
+		return
+	}
+	for i, f := range s.Findings {
+		ptr := "/findings/" + itoa(i)
+		text(ptr+"/name", f.Name, 1, MaxNameLen)
+		text(ptr+"/rule", f.Rule, 0, MaxNameLen)
+		text(ptr+"/path", f.Path, 0, MaxTextLen)
+		if f.Line != nil && *f.Line < 1 {
+			p.Add(ptr+"/line", "must be a positive integer")
+		}
+	}
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
