@@ -65,6 +65,7 @@ func run() error {
 		PasswordFile:  ".build/admin-password",
 		AuthorizerTTL: ttl,
 		TokenTTL:      cfg.TokenTTL,
+		Seed:          os.Getenv("SCANGATE_SEED") != "0",
 		Log:           cfg.Logger(os.Stderr),
 	})
 	if err != nil {

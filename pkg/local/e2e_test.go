@@ -33,6 +33,7 @@ func startStack(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string
 		PasswordFile:  pwFile,
 		AuthorizerTTL: authorizerTTL,
 		TokenTTL:      time.Hour,
+		Seed:          true,
 		Log:           slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -73,6 +74,10 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`Www-Authenticate: Bearer realm="scangate", error="invalid_token"`,
 		`"status":401`,
 		`"title":"Forbidden","status":403`,
+		`{"id":2,"pr_id":1,"vc_id":1,"webhook_id":1001,"repo_id":101,"vc_type":"github","scan_type":"VULNERABILITY"`,
+		`{"id":13,"pr_id":1,`,
+		`"pr":{"id":1,"pr_id":10,"pr_name":"Rotate keys"`,
+		`{"id":1,"pr_id":1,"vc_id":1,`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the curl flow's output lacks %q:\n%s", want, got)

@@ -24,6 +24,7 @@ type Options struct {
 	PasswordFile  string        // where a generated password is written (0600); empty: nowhere
 	AuthorizerTTL time.Duration // authorizer cache TTL; negative: the template's
 	TokenTTL      time.Duration // lifetime of login tokens
+	Seed          bool          // record demo data
 	Log           *slog.Logger
 }
 
@@ -90,6 +91,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		}
 	}
 
+	if o.Seed {
+		if err := Seed(ctx, s.Store, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	fns, authorizer := Handlers(s.Store, o.TokenTTL, o.Log)
 	gw, err := gateway.NewServer(t, fns, authorizer, o.AuthorizerTTL, o.Log)
 	if err != nil {

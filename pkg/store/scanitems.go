@@ -194,5 +194,3 @@ func (s *Store) Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR,
 	}
 	return sc, pr.PR, nil
 }
-
-

@@ -116,7 +116,6 @@ func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Ti
 	return sc, pr, err
 }
 
-
 // putFindings writes a scan's findings with bounded parallelism, asking
 // again for any items DynamoDB leaves unprocessed.
 func (s *Store) putFindings(ctx context.Context, scanID int64, ns scangate.NewScan) error {
