@@ -1,11 +1,15 @@
 # scangate: make run (local API), make test (every Go test), make build (arm64 Lambdas).
+SHELL         := bash
 GO            ?= go
 FUNCTIONS     := authorizer login create-user update-user record-scan get-scan
 LAMBDA_FLAGS  := -tags lambda.norpc -trimpath -ldflags='-s -w -buildid='
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 TOOLS         := $(CURDIR)/.build/tools
 
-.PHONY: build run test test-race lint tools clean
+DDB_LOCAL      := .cache/dynamodb-local
+DDB_LOCAL_PORT ?= 8765
+
+.PHONY: build run test test-race test-dynamodb-local lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -36,6 +40,22 @@ test:
 ## test-race: the same tests under the race detector
 test-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+
+## test-dynamodb-local: the same suite against AWS's DynamoDB Local (Maven Central, Java 17)
+test-dynamodb-local: $(DDB_LOCAL)/DynamoDBLocal.jar
+	@mkdir -p .build
+	@set -e; \
+	if (exec 3<>/dev/tcp/127.0.0.1/$(DDB_LOCAL_PORT)) 2>/dev/null; then echo "port $(DDB_LOCAL_PORT) is in use: set DDB_LOCAL_PORT"; exit 1; fi; \
+	java -Djava.library.path=$(DDB_LOCAL) -cp '$(DDB_LOCAL)/*' com.amazonaws.services.dynamodbv2.local.main.ServerRunner \
+	  -inMemory -port $(DDB_LOCAL_PORT) > .build/dynamodb-local.log 2>&1 & pid=$$!; \
+	for i in $$(seq 150); do (exec 3<>/dev/tcp/127.0.0.1/$(DDB_LOCAL_PORT)) 2>/dev/null && break; sleep 0.2; done; \
+	echo "DynamoDB Local on 127.0.0.1:$(DDB_LOCAL_PORT)"; \
+	rc=0; TEST_DYNAMODB_ENDPOINT=http://127.0.0.1:$(DDB_LOCAL_PORT) $(GO) test -count=1 ./... || rc=$$?; \
+	kill $$pid; wait $$pid 2>/dev/null || true; exit $$rc
+
+$(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
+	mvn -q -B -f .ci/dynamodb-local/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(DDB_LOCAL) -Dmdep.stripVersion=true
+	@touch $@
 
 ## lint: gofmt, go vet and golangci-lint (pinned, installed into .build/tools)
 lint: $(TOOLS)/golangci-lint
