@@ -1,7 +1,7 @@
 # scangate: make run (local API), make test (every Go test), make build (arm64 Lambdas).
 SHELL         := bash
 GO            ?= go
-FUNCTIONS     := authorizer login create-user update-user record-scan get-scan
+FUNCTIONS     := authorizer login create-user update-user record-scan get-scan create-allowlist update-allowlist
 LAMBDA_FLAGS  := -tags lambda.norpc -trimpath -ldflags='-s -w -buildid='
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 TOOLS         := $(CURDIR)/.build/tools
@@ -28,6 +28,8 @@ build-CreateUserFunction: ; $(call lambda,create-user)
 build-UpdateUserFunction: ; $(call lambda,update-user)
 build-RecordScanFunction: ; $(call lambda,record-scan)
 build-GetScanFunction: ; $(call lambda,get-scan)
+build-CreateAllowlistFunction: ; $(call lambda,create-allowlist)
+build-UpdateAllowlistFunction: ; $(call lambda,update-allowlist)
 
 ## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server
 run:

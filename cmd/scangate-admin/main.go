@@ -27,6 +27,8 @@ commands:
   issue-token -username U [-ttl 720h]   print a new bearer token for U (for CI jobs)
   revoke-token -token T                 revoke one token
   revoke-user-tokens -username U        revoke every token of U
+  check                                 recount every scan from its findings and allowlists
+                                        and list any drift (exit status 1 when there is some)
 
 -table defaults to TABLE_NAME, -endpoint to DYNAMODB_ENDPOINT (empty: AWS, with the
 usual AWS credentials and region).
@@ -127,6 +129,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(out, "%d tokens of %q revoked\n", n, u.Username)
+	case "check":
+		r, err := st.Check(ctx)
+		if err != nil {
+			return err
+		}
+		for _, d := range r.Drift {
+			fmt.Fprintln(out, "drift:", d)
+		}
+		fmt.Fprintf(out, "checked %d scans, %d findings, %d PRs: %d drift\n", r.Scans, r.Findings, r.PRs, len(r.Drift))
+		if len(r.Drift) > 0 {
+			return fmt.Errorf("%d counts drifted", len(r.Drift))
+		}
 	default:
 		fs.Usage()
 		return fmt.Errorf("unknown command %q", cmd)

@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"strconv"
 	"testing"
@@ -36,7 +35,7 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	log := slog.New(slog.NewJSONHandler(testWriter{t}, nil))
 	login := auth.Login{Store: env.Store, TokenTTL: time.Hour, Now: time.Now}
 	h := &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role},
 		fns: map[string]api.Handler{
@@ -45,8 +44,18 @@ func newHarness(t *testing.T) *harness {
 			"login":  api.Login(login, log).Handle,
 			"record": api.RecordScan(env.Store, time.Now, log).Handle,
 			"get":    api.GetScan(env.Store, log).Handle,
+			"allow":  api.CreateAllowlist(env.Store, time.Now, log).Handle,
+			"modify": api.UpdateAllowlist(env.Store, time.Now, log).Handle,
 		}}
 	return h
+}
+
+// testWriter sends log lines to the test's log, shown when it fails.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(string(b))
+	return len(b), nil
 }
 
 // request is one API call.

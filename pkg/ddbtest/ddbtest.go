@@ -34,6 +34,9 @@ type Env struct {
 	// TransactWriteItems and one BatchWriteItem, to check DynamoDB's limits
 	// (100 and 25) where the embedded server does not enforce them.
 	MaxTransactItems, MaxBatchItems atomic.Int64
+	// Hook, when set, runs before every DynamoDB call with the operation's
+	// name: tests use it to inject failures at a chosen point.
+	Hook atomic.Pointer[func(op string)]
 }
 
 func storeMax(a *atomic.Int64, n int64) {
@@ -76,6 +79,9 @@ func New(t testing.TB) *Env {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("recordSizes",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					if h := e.Hook.Load(); h != nil {
+						(*h)(middleware.GetOperationName(ctx))
+					}
 					switch p := in.Parameters.(type) {
 					case *dynamodb.TransactWriteItemsInput:
 						storeMax(&e.MaxTransactItems, int64(len(p.TransactItems)))

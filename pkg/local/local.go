@@ -49,11 +49,13 @@ func (e *Embedded) Close() error { return e.srv.Close() }
 func Handlers(st *store.Store, tokenTTL time.Duration, log *slog.Logger) (map[string]gateway.Handler, gateway.AuthorizerHandler) {
 	login := auth.Login{Store: st, TokenTTL: tokenTTL, Now: time.Now}
 	fns := map[string]gateway.Handler{
-		"LoginFunction":      api.Login(login, log).Handle,
-		"CreateUserFunction": api.CreateUser(st, auth.HashPassword, time.Now, log).Handle,
-		"UpdateUserFunction": api.UpdateUser(st, time.Now, log).Handle,
-		"RecordScanFunction": api.RecordScan(st, time.Now, log).Handle,
-		"GetScanFunction":    api.GetScan(st, log).Handle,
+		"LoginFunction":           api.Login(login, log).Handle,
+		"CreateUserFunction":      api.CreateUser(st, auth.HashPassword, time.Now, log).Handle,
+		"UpdateUserFunction":      api.UpdateUser(st, time.Now, log).Handle,
+		"RecordScanFunction":      api.RecordScan(st, time.Now, log).Handle,
+		"GetScanFunction":         api.GetScan(st, log).Handle,
+		"CreateAllowlistFunction": api.CreateAllowlist(st, time.Now, log).Handle,
+		"UpdateAllowlistFunction": api.UpdateAllowlist(st, time.Now, log).Handle,
 	}
 	a := auth.Authorizer{Store: st, Now: time.Now, Log: log}
 	return fns, a.Handle

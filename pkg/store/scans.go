@@ -32,12 +32,6 @@ func prKey(vcID, repoID, number int64) item {
 
 func findingSK(i int) string { return fmt.Sprintf("FINDING#%04d", i) }
 
-// FindingGroup is the GSI1 partition of the findings an allowlist of that
-// type and name could match.
-func FindingGroup(t scangate.ScanType, name string) string {
-	return "FINDING#" + string(t) + "#" + scangate.FindingKey(t, name)
-}
-
 // RecordScan stores a scan with its findings and creates or updates its PR
 // record. Findings are written first, in batches; the scan and the PR
 // record are then committed in one transaction, so a reader never sees a
@@ -49,10 +43,20 @@ func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Ti
 	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
 	}
-	if err := s.putFindings(ctx, id, ns); err != nil {
+	// Judge the findings by their groups as they are now; if a group
+	// changes before the scan is committed, settle it again afterwards.
+	protos, at := findingGroups(ns)
+	before, err := s.readGroups(ctx, protos)
+	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
 	}
 	suppressed := make([]bool, len(ns.Findings))
+	for i, f := range ns.Findings {
+		suppressed[i] = before[at[i]].covers(scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID})
+	}
+	if err := s.putFindings(ctx, id, ns, suppressed); err != nil {
+		return scangate.Scan{}, scangate.PR{}, err
+	}
 	sc := scangate.Scan{
 		ID: id, PRNumber: ns.PR.Number, VcID: ns.VcID, WebhookID: ns.WebhookID, RepoID: ns.RepoID,
 		VcType: ns.VcType, Type: ns.Type, CreatedAt: scangate.At(now), VcName: ns.VcName, RepoName: ns.RepoName,
@@ -113,12 +117,58 @@ func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Ti
 		}
 		return true, dbErr("record scan", err)
 	})
-	return sc, pr, err
+	if err != nil {
+		return scangate.Scan{}, scangate.PR{}, err
+	}
+	after, err := s.readGroups(ctx, protos)
+	if err != nil {
+		return scangate.Scan{}, scangate.PR{}, err
+	}
+	changed := false
+	for j, g := range after {
+		if g.gv == before[j].gv {
+			continue
+		}
+		changed = true
+		var rows []findingRow
+		for i, f := range ns.Findings {
+			if at[i] == j {
+				rows = append(rows, findingRow{key: key(scanPK(id), findingSK(i)), scanID: id,
+					ref: scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID}, sup: suppressed[i]})
+			}
+		}
+		if err := s.reconcile(ctx, g, rows); err != nil {
+			return scangate.Scan{}, scangate.PR{}, err
+		}
+	}
+	if changed {
+		return s.Scan(ctx, id)
+	}
+	return sc, pr, nil
+}
+
+// findingGroups returns the distinct groups of a scan's findings and, for
+// each finding, the index of its group.
+func findingGroups(ns scangate.NewScan) ([]group, []int) {
+	var protos []group
+	seen := map[string]int{}
+	at := make([]int, len(ns.Findings))
+	for i, f := range ns.Findings {
+		g := groupOf(ns.Type, f.Name)
+		j, ok := seen[g.pk()]
+		if !ok {
+			j = len(protos)
+			seen[g.pk()] = j
+			protos = append(protos, g)
+		}
+		at[i] = j
+	}
+	return protos, at
 }
 
 // putFindings writes a scan's findings with bounded parallelism, asking
 // again for any items DynamoDB leaves unprocessed.
-func (s *Store) putFindings(ctx context.Context, scanID int64, ns scangate.NewScan) error {
+func (s *Store) putFindings(ctx context.Context, scanID int64, ns scangate.NewScan, suppressed []bool) error {
 	var reqs []types.WriteRequest
 	for i, f := range ns.Findings {
 		it := key(scanPK(scanID), findingSK(i))
@@ -135,9 +185,8 @@ func (s *Store) putFindings(ctx context.Context, scanID int64, ns scangate.NewSc
 		}
 		it["repo_id"] = num(ns.RepoID)
 		it["vc_id"] = num(ns.VcID)
-		it["sup"] = boolean(false)
-		it["ev"] = num(0)
-		it["GSI1PK"] = str(FindingGroup(ns.Type, f.Name))
+		it["sup"] = boolean(suppressed[i])
+		it["GSI1PK"] = str(groupOf(ns.Type, f.Name).findings())
 		it["GSI1SK"] = str(fmt.Sprintf("%019d#%04d", scanID, i))
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 	}

@@ -1,0 +1,173 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// AllowlistStore keeps allowlists and re-evaluates what they cover.
+type AllowlistStore interface {
+	CreateAllowlist(ctx context.Context, r scangate.Rule, comment string, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error)
+	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error)
+}
+
+// allowlistBody is the allowlist change response of spec section 2.4.
+type allowlistBody struct {
+	ID                     int64         `json:"id"`
+	CreatedBy              int64         `json:"created_by"`
+	UpdatedBy              int64         `json:"updated_by"`
+	CreatedOn              scangate.Time `json:"created_on"`
+	Name                   string        `json:"name"`
+	SecretsUpdated         int64         `json:"secrets_updated"`
+	VulnerabilitiesUpdated int64         `json:"vulnerabilities_updated"`
+	Comments               []int64       `json:"comments"`
+	Type                   string        `json:"type"`
+}
+
+func allowlistJSON(a scangate.Allowlist, u scangate.Updated) allowlistBody {
+	comments := a.Comments
+	if comments == nil {
+		comments = []int64{}
+	}
+	return allowlistBody{ID: a.ID, CreatedBy: a.CreatedBy, UpdatedBy: a.UpdatedBy, CreatedOn: a.CreatedOn, Name: a.Rule.Name,
+		SecretsUpdated: u.Secrets, VulnerabilitiesUpdated: u.Vulnerabilities, Comments: comments, Type: string(a.Rule.Type)}
+}
+
+var allowlistRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}
+
+// CreateAllowlist is POST /whitelist.
+func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "CreateAllowlist", Roles: allowlistRoles, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			m, err := body(req)
+			if err != nil {
+				return Reply{}, err
+			}
+			ch, err := readAllowlistChange(m, true)
+			if err != nil {
+				return Reply{}, err
+			}
+			r := ch.Apply(scangate.Rule{Active: true, Repos: []int64{}, Vcs: []int64{}})
+			a, upd, err := st.CreateAllowlist(ctx, r, ch.Comment, c.ID, now())
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusCreated, Body: allowlistJSON(a, upd), Location: fmt.Sprintf("/api/whitelist/%d", a.ID)}, nil
+		}}
+}
+
+// UpdateAllowlist is PUT /whitelist/{whitelist_id} (Modify Allowlist).
+func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "UpdateAllowlist", Roles: allowlistRoles, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			m, err := body(req)
+			if err != nil {
+				return Reply{}, err
+			}
+			id, err := PathID(req, "whitelist_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			ch, err := readAllowlistChange(m, false)
+			if err != nil {
+				return Reply{}, err
+			}
+			a, upd, err := st.UpdateAllowlist(ctx, id, ch, c.ID, now())
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusOK, Body: allowlistJSON(a, upd)}, nil
+		}}
+}
+
+// readAllowlistChange reads the allowlist body of spec section 2.3: every
+// member may be null, which leaves it as it is. On create, type and name
+// are required.
+func readAllowlistChange(m members, create bool) (scangate.AllowlistChange, error) {
+	var p scangate.Problems
+	f := readFields(m, "", &p)
+	var c scangate.AllowlistChange
+	var t string
+	if f.decode("type", false, true, "SECRET, VULNERABILITY or null", &t) {
+		if !slices.Contains(scangate.ScanTypes, t) {
+			p.Add("/type", "must be SECRET, VULNERABILITY or null")
+		}
+		st := scangate.ScanType(t)
+		c.Type = &st
+	}
+	var name string
+	if f.decode("name", false, true, "a string or null", &name) {
+		c.Name = &name
+	}
+	var active, global bool
+	if f.decode("active", false, true, "a boolean or null", &active) {
+		c.Active = &active
+	}
+	if f.decode("global_", false, true, "a boolean or null", &global) {
+		c.Global = &global
+	}
+	c.Repos = f.idList("repos")
+	c.Vcs = f.idList("vcs")
+	var comment string
+	if f.decode("comment", false, true, "a string", &comment) {
+		c.Comment = comment
+	}
+	f.done()
+	if create {
+		if c.Type == nil && !hasPointer(p, "/type") {
+			p.Add("/type", "is required")
+		}
+		if c.Name == nil && !hasPointer(p, "/name") {
+			p.Add("/name", "is required")
+		}
+	}
+	c.Validate(&p)
+	return c, p.Err()
+}
+
+func hasPointer(p scangate.Problems, ptr string) bool {
+	for _, e := range p {
+		if e.Pointer == ptr {
+			return true
+		}
+	}
+	return false
+}
+
+// idList reads an array of integers that may be null (unchanged).
+func (f *fields) idList(name string) *[]int64 {
+	v, ok := f.raw(name, false, true, "an array of integers or null")
+	if !ok {
+		return nil
+	}
+	var raw []json.RawMessage
+	if v[0] != '[' || json.Unmarshal(v, &raw) != nil {
+		f.p.Add(f.pointer(name), "must be an array of integers or null")
+		return nil
+	}
+	out := make([]int64, 0, len(raw))
+	bad := false
+	for i, e := range raw {
+		n, err := parseInteger(e)
+		if err != nil {
+			f.p.Add(f.pointer(name)+"/"+strconv.Itoa(i), "must be an integer")
+			bad = true
+			continue
+		}
+		out = append(out, n)
+	}
+	if bad {
+		return nil
+	}
+	return &out
+}
