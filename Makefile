@@ -9,7 +9,7 @@ TOOLS         := $(CURDIR)/.build/tools
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
 
-.PHONY: build run test test-race test-dynamodb-local lint tools clean
+.PHONY: build run test test-race test-dynamodb-local bench lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -45,15 +45,12 @@ test-race:
 
 ## test-dynamodb-local: the same suite against AWS's DynamoDB Local (Maven Central, Java 17)
 test-dynamodb-local: $(DDB_LOCAL)/DynamoDBLocal.jar
-	@mkdir -p .build
-	@set -e; \
-	if (exec 3<>/dev/tcp/127.0.0.1/$(DDB_LOCAL_PORT)) 2>/dev/null; then echo "port $(DDB_LOCAL_PORT) is in use: set DDB_LOCAL_PORT"; exit 1; fi; \
-	java -Djava.library.path=$(DDB_LOCAL) -cp '$(DDB_LOCAL)/*' com.amazonaws.services.dynamodbv2.local.main.ServerRunner \
-	  -inMemory -port $(DDB_LOCAL_PORT) > .build/dynamodb-local.log 2>&1 & pid=$$!; \
-	for i in $$(seq 150); do (exec 3<>/dev/tcp/127.0.0.1/$(DDB_LOCAL_PORT)) 2>/dev/null && break; sleep 0.2; done; \
-	echo "DynamoDB Local on 127.0.0.1:$(DDB_LOCAL_PORT)"; \
-	rc=0; TEST_DYNAMODB_ENDPOINT=http://127.0.0.1:$(DDB_LOCAL_PORT) $(GO) test -count=1 ./... || rc=$$?; \
-	kill $$pid; wait $$pid 2>/dev/null || true; exit $$rc
+	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh $(GO) test -count=1 ./...
+
+## bench: benchmarks on DynamoDB Local (figures in docs/BENCHMARKS.md)
+bench: $(DDB_LOCAL)/DynamoDBLocal.jar
+	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
+	  $(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/...
 
 $(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
 	mvn -q -B -f .ci/dynamodb-local/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(DDB_LOCAL) -Dmdep.stripVersion=true

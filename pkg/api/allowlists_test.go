@@ -26,7 +26,7 @@ func (h *harness) modify(id int, body string) events.APIGatewayProxyResponse {
 }
 
 // mustOK decodes a 200 or 201 answer.
-func mustOK(t *testing.T, resp events.APIGatewayProxyResponse) map[string]any {
+func mustOK(t testing.TB, resp events.APIGatewayProxyResponse) map[string]any {
 	t.Helper()
 	if resp.StatusCode != 200 && resp.StatusCode != 201 {
 		t.Fatalf("status %d: %s", resp.StatusCode, resp.Body)

@@ -20,7 +20,7 @@ import (
 
 // harness runs the real handlers on a store on a fresh table.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	env   *ddbtest.Env
 	admin scangate.Caller
 	fns   map[string]api.Handler
@@ -28,7 +28,7 @@ type harness struct {
 
 const adminPassword = "admin-password-123"
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	env := ddbtest.New(t)
 	admin, err := local.BootstrapAdmin(context.Background(), env.Store, "admin", "admin@example.com", adminPassword)
@@ -51,7 +51,7 @@ func newHarness(t *testing.T) *harness {
 }
 
 // testWriter sends log lines to the test's log, shown when it fails.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(string(b))
@@ -89,7 +89,7 @@ func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 }
 
 // decode parses a JSON response body into a map.
-func decode(t *testing.T, resp events.APIGatewayProxyResponse) map[string]any {
+func decode(t testing.TB, resp events.APIGatewayProxyResponse) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(resp.Body), &m); err != nil {
