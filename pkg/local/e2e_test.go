@@ -78,6 +78,8 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`{"id":13,"pr_id":1,`,
 		`"pr":{"id":1,"pr_id":10,"pr_name":"Rotate keys"`,
 		`{"id":1,"pr_id":1,"vc_id":1,`,
+		`{"id":1,"created_by":1,"updated_by":1,`,
+		`"comments":[1,2],"type":"SECRET"}`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the curl flow's output lacks %q:\n%s", want, got)
