@@ -10,21 +10,15 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/store"
 )
 
 func main() {
-	cfg, err := config.Load(os.Getenv)
+	st, cfg, err := store.Open(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "authorizer:", err)
 		os.Exit(1)
 	}
-	db, err := store.NewClient(context.Background(), cfg.Endpoint)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "authorizer:", err)
-		os.Exit(1)
-	}
-	a := auth.Authorizer{Store: store.New(db, cfg.Table), Now: time.Now, Log: cfg.Logger(os.Stdout)}
+	a := auth.Authorizer{Store: st, Now: time.Now, Log: cfg.Logger(os.Stdout)}
 	lambda.Start(a.Handle)
 }

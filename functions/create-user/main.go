@@ -11,20 +11,14 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/store"
 )
 
 func main() {
-	cfg, err := config.Load(os.Getenv)
+	st, cfg, err := store.Open(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "create-user:", err)
 		os.Exit(1)
 	}
-	db, err := store.NewClient(context.Background(), cfg.Endpoint)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "create-user:", err)
-		os.Exit(1)
-	}
-	lambda.Start(api.CreateUser(store.New(db, cfg.Table), auth.HashPassword, time.Now, cfg.Logger(os.Stdout)).Handle)
+	lambda.Start(api.CreateUser(st, auth.HashPassword, time.Now, cfg.Logger(os.Stdout)).Handle)
 }

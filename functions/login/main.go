@@ -11,21 +11,15 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/store"
 )
 
 func main() {
-	cfg, err := config.Load(os.Getenv)
+	st, cfg, err := store.Open(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "login:", err)
 		os.Exit(1)
 	}
-	db, err := store.NewClient(context.Background(), cfg.Endpoint)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "login:", err)
-		os.Exit(1)
-	}
-	l := auth.Login{Store: store.New(db, cfg.Table), TokenTTL: cfg.TokenTTL, Now: time.Now}
+	l := auth.Login{Store: st, TokenTTL: cfg.TokenTTL, Now: time.Now}
 	lambda.Start(api.Login(l, cfg.Logger(os.Stdout)).Handle)
 }

@@ -10,20 +10,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/store"
 )
 
 func main() {
-	cfg, err := config.Load(os.Getenv)
+	st, cfg, err := store.Open(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "record-scan:", err)
 		os.Exit(1)
 	}
-	db, err := store.NewClient(context.Background(), cfg.Endpoint)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "record-scan:", err)
-		os.Exit(1)
-	}
-	lambda.Start(api.RecordScan(store.New(db, cfg.Table), time.Now, cfg.Logger(os.Stdout)).Handle)
+	lambda.Start(api.RecordScan(st, time.Now, cfg.Logger(os.Stdout)).Handle)
 }
