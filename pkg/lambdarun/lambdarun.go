@@ -1,0 +1,148 @@
+// Package lambdarun runs a Lambda bootstrap binary the way the provided
+// runtimes do: as a process polling a Lambda Runtime API (the next,
+// response and error endpoints), served here on a loopback port. It
+// measures the process's init (start to its first poll of next), each
+// invocation's latency and the process's peak memory.
+package lambdarun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Result is what one run measured.
+type Result struct {
+	Init        time.Duration   // process start to its first poll of next
+	Invocations []time.Duration // event handed out to response posted
+	Responses   [][]byte
+	PeakRSS     int64 // KiB (VmHWM)
+}
+
+type invocation struct {
+	id    string
+	event []byte
+	sent  time.Time
+}
+
+type outcome struct {
+	body []byte
+	err  error
+	at   time.Time
+}
+
+// runtimeAPI is the Lambda Runtime API for one process.
+type runtimeAPI struct {
+	firstPoll chan time.Time
+	once      sync.Once
+	events    chan invocation
+	results   chan outcome
+}
+
+func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	const prefix = "/2018-06-01/runtime/"
+	path := strings.TrimPrefix(r.URL.Path, prefix)
+	switch {
+	case r.Method == http.MethodGet && path == "invocation/next":
+		a.once.Do(func() { a.firstPoll <- time.Now() })
+		select {
+		case inv := <-a.events:
+			h := w.Header()
+			h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
+			h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10))
+			h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:bench")
+			h.Set("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000;Sampled=0")
+			h.Set("Content-Type", "application/json")
+			_, _ = w.Write(inv.event)
+		case <-r.Context().Done():
+		}
+	case r.Method == http.MethodPost && strings.HasSuffix(path, "/response"):
+		b, _ := io.ReadAll(r.Body)
+		a.results <- outcome{body: b, at: time.Now()}
+		w.WriteHeader(http.StatusAccepted)
+	case r.Method == http.MethodPost && strings.HasSuffix(path, "/error"):
+		b, _ := io.ReadAll(r.Body)
+		a.results <- outcome{err: fmt.Errorf("invocation error: %s", b), at: time.Now()}
+		w.WriteHeader(http.StatusAccepted)
+	case r.Method == http.MethodPost && path == "init/error":
+		b, _ := io.ReadAll(r.Body)
+		a.results <- outcome{err: fmt.Errorf("init error: %s", b), at: time.Now()}
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Run starts binary with env under a fresh Runtime API, waits for its first
+// poll, hands it the events one by one and stops it.
+func Run(ctx context.Context, binary string, env []string, events [][]byte) (Result, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, fmt.Errorf("listen: %w", err)
+	}
+	api := &runtimeAPI{firstPoll: make(chan time.Time, 1), events: make(chan invocation), results: make(chan outcome, 1)}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
+
+	cmd := exec.CommandContext(ctx, binary)
+	cmd.Env = append(append(os.Environ(), env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("start %s: %w", binary, err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	var res Result
+	select {
+	case t := <-api.firstPoll:
+		res.Init = t.Sub(start)
+	case o := <-api.results:
+		return res, o.err
+	case <-time.After(30 * time.Second):
+		return res, errors.New("no poll of next within 30 s")
+	}
+	for i, ev := range events {
+		inv := invocation{id: fmt.Sprintf("req-%d", i), event: ev, sent: time.Now()}
+		select {
+		case api.events <- inv:
+		case <-time.After(30 * time.Second):
+			return res, errors.New("the function stopped polling")
+		}
+		o := <-api.results
+		if o.err != nil {
+			return res, o.err
+		}
+		res.Invocations = append(res.Invocations, o.at.Sub(inv.sent))
+		res.Responses = append(res.Responses, o.body)
+	}
+	res.PeakRSS = peakRSS(cmd.Process.Pid)
+	return res, nil
+}
+
+// peakRSS reads a process's peak resident set (VmHWM) in KiB.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
