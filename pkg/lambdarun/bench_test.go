@@ -110,9 +110,11 @@ func newFixture(b *testing.B) fixture {
 			"update-user": func(int) []byte {
 				return proxy("PUT", "/api/users/1", map[string]string{"user_id": "1"}, `{"role":"admin","active":true,"user_email":"admin@example.com"}`)
 			},
-			"record-scan":      func(int) []byte { return proxy("POST", "/api/pr/scan", nil, scan) },
-			"get-scan":         func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
-			"create-allowlist": func(int) []byte { return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228"}`) },
+			"record-scan": func(int) []byte { return proxy("POST", "/api/pr/scan", nil, scan) },
+			"get-scan":    func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
+			"create-allowlist": func(int) []byte {
+				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228"}`)
+			},
 			"update-allowlist": func(int) []byte {
 				return proxy("PUT", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, `{"comment":"bench"}`)
 			},

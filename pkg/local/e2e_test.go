@@ -21,6 +21,13 @@ import (
 // startStack runs the whole local service as make run does, on a fresh
 // table, behind a real HTTP server.
 func startStack(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string, string) {
+	stack, api, dir, _ := startCounted(t, authorizerTTL)
+	return stack, api, dir
+}
+
+// startCounted is startStack with the DynamoDB client whose round trips
+// the returned env counts.
+func startCounted(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string, string, *ddbtest.Env) {
 	t.Helper()
 	env := ddbtest.New(t)
 	dir := t.TempDir()
@@ -28,7 +35,7 @@ func startStack(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string
 	stack, err := local.Start(context.Background(), local.Options{
 		Template:      "../../template.yaml",
 		Table:         env.Table,
-		Endpoint:      env.Endpoint,
+		Client:        env.DB,
 		AdminUsername: "admin",
 		PasswordFile:  pwFile,
 		AuthorizerTTL: authorizerTTL,
@@ -41,7 +48,7 @@ func startStack(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string
 	}
 	srv := httptest.NewServer(stack.Handler)
 	t.Cleanup(srv.Close)
-	return stack, srv.URL + "/api", dir
+	return stack, srv.URL + "/api", dir, env
 }
 
 // TestReadmeCurlFlow runs the README's curl examples, as written, against
@@ -173,8 +180,20 @@ func TestGatewayBehaviour(t *testing.T) {
 }
 
 func TestAuthorizerCache(t *testing.T) {
-	_, api, dir := startStack(t, time.Hour)
+	_, api, dir, env := startCounted(t, time.Hour)
 	admin := loginToken(t, api, "admin", adminPassword(t, dir))
+	// The first request runs the authorizer (1 round trip) and the function
+	// (2); the next ones find the answer in the cache.
+	for i, want := range []int64{3, 2, 2} {
+		trips := env.CountTrips(func() {
+			if resp, body := do(t, "GET", api+"/pr/scan/1", admin, ""); resp.StatusCode != 200 {
+				t.Fatalf("get scan: %d %s", resp.StatusCode, body)
+			}
+		})
+		if trips != want {
+			t.Errorf("request %d: %d round trips; want %d", i+1, trips, want)
+		}
+	}
 	do(t, "POST", api+"/users", admin, `{"username":"vera","user_email":"vera@example.com","password":"password-123","role":"readonly"}`)
 	vera := loginToken(t, api, "vera", "password-123")
 	if resp, _ := do(t, "PUT", api+"/users/2", vera, `{}`); resp.StatusCode != 403 {

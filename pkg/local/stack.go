@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,15 +18,16 @@ import (
 
 // Options configure a local stack.
 type Options struct {
-	Template      string        // path of template.yaml
-	Table         string        // table name
-	Endpoint      string        // DynamoDB endpoint; empty starts the embedded server
-	AdminUsername string        // first admin's username
-	AdminPassword string        // first admin's password; generated when empty
-	PasswordFile  string        // where a generated password is written (0600); empty: nowhere
-	AuthorizerTTL time.Duration // authorizer cache TTL; negative: the template's
-	TokenTTL      time.Duration // lifetime of login tokens
-	Seed          bool          // record demo data
+	Template      string           // path of template.yaml
+	Table         string           // table name
+	Endpoint      string           // DynamoDB endpoint; empty starts the embedded server
+	Client        *dynamodb.Client // a client to use instead of one built for Endpoint
+	AdminUsername string           // first admin's username
+	AdminPassword string           // first admin's password; generated when empty
+	PasswordFile  string           // where a generated password is written (0600); empty: nowhere
+	AuthorizerTTL time.Duration    // authorizer cache TTL; negative: the template's
+	TokenTTL      time.Duration    // lifetime of login tokens
+	Seed          bool             // record demo data
 	Log           *slog.Logger
 }
 
@@ -52,16 +55,18 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{}
-	endpoint := o.Endpoint
-	if endpoint == "" {
-		if s.Embedded, err = StartEmbedded(); err != nil {
+	db := o.Client
+	if db == nil {
+		endpoint := o.Endpoint
+		if endpoint == "" {
+			if s.Embedded, err = StartEmbedded(); err != nil {
+				return nil, err
+			}
+			endpoint = s.Embedded.URL
+		}
+		if db, err = store.NewClient(ctx, endpoint); err != nil {
 			return nil, err
 		}
-		endpoint = s.Embedded.URL
-	}
-	db, err := store.NewClient(ctx, endpoint)
-	if err != nil {
-		return nil, err
 	}
 	if err := store.CreateTable(ctx, db, o.Table); err != nil {
 		return nil, err
