@@ -47,10 +47,13 @@ test-race:
 test-dynamodb-local: $(DDB_LOCAL)/DynamoDBLocal.jar
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh $(GO) test -count=1 ./...
 
-## bench: benchmarks on DynamoDB Local (figures in docs/BENCHMARKS.md)
+## bench: cold start, size and throughput on the embedded server; allowlist
+## re-evaluation on DynamoDB Local (figures in docs/BENCHMARKS.md)
 bench: $(DDB_LOCAL)/DynamoDBLocal.jar
+	$(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
+	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
-	  $(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/...
+	  $(GO) test -run '^$$' -bench Reevaluate -benchtime 3x ./pkg/api
 
 $(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
 	mvn -q -B -f .ci/dynamodb-local/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(DDB_LOCAL) -Dmdep.stripVersion=true
