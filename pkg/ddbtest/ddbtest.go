@@ -122,3 +122,23 @@ func New(t testing.TB) *Env {
 	e.trips.Store(0)
 	return e
 }
+
+// Recorder returns a store on the same table whose every call is first
+// passed to record with the operation's name and input, for tests that
+// check which DynamoDB actions code uses.
+func (e *Env) Recorder(t testing.TB, record func(op string, input any)) *store.Store {
+	t.Helper()
+	db, err := store.NewClient(context.Background(), e.Endpoint, func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("record",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					record(middleware.GetOperationName(ctx), in.Parameters)
+					return next.HandleInitialize(ctx, in)
+				}), middleware.After)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.New(db, e.Table)
+}

@@ -45,19 +45,20 @@ func StartEmbedded() (*Embedded, error) {
 func (e *Embedded) Close() error { return e.srv.Close() }
 
 // Handlers wires each function of template.yaml, by logical id, to the
-// handler its Lambda runs, all on one store.
-func Handlers(st *store.Store, tokenTTL time.Duration, log *slog.Logger) (map[string]gateway.Handler, gateway.AuthorizerHandler) {
-	login := auth.Login{Store: st, TokenTTL: tokenTTL, Now: time.Now}
+// handler its Lambda runs. storeFor gives each function its store (the
+// local server gives all the same one; a test may tell them apart).
+func Handlers(storeFor func(function string) *store.Store, tokenTTL time.Duration, log *slog.Logger) (map[string]gateway.Handler, gateway.AuthorizerHandler) {
+	login := auth.Login{Store: storeFor("LoginFunction"), TokenTTL: tokenTTL, Now: time.Now}
 	fns := map[string]gateway.Handler{
 		"LoginFunction":           api.Login(login, log).Handle,
-		"CreateUserFunction":      api.CreateUser(st, auth.HashPassword, time.Now, log).Handle,
-		"UpdateUserFunction":      api.UpdateUser(st, time.Now, log).Handle,
-		"RecordScanFunction":      api.RecordScan(st, time.Now, log).Handle,
-		"GetScanFunction":         api.GetScan(st, log).Handle,
-		"CreateAllowlistFunction": api.CreateAllowlist(st, time.Now, log).Handle,
-		"UpdateAllowlistFunction": api.UpdateAllowlist(st, time.Now, log).Handle,
+		"CreateUserFunction":      api.CreateUser(storeFor("CreateUserFunction"), auth.HashPassword, time.Now, log).Handle,
+		"UpdateUserFunction":      api.UpdateUser(storeFor("UpdateUserFunction"), time.Now, log).Handle,
+		"RecordScanFunction":      api.RecordScan(storeFor("RecordScanFunction"), time.Now, log).Handle,
+		"GetScanFunction":         api.GetScan(storeFor("GetScanFunction"), log).Handle,
+		"CreateAllowlistFunction": api.CreateAllowlist(storeFor("CreateAllowlistFunction"), time.Now, log).Handle,
+		"UpdateAllowlistFunction": api.UpdateAllowlist(storeFor("UpdateAllowlistFunction"), time.Now, log).Handle,
 	}
-	a := auth.Authorizer{Store: st, Now: time.Now, Log: log}
+	a := auth.Authorizer{Store: storeFor("AuthorizerFunction"), Now: time.Now, Log: log}
 	return fns, a.Handle
 }
 

@@ -18,16 +18,18 @@ import (
 
 // Options configure a local stack.
 type Options struct {
-	Template      string           // path of template.yaml
-	Table         string           // table name
-	Endpoint      string           // DynamoDB endpoint; empty starts the embedded server
-	Client        *dynamodb.Client // a client to use instead of one built for Endpoint
-	AdminUsername string           // first admin's username
-	AdminPassword string           // first admin's password; generated when empty
-	PasswordFile  string           // where a generated password is written (0600); empty: nowhere
-	AuthorizerTTL time.Duration    // authorizer cache TTL; negative: the template's
-	TokenTTL      time.Duration    // lifetime of login tokens
-	Seed          bool             // record demo data
+	Template string           // path of template.yaml
+	Table    string           // table name
+	Endpoint string           // DynamoDB endpoint; empty starts the embedded server
+	Client   *dynamodb.Client // a client to use instead of one built for Endpoint
+	// StoreFor, when set, gives each function its own store (see Handlers).
+	StoreFor      func(function string) *store.Store
+	AdminUsername string        // first admin's username
+	AdminPassword string        // first admin's password; generated when empty
+	PasswordFile  string        // where a generated password is written (0600); empty: nowhere
+	AuthorizerTTL time.Duration // authorizer cache TTL; negative: the template's
+	TokenTTL      time.Duration // lifetime of login tokens
+	Seed          bool          // record demo data
 	Log           *slog.Logger
 }
 
@@ -101,7 +103,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			return nil, err
 		}
 	}
-	fns, authorizer := Handlers(s.Store, o.TokenTTL, o.Log)
+	storeFor := o.StoreFor
+	if storeFor == nil {
+		storeFor = func(string) *store.Store { return s.Store }
+	}
+	fns, authorizer := Handlers(storeFor, o.TokenTTL, o.Log)
 	gw, err := gateway.NewServer(t, fns, authorizer, o.AuthorizerTTL, o.Log)
 	if err != nil {
 		return nil, err

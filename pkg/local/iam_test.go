@@ -1,0 +1,179 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"gopkg.in/yaml.v3"
+
+	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/store"
+)
+
+// iamActions maps a DynamoDB call to the IAM actions it needs; a
+// transaction needs the action of each of its items.
+func iamActions(op string, input any) []string {
+	if tx, ok := input.(*dynamodb.TransactWriteItemsInput); ok {
+		var acts []string
+		for _, it := range tx.TransactItems {
+			switch {
+			case it.Put != nil:
+				acts = append(acts, "dynamodb:PutItem")
+			case it.Update != nil:
+				acts = append(acts, "dynamodb:UpdateItem")
+			case it.Delete != nil:
+				acts = append(acts, "dynamodb:DeleteItem")
+			case it.ConditionCheck != nil:
+				acts = append(acts, "dynamodb:ConditionCheckItem")
+			}
+		}
+		return acts
+	}
+	return []string{"dynamodb:" + op}
+}
+
+// templatePolicies reads each function's allowed DynamoDB actions from
+// template.yaml.
+func templatePolicies(t *testing.T) map[string][]string {
+	b, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Resources map[string]struct {
+			Type       string `yaml:"Type"`
+			Properties struct {
+				Policies []struct {
+					Statement []struct {
+						Effect string   `yaml:"Effect"`
+						Action []string `yaml:"Action"`
+					} `yaml:"Statement"`
+				} `yaml:"Policies"`
+			} `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for id, r := range doc.Resources {
+		if r.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		out[id] = []string{}
+		for _, p := range r.Properties.Policies {
+			for _, st := range p.Statement {
+				if st.Effect == "Allow" {
+					out[id] = append(out[id], st.Action...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestIAMPolicies runs every function through a workflow that takes each
+// of its paths, records the DynamoDB actions each one uses, and checks them
+// against the function's policy in template.yaml: nothing it uses is
+// missing, nothing it does not use is granted.
+func TestIAMPolicies(t *testing.T) {
+	env := ddbtest.New(t)
+	var mu sync.Mutex
+	used := map[string]map[string]bool{}
+	stack, err := local.Start(context.Background(), local.Options{
+		Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin", AdminPassword: "admin-password-1",
+		AuthorizerTTL: 0, TokenTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		StoreFor: func(fn string) *store.Store {
+			return env.Recorder(t, func(op string, input any) {
+				mu.Lock()
+				defer mu.Unlock()
+				if used[fn] == nil {
+					used[fn] = map[string]bool{}
+				}
+				for _, a := range iamActions(op, input) {
+					used[fn][a] = true
+				}
+			})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(stack.Handler)
+	defer srv.Close()
+	api := srv.URL + "/api"
+	admin := loginToken(t, api, "admin", "admin-password-1")
+	steps := []struct{ method, path, body string }{
+		{"POST", "/auth/token", `{"username":"admin","password":"wrong-password-1"}`},
+		{"POST", "/users", `{"username":"wendy","user_email":"wendy@example.com","password":"password-123","role":"user"}`},
+		{"PUT", "/users/2", `{"role":"admin","active":true,"user_email":"wendy2@example.com"}`},
+		{"PUT", "/users/2", `{"role":"user","active":true,"user_email":"wendy2@example.com"}`},
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		{"GET", "/pr/scan/1", ""},
+		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true,"comment":"c"}`},
+		{"PUT", "/whitelist/1", `{"name":"sha256:bb","comment":"moved"}`},
+		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
+	}
+	for _, s := range steps {
+		if resp, body := do(t, s.method, api+s.path, admin, s.body); resp.StatusCode >= 500 {
+			t.Fatalf("%s %s: %d %s", s.method, s.path, resp.StatusCode, body)
+		}
+	}
+	// Actions a function needs only when it races another request, which
+	// this sequential workflow does not provoke.
+	racing := map[string][]string{
+		// a scan that is not its PR's newest checks the PR is unchanged; a
+		// group changed while the scan was recorded is settled under a check.
+		"RecordScanFunction": {"dynamodb:ConditionCheckItem"},
+	}
+	for fn, acts := range racing {
+		for _, a := range acts {
+			if used[fn] == nil {
+				used[fn] = map[string]bool{}
+			}
+			used[fn][a] = true
+		}
+	}
+	policies := templatePolicies(t)
+	reads := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
+	for fn, allowed := range policies {
+		var got []string
+		for a := range used[fn] {
+			got = append(got, a)
+		}
+		sort.Strings(got)
+		want := slices.Clone(allowed)
+		sort.Strings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the policy grants %v; the code uses %v", fn, want, got)
+		}
+		for _, a := range allowed {
+			if strings.Contains(a, "*") || a == "dynamodb:Scan" {
+				t.Errorf("%s: the policy grants %s", fn, a)
+			}
+		}
+		if fn == "GetScanFunction" || fn == "AuthorizerFunction" {
+			for _, a := range allowed {
+				if !slices.Contains(reads, a) {
+					t.Errorf("%s reads only, but may %s", fn, a)
+				}
+			}
+		}
+	}
+	if len(policies) != 8 {
+		t.Errorf("%d functions in the template: %v", len(policies), fmt.Sprint(policies))
+	}
+}
