@@ -9,7 +9,7 @@ TOOLS         := $(CURDIR)/.build/tools
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
 
-.PHONY: build run test test-race test-dynamodb-local bench lint tools clean
+.PHONY: build run test test-race test-dynamodb-local bench fuzz-go lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -58,6 +58,12 @@ bench: $(DDB_LOCAL)/DynamoDBLocal.jar
 $(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
 	mvn -q -B -f .ci/dynamodb-local/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(DDB_LOCAL) -Dmdep.stripVersion=true
 	@touch $@
+
+## fuzz-go: the Go fuzz tests of request bodies, path ids and tokens, 15 s each
+fuzz-go:
+	$(GO) test -run '^$$' -fuzz '^FuzzBody$$' -fuzztime 15s ./pkg/api
+	$(GO) test -run '^$$' -fuzz '^FuzzPathID$$' -fuzztime 15s ./pkg/api
+	$(GO) test -run '^$$' -fuzz '^FuzzParseToken$$' -fuzztime 15s ./pkg/auth
 
 ## lint: gofmt, go vet and golangci-lint (pinned, installed into .build/tools)
 lint: $(TOOLS)/golangci-lint
