@@ -19,6 +19,9 @@ import (
 	"github.com/scangate/scangate/pkg/store"
 )
 
+// inputKey carries a call's input from the Initialize step to Finalize.
+type inputKey struct{}
+
 // Env is a store on a fresh table.
 type Env struct {
 	Store *store.Store
@@ -37,6 +40,10 @@ type Env struct {
 	// Hook, when set, runs before every DynamoDB call with the operation's
 	// name: tests use it to inject failures at a chosen point.
 	Hook atomic.Pointer[func(op string)]
+	// Fault, when set, runs before every attempt of every call (after the
+	// SDK's retry logic, so retries see it) and answers in the service's
+	// place when it returns an error: throttling, conflicts and the like.
+	Fault atomic.Pointer[func(op string, input any) error]
 }
 
 func storeMax(a *atomic.Int64, n int64) {
@@ -82,6 +89,7 @@ func New(t testing.TB) *Env {
 					if h := e.Hook.Load(); h != nil {
 						(*h)(middleware.GetOperationName(ctx))
 					}
+					ctx = middleware.WithStackValue(ctx, inputKey{}, in.Parameters)
 					switch p := in.Parameters.(type) {
 					case *dynamodb.TransactWriteItemsInput:
 						storeMax(&e.MaxTransactItems, int64(len(p.TransactItems)))
@@ -100,6 +108,11 @@ func New(t testing.TB) *Env {
 			return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRoundTrips",
 				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 					e.trips.Add(1)
+					if f := e.Fault.Load(); f != nil {
+						if err := (*f)(middleware.GetOperationName(ctx), middleware.GetStackValue(ctx, inputKey{})); err != nil {
+							return middleware.FinalizeOutput{}, middleware.Metadata{}, err
+						}
+					}
 					return next.HandleFinalize(ctx, in)
 				}), middleware.After)
 		})

@@ -1,0 +1,169 @@
+package api_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	miniserver "github.com/truora/minidyn/server"
+)
+
+// fault makes every attempt of the named operation (any, if empty) fail:
+// with err when it is not nil, or else by turning on the embedded server's
+// internal-error emulation at that operation's first call, so that it and
+// everything after it fails with a real HTTP 500. It counts the attempts
+// of the operation.
+func (h *harness) fault(op string, err error) *atomic.Int64 {
+	var n atomic.Int64
+	f := func(o string, _ any) error {
+		if op != "" && o != op {
+			return nil
+		}
+		n.Add(1)
+		if err == nil {
+			h.env.Mini.EmulateFailure(miniserver.FailureConditionInternalServerError)
+		}
+		return err
+	}
+	h.env.Fault.Store(&f)
+	return &n
+}
+
+func (h *harness) clearFaults() {
+	h.env.Fault.Store(nil)
+	if h.env.Mini != nil {
+		h.env.Mini.EmulateFailure(miniserver.FailureConditionNone)
+	}
+}
+
+func expect503(t *testing.T, resp events.APIGatewayProxyResponse) {
+	t.Helper()
+	expectProblem(t, resp, 503)
+	if ra, err := strconv.Atoi(resp.Headers["Retry-After"]); err != nil || ra < 1 {
+		t.Fatalf("Retry-After %q", resp.Headers["Retry-After"])
+	}
+}
+
+// TestFaultsAnswer503AndWriteNothingHalf fails DynamoDB, by throttling or
+// internal errors, at the start or in the middle of every operation: the
+// SDK retries (4 attempts), then the answer is 503 with Retry-After, and
+// reading back shows nothing half-written.
+func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
+	throttled := &smithy.GenericAPIError{Code: "ThrottlingException", Message: "injected"}
+	var internal error // the embedded server's own emulation
+	h := newHarness(t)
+	if h.env.Mini == nil {
+		t.Skip("failure emulation needs the embedded server")
+	}
+	matchingScans(h)
+	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","repos":[100]}`))
+	h.call("create", jsonReq(&h.admin, createBody("yara", "user")))
+
+	for _, c := range []struct {
+		name, op string
+		err      error
+		call     func() events.APIGatewayProxyResponse
+		after    func(t *testing.T)
+		drift    bool // left for the retry to complete
+	}{
+		{"get scan throttled", "GetItem", throttled, func() events.APIGatewayProxyResponse { return h.get(&h.admin, "1") }, nil, false},
+		{"login throttled", "BatchGetItem", throttled, func() events.APIGatewayProxyResponse { return h.login("admin", adminPassword) }, nil, false},
+		{"login's token write fails", "PutItem", internal, func() events.APIGatewayProxyResponse { return h.login("admin", adminPassword) }, nil, false},
+		{"create user's transaction fails", "TransactWriteItems", internal,
+			func() events.APIGatewayProxyResponse { return h.call("create", jsonReq(&h.admin, createBody("zack", "user"))) },
+			func(t *testing.T) { // the username was not taken by half
+				if resp := h.call("create", jsonReq(&h.admin, createBody("zack", "user"))); resp.StatusCode != 201 {
+					t.Errorf("create after the failure: %d %s", resp.StatusCode, resp.Body)
+				}
+			}, false},
+		{"update user's transaction throttled", "TransactWriteItems", throttled,
+			func() events.APIGatewayProxyResponse {
+				return h.call("update", update(h, "2", `{"role":"admin","active":true,"user_email":"yara2@example.com"}`))
+			},
+			func(t *testing.T) {
+				u, err := h.env.Store.User(context.Background(), 2)
+				if err != nil || u.Role != "user" || u.Email != "yara@example.com" {
+					t.Errorf("user after the failure: %+v %v", u, err)
+				}
+			}, false},
+		{"record scan's commit fails", "TransactWriteItems", internal,
+			func() events.APIGatewayProxyResponse { return h.record(scanReq{Findings: []string{"sha256:aa"}}) },
+			func(t *testing.T) { expectProblem(t, h.get(&h.admin, "5"), 404) }, false},
+		{"record scan's findings throttled", "BatchWriteItem", throttled,
+			func() events.APIGatewayProxyResponse { return h.record(scanReq{Findings: []string{"sha256:aa"}}) },
+			func(t *testing.T) { expectProblem(t, h.get(&h.admin, "6"), 404) }, false},
+		{"create allowlist fails", "TransactWriteItems", internal,
+			func() events.APIGatewayProxyResponse { return h.allow(`{"type":"SECRET","name":"sha256:bb","global_":true}`) },
+			func(t *testing.T) { expectProblem(t, h.modify(2, `{}`), 404) }, false},
+		{"modify allowlist's re-evaluation throttled", "Query", throttled,
+			func() events.APIGatewayProxyResponse { return h.modify(1, `{"repos":[100, 200]}`) }, nil, true},
+		// The modify above is still to be completed: the drift stays.
+		{"everything fails", "", internal,
+			func() events.APIGatewayProxyResponse { return h.get(&h.admin, "1") }, nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			attempts := h.fault(c.op, c.err)
+			resp := c.call()
+			h.clearFaults()
+			expect503(t, resp)
+			if n := attempts.Load(); n == 0 || n%4 != 0 {
+				t.Errorf("%d attempts of %s; the SDK makes 4 of each call", n, c.op)
+			}
+			if c.after != nil {
+				c.after(t)
+			}
+			if r, err := h.env.Store.Check(context.Background()); err != nil || (len(r.Drift) > 0) != c.drift {
+				t.Errorf("drift after the failure: %v %v", r.Drift, err)
+			}
+		})
+	}
+	// Sent again, the modify that failed completes.
+	mustOK(t, h.modify(1, `{"repos":[100, 200]}`))
+	if s3, _, _ := h.counts(3); s3 != 0 {
+		t.Errorf("scan 3 has %v secrets after the retried modify; want 0", s3)
+	}
+	h.noDrift()
+}
+
+// TestTransactionConflictsAreRetried: transactions cancelled by a conflict
+// with another transaction are run again; the caller sees no error.
+func TestTransactionConflictsAreRetried(t *testing.T) {
+	h := newHarness(t)
+	var left atomic.Int64
+	left.Store(3)
+	f := func(op string, input any) error {
+		tx, ok := input.(*dynamodb.TransactWriteItemsInput)
+		if op != "TransactWriteItems" || !ok || left.Add(-1) < 0 {
+			return nil
+		}
+		reasons := make([]types.CancellationReason, len(tx.TransactItems))
+		for i := range reasons {
+			reasons[i].Code = aws.String("None")
+		}
+		reasons[len(reasons)-1].Code = aws.String("TransactionConflict")
+		return &types.TransactionCanceledException{Message: aws.String("injected conflict"), CancellationReasons: reasons}
+	}
+	for _, call := range []func() events.APIGatewayProxyResponse{
+		func() events.APIGatewayProxyResponse { return h.call("create", jsonReq(&h.admin, createBody("abe", "user"))) },
+		func() events.APIGatewayProxyResponse { return h.record(scanReq{Status: "completed", Findings: []string{"sha256:aa"}}) },
+		func() events.APIGatewayProxyResponse { return h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true}`) },
+		func() events.APIGatewayProxyResponse {
+			return h.call("update", update(h, "2", `{"role":"readonly","active":true,"user_email":"abe@example.com"}`))
+		},
+	} {
+		left.Store(3)
+		h.env.Fault.Store(&f)
+		mustOK(t, call())
+		h.env.Fault.Store(nil)
+	}
+	if s, _, _ := h.counts(1); s != 0 {
+		t.Errorf("scan 1 has %v secrets; the allowlist covers its finding", s)
+	}
+	h.noDrift()
+}
