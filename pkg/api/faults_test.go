@@ -76,7 +76,9 @@ func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
 		{"login throttled", "BatchGetItem", throttled, func() events.APIGatewayProxyResponse { return h.login("admin", adminPassword) }, nil, false},
 		{"login's token write fails", "PutItem", internal, func() events.APIGatewayProxyResponse { return h.login("admin", adminPassword) }, nil, false},
 		{"create user's transaction fails", "TransactWriteItems", internal,
-			func() events.APIGatewayProxyResponse { return h.call("create", jsonReq(&h.admin, createBody("zack", "user"))) },
+			func() events.APIGatewayProxyResponse {
+				return h.call("create", jsonReq(&h.admin, createBody("zack", "user")))
+			},
 			func(t *testing.T) { // the username was not taken by half
 				if resp := h.call("create", jsonReq(&h.admin, createBody("zack", "user"))); resp.StatusCode != 201 {
 					t.Errorf("create after the failure: %d %s", resp.StatusCode, resp.Body)
@@ -99,7 +101,9 @@ func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
 			func() events.APIGatewayProxyResponse { return h.record(scanReq{Findings: []string{"sha256:aa"}}) },
 			func(t *testing.T) { expectProblem(t, h.get(&h.admin, "6"), 404) }, false},
 		{"create allowlist fails", "TransactWriteItems", internal,
-			func() events.APIGatewayProxyResponse { return h.allow(`{"type":"SECRET","name":"sha256:bb","global_":true}`) },
+			func() events.APIGatewayProxyResponse {
+				return h.allow(`{"type":"SECRET","name":"sha256:bb","global_":true}`)
+			},
 			func(t *testing.T) { expectProblem(t, h.modify(2, `{}`), 404) }, false},
 		{"modify allowlist's re-evaluation throttled", "Query", throttled,
 			func() events.APIGatewayProxyResponse { return h.modify(1, `{"repos":[100, 200]}`) }, nil, true},
@@ -150,9 +154,15 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 		return &types.TransactionCanceledException{Message: aws.String("injected conflict"), CancellationReasons: reasons}
 	}
 	for _, call := range []func() events.APIGatewayProxyResponse{
-		func() events.APIGatewayProxyResponse { return h.call("create", jsonReq(&h.admin, createBody("abe", "user"))) },
-		func() events.APIGatewayProxyResponse { return h.record(scanReq{Status: "completed", Findings: []string{"sha256:aa"}}) },
-		func() events.APIGatewayProxyResponse { return h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true}`) },
+		func() events.APIGatewayProxyResponse {
+			return h.call("create", jsonReq(&h.admin, createBody("abe", "user")))
+		},
+		func() events.APIGatewayProxyResponse {
+			return h.record(scanReq{Status: "completed", Findings: []string{"sha256:aa"}})
+		},
+		func() events.APIGatewayProxyResponse {
+			return h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true}`)
+		},
 		func() events.APIGatewayProxyResponse {
 			return h.call("update", update(h, "2", `{"role":"readonly","active":true,"user_email":"abe@example.com"}`))
 		},
