@@ -3,15 +3,16 @@
 # TEST_DYNAMODB_ENDPOINT pointing at it; stops it afterwards. DynamoDB Local's
 # jars are in $DDB_LOCAL (fetched by the Makefile from Maven Central).
 set -euo pipefail
-dir=${DDB_LOCAL:-.cache/dynamodb-local}
+dir=$(cd "${DDB_LOCAL:-.cache/dynamodb-local}" && pwd)
 port=${DDB_LOCAL_PORT:-8765}
 if (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; then
   echo "port $port is in use: set DDB_LOCAL_PORT" >&2
   exit 1
 fi
-mkdir -p .build
-java -Djava.library.path="$dir" -cp "$dir/*" com.amazonaws.services.dynamodbv2.local.main.ServerRunner \
-  -inMemory -port "$port" > .build/dynamodb-local.log 2>&1 &
+mkdir -p .build/dynamodb-local
+# Run from .build so that its metadata file lands there.
+(cd .build/dynamodb-local && exec java -Djava.library.path="$dir" -cp "$dir/*" com.amazonaws.services.dynamodbv2.local.main.ServerRunner \
+  -inMemory -port "$port") > .build/dynamodb-local.log 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true' EXIT
 for _ in $(seq 150); do
