@@ -51,8 +51,8 @@ func TestLoad(t *testing.T) {
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 30 * time.Second}
 	type stat struct {
-		n, errs int
-		lat     []time.Duration
+		n   int
+		lat []time.Duration
 	}
 	var mu sync.Mutex
 	stats := map[string]*stat{}
