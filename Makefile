@@ -9,7 +9,7 @@ TOOLS         := $(CURDIR)/.build/tools
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
 
-.PHONY: build run test test-race test-dynamodb-local bench load fuzz fuzz-go lint tools clean
+.PHONY: build run test test-race test-dynamodb-local bench load fuzz fuzz-go validate lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -62,6 +62,10 @@ $(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
 ## load: 100 concurrent clients against the local server for 20 s; no 5xx, no lost write, no drift
 load:
 	SCANGATE_LOAD=20 $(GO) test -count=1 -run '^TestLoad$$' -v ./pkg/local
+
+## validate: sam validate --lint, cfn-lint and sam build (AWS SAM CLI and cfn-lint from PyPI into .venv)
+validate:
+	bash .ci/validate.sh
 
 ## fuzz: Schemathesis (PyPI) against the local server over every operation of docs/openapi.yaml
 fuzz:
