@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,7 +76,6 @@ func (f *fields) boolean(name string, required bool) (bool, bool) {
 	return b, ok
 }
 
-var integerLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
 // integer reads an integer member within int64.
 func (f *fields) integer(name string, required bool) (int64, bool) {
@@ -93,8 +91,25 @@ func (f *fields) integer(name string, required bool) (int64, bool) {
 	return n, true
 }
 
+// isIntegerLiteral reports whether v is a JSON integer: -?(0|[1-9][0-9]*),
+// with no fraction or exponent.
+func isIntegerLiteral(v []byte) bool {
+	if len(v) > 0 && v[0] == '-' {
+		v = v[1:]
+	}
+	if len(v) == 0 || v[0] == '0' && len(v) > 1 {
+		return false
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func parseInteger(v json.RawMessage) (int64, error) {
-	if !integerLiteral.Match(v) {
+	if !isIntegerLiteral(v) {
 		return 0, strconv.ErrSyntax
 	}
 	return strconv.ParseInt(string(v), 10, 64)
