@@ -76,7 +76,6 @@ func (f *fields) boolean(name string, required bool) (bool, bool) {
 	return b, ok
 }
 
-
 // integer reads an integer member within int64.
 func (f *fields) integer(name string, required bool) (int64, bool) {
 	v, ok := f.raw(name, required, false, "an integer")
