@@ -23,11 +23,19 @@ type LoginStore interface {
 	PutToken(ctx context.Context, t scangate.Token) error
 }
 
+// PasswordChecker checks a password against its stored hash; an empty
+// hash costs the same time as a real one and never matches
+// (pkg/auth/password.Argon2id).
+type PasswordChecker interface {
+	Check(hash, password string) (bool, error)
+}
+
 // Login exchanges a username and password for a bearer token.
 type Login struct {
-	Store    LoginStore
-	TokenTTL time.Duration
-	Now      func() time.Time
+	Store     LoginStore
+	Passwords PasswordChecker
+	TokenTTL  time.Duration
+	Now       func() time.Time
 }
 
 // Issued is a new token and how long it lives.
@@ -53,7 +61,7 @@ func (l Login) Login(ctx context.Context, username, password string) (Issued, er
 	if user != nil {
 		hash = user.PasswordHash
 	}
-	ok, err := CheckPassword(hash, password)
+	ok, err := l.Passwords.Check(hash, password)
 	if err != nil {
 		return Issued{}, fmt.Errorf("check password of user %d: %w", user.ID, err)
 	}
