@@ -88,8 +88,11 @@ fuzz-go:
 	$(GO) test -run '^$$' -fuzz '^FuzzPathID$$' -fuzztime 15s ./pkg/api
 	$(GO) test -run '^$$' -fuzz '^FuzzParseToken$$' -fuzztime 15s ./pkg/auth
 
-## lint: gofmt, go vet and golangci-lint (pinned, installed into .build/tools)
+## lint: go.mod tidy, gofmt, go vet and golangci-lint (pinned, installed into .build/tools;
+## .ci/golangci.yml: import groups std / third party / scangate, function length and
+## cognitive complexity)
 lint: $(TOOLS)/golangci-lint
+	$(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: the files above need formatting'; exit 1; }
 	$(GO) vet ./...
 	$(TOOLS)/golangci-lint run -c .ci/golangci.yml ./...

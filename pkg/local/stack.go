@@ -74,52 +74,75 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{}
+	if err := s.start(ctx, t, o); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error {
 	db := o.Client
 	if db == nil {
 		endpoint := o.Endpoint
 		if endpoint == "" {
+			var err error
 			if s.Embedded, err = StartEmbedded(); err != nil {
-				return nil, err
+				return err
 			}
 			endpoint = s.Embedded.URL
 		}
+		var err error
 		if db, err = store.NewClient(ctx, endpoint); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := store.CreateTable(ctx, db, o.Table); err != nil {
-		return nil, err
+		return err
 	}
 	s.Store = store.New(db, o.Table)
+	if err := s.bootstrap(ctx, o); err != nil {
+		return err
+	}
+	if o.Seed {
+		if err := Seed(ctx, s.Store, time.Now()); err != nil {
+			return err
+		}
+	}
+	return s.wire(t, o)
+}
 
+// bootstrap creates the first admin unless the table has one.
+func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 	password, generated := o.AdminPassword, false
 	if password == "" {
+		var err error
 		if password, err = passwordpkg.Generate(); err != nil {
-			return nil, err
+			return err
 		}
 		generated = true
 	}
-	_, err = auth.BootstrapAdmin(ctx, s.Store, passwordpkg.Argon2id{}, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
+	_, err := auth.BootstrapAdmin(ctx, s.Store, passwordpkg.Argon2id{}, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
 	switch {
 	case scangate.KindOf(err) == scangate.KindConflict:
 		s.AdminNote = "an admin exists already in this table; log in with its password"
 	case err != nil:
-		return nil, err
+		return err
 	default:
 		s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
 		if generated && o.PasswordFile != "" {
 			if err := writeSecret(o.PasswordFile, password); err != nil {
-				return nil, err
+				return err
 			}
 			s.AdminNote += " (also in " + o.PasswordFile + ")"
 		}
 	}
+	return nil
+}
 
-	if o.Seed {
-		if err := Seed(ctx, s.Store, time.Now()); err != nil {
-			return nil, err
-		}
-	}
+// wire builds every function of the operations table and puts the local
+// API Gateway in front of them.
+func (s *Stack) wire(t *gateway.Template, o Options) error {
 	storeFor := o.StoreFor
 	if storeFor == nil {
 		storeFor = func(string) *store.Store { return s.Store }
@@ -135,10 +158,10 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	proxies, authorizer := gatewayHandlers(fns)
 	gw, err := gateway.NewServer(t, proxies, authorizer, o.AuthorizerTTL, o.Log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.Handler = gw
-	return s, nil
+	return nil
 }
 
 func writeSecret(path, secret string) error {
