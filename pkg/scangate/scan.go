@@ -160,7 +160,11 @@ func (s NewScan) Validate(p *Problems) {
 	}
 	for i, f := range s.Findings {
 		ptr := "/findings/" + itoa(i)
-		text(ptr+"/name", f.Name, 1, MaxNameLen)
+		if n := len([]rune(f.Name)); n < 1 || n > MaxNameLen {
+			p.Add(ptr+"/name", "must be 1 to %d characters", MaxNameLen)
+		} else {
+			checkHidden(p, ptr+"/name", f.Name)
+		}
 		text(ptr+"/rule", f.Rule, 0, MaxNameLen)
 		text(ptr+"/path", f.Path, 0, MaxTextLen)
 		if f.Line != nil && *f.Line < 1 {
