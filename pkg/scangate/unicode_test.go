@@ -1,6 +1,7 @@
 package scangate_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -164,5 +165,40 @@ func TestKeyFormingStringsAreBounded(t *testing.T) {
 		if !scangate.ValidUsername(s) || len(scangate.Fold(s)) > scangate.UsernameKeyMax {
 			t.Fatalf("username %q: valid %v, folded %d bytes", s, scangate.ValidUsername(s), len(scangate.Fold(s)))
 		}
+	}
+}
+
+// TestAliasesAreBoundedIdentifiers: a vulnerability finding's aliases
+// become index keys of their own, so each is bounded like a name and free
+// of control and format characters, and a finding has at most MaxAliases.
+func TestAliasesAreBoundedIdentifiers(t *testing.T) {
+	check := func(aliases []string) []string {
+		ns := validScan()
+		ns.Type = scangate.ScanVulnerability
+		ns.Findings = []scangate.Finding{{Name: "CVE-2021-44228", Aliases: aliases}}
+		var p scangate.Problems
+		ns.Validate(&p)
+		return pointers(p)
+	}
+	many := make([]string, scangate.MaxAliases+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("GHSA-%04d", i)
+	}
+	for _, c := range []struct {
+		aliases []string
+		want    string
+	}{
+		{[]string{"GHSA-jfh8-c2jp-5v3q", "GO-2021-\u200b0001"}, "/findings/0/aliases/1"},
+		{[]string{"\x00"}, "/findings/0/aliases/0"},
+		{[]string{"GHSA-jfh8-c2jp-5v3q", strings.Repeat("é", scangate.MaxNameLen+1)}, "/findings/0/aliases/1"},
+		{[]string{""}, "/findings/0/aliases/0"},
+		{many, "/findings/0/aliases"},
+	} {
+		if got := check(c.aliases); len(got) != 1 || got[0] != c.want {
+			t.Errorf("aliases %.60q: problems %v; want [%s]", c.aliases, got, c.want)
+		}
+	}
+	if got := check(many[:scangate.MaxAliases]); len(got) != 0 {
+		t.Errorf("%d aliases refused: %v", scangate.MaxAliases, got)
 	}
 }

@@ -98,8 +98,10 @@ const (
 	// EmailKeyMax: an address is at most 254 bytes as sent and, checked
 	// apart since NFKC can make a character 11 times longer, once folded.
 	EmailKeyMax = EmailMax
-	// NameKeyMax: finding and allowlist names are at most MaxNameLen
-	// characters of at most 4 bytes; FindingKey maps each character to one.
+	// NameKeyMax: finding names, their aliases and allowlist names are at
+	// most MaxNameLen characters of at most 4 bytes; FindingKey maps each
+	// character to one. Such a key fits a partition key with a prefix, not
+	// a sort key.
 	NameKeyMax = 4 * MaxNameLen
 )
 
