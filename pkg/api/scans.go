@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -103,7 +102,7 @@ func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Body: scanJSON(sc, pr), Location: fmt.Sprintf("/api/pr/scan/%d", sc.ID)}, nil
+			return Reply{Status: http.StatusCreated, Body: scanJSON(sc, pr), Location: location(req, "/pr/scan", sc.ID)}, nil
 		}}
 }
 
