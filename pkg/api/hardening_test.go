@@ -145,13 +145,13 @@ func TestIdentifiersRefuseHiddenCharacters(t *testing.T) {
 			fn, body, pointer string
 			params            map[string]string
 		}{
-			{"create", `{"username":"alice","user_email":"ali` + hide + `ce@example.com","password":"a long password","role":"user"}`, "/user_email", nil},
-			{"create", `{"username":"ali` + hide + `ce","user_email":"alice@example.com","password":"a long password","role":"user"}`, "/username", nil},
-			{"update", `{"role":"admin","active":true,"user_email":"admin@exa` + hide + `mple.com"}`, "/user_email", map[string]string{"user_id": "1"}},
-			{"allow", `{"type":"SECRET","name":"sha256:` + hide + `aa"}`, "/name", nil},
-			{"allow", `{"type":"VULNERABILITY","name":"CVE-2021-44228` + hide + `"}`, "/name", nil},
-			{"modify", `{"name":"` + hide + `CVE-2021-44228"}`, "/name", map[string]string{"whitelist_id": "1"}},
-			{"record", fmt.Sprintf(scanBody, `"sha256:`+hide+`bb"`), "/findings/0/name", nil},
+			{"create-user", `{"username":"alice","user_email":"ali` + hide + `ce@example.com","password":"a long password","role":"user"}`, "/user_email", nil},
+			{"create-user", `{"username":"ali` + hide + `ce","user_email":"alice@example.com","password":"a long password","role":"user"}`, "/username", nil},
+			{"update-user", `{"role":"admin","active":true,"user_email":"admin@exa` + hide + `mple.com"}`, "/user_email", map[string]string{"user_id": "1"}},
+			{"create-allowlist", `{"type":"SECRET","name":"sha256:` + hide + `aa"}`, "/name", nil},
+			{"create-allowlist", `{"type":"VULNERABILITY","name":"CVE-2021-44228` + hide + `"}`, "/name", nil},
+			{"update-allowlist", `{"name":"` + hide + `CVE-2021-44228"}`, "/name", map[string]string{"whitelist_id": "1"}},
+			{"record-scan", fmt.Sprintf(scanBody, `"sha256:`+hide+`bb"`), "/findings/0/name", nil},
 		} {
 			r := jsonReq(&h.admin, c.body)
 			r.params = c.params
@@ -174,11 +174,11 @@ func TestLoneSurrogateEscapesAre400(t *testing.T) {
 	before := len(h.items())
 	for _, s := range []string{`\ud800`, `\udc00x`, `\uDBFF`, `a\ud800b`, `\ud800\u0041`, `\ud800\ud800`, `\udbff\udbff\udc00`, `\ud83d\\ude00`, `\ud83d\n`, `x\udfff`} {
 		for _, c := range []struct{ fn, body string }{
-			{"allow", `{"type":"SECRET","name":"sha256:` + s + `"}`},
-			{"allow", `{"type":"SECRET","name":"sha256:aa","comment":"` + s + `"}`},
-			{"allow", `{"type":"SECRET","name":"sha256:aa","` + s + `":1}`},
-			{"record", fmt.Sprintf(scanBody, `"sha256:`+s+`"`)},
-			{"create", `{"username":"` + s + `alice","user_email":"alice@example.com","password":"a long password","role":"user"}`},
+			{"create-allowlist", `{"type":"SECRET","name":"sha256:` + s + `"}`},
+			{"create-allowlist", `{"type":"SECRET","name":"sha256:aa","comment":"` + s + `"}`},
+			{"create-allowlist", `{"type":"SECRET","name":"sha256:aa","` + s + `":1}`},
+			{"record-scan", fmt.Sprintf(scanBody, `"sha256:`+s+`"`)},
+			{"create-user", `{"username":"` + s + `alice","user_email":"alice@example.com","password":"a long password","role":"user"}`},
 			{"login", `{"username":"admin` + s + `","password":"` + adminPassword + `"}`},
 		} {
 			var caller *scangate.Caller
@@ -276,8 +276,8 @@ func TestContentEncodingAndCharsetAre415(t *testing.T) {
 	// A write answers the same way and stores nothing.
 	before := h.countUsers()
 	body := `{"username":"alice","user_email":"alice@example.com","password":"a long password","role":"user"}`
-	expectProblem(t, h.send("create", &h.admin, ev(gzipped(t, body), true, "Content-Type", "application/json", "Content-Encoding", "gzip")), 415)
-	expectProblem(t, h.send("create", &h.admin, ev(body, false, "Content-Type", "application/json; charset=windows-1252")), 415)
+	expectProblem(t, h.send("create-user", &h.admin, ev(gzipped(t, body), true, "Content-Type", "application/json", "Content-Encoding", "gzip")), 415)
+	expectProblem(t, h.send("create-user", &h.admin, ev(body, false, "Content-Type", "application/json; charset=windows-1252")), 415)
 	if h.countUsers() != before {
 		t.Fatal("a refused body created a user")
 	}
@@ -297,7 +297,7 @@ func TestLocationFollowsRequestPath(t *testing.T) {
 		"/pr/scan":   func() string { return fmt.Sprintf(scanBody, `"sha256:aa"`) },
 		"/whitelist": func() string { return `{"type":"SECRET","name":"sha256:aa"}` },
 	}
-	fns := map[string]string{"/users": "create", "/pr/scan": "record", "/whitelist": "allow"}
+	fns := map[string]string{"/users": "create-user", "/pr/scan": "record-scan", "/whitelist": "create-allowlist"}
 	for _, route := range []string{"/users", "/pr/scan", "/whitelist"} {
 		for _, c := range []struct {
 			name, path, contextPath, stage, want string
@@ -374,7 +374,7 @@ func TestContentTooLargeTitleMatchesGateway(t *testing.T) {
 
 	h := newHarness(t)
 	big := `{"type":"SECRET","name":"` + strings.Repeat("a", api.MaxBody) + `"}`
-	for _, fn := range []string{"allow", "login"} {
+	for _, fn := range []string{"create-allowlist", "login"} {
 		var caller *scangate.Caller
 		if fn != "login" {
 			caller = &h.admin
