@@ -39,11 +39,13 @@ def strings_of(v):
 
 
 def bag(props):
-    """(tagged secret, advisory ids) of a property bag."""
+    """(tagged secret, advisory ids) of a property bag: ids in its tags, then
+    in its other members in the order of their names."""
     props = props or {}
-    secret = any(t.lower() == "secret" for t in strings_of(props.get("tags")))
-    advisories = [s for v in props.values() for s in strings_of(v) if is_advisory(s)]
-    return secret, advisories
+    tags = strings_of(props.get("tags"))
+    secret = any(t.lower() == "secret" for t in tags)
+    values = tags + [s for k in sorted(props) if k != "tags" for s in strings_of(props[k])]
+    return secret, [s for s in values if is_advisory(s)]
 
 
 def redacted(v):

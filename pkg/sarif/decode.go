@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -96,13 +98,13 @@ func (r *reader) run(index int, ptr string) error {
 		case "invocations":
 			return r.array(ptr, true, func(_ int, ptr string) error {
 				var inv struct {
-					WorkingDirectory *artifactLocation `json:"workingDirectory"`
+					WorkingDirectory artifactLocation `json:"workingDirectory"`
 				}
 				if err := r.decode(ptr, &inv); err != nil {
 					return err
 				}
-				if w := inv.WorkingDirectory; w != nil && w.URI != nil && len(rs.dirs) < 16 {
-					rs.dirs = append(rs.dirs, *w.URI)
+				if u := inv.WorkingDirectory.URI; u != "" && len(rs.dirs) < 16 {
+					rs.dirs = append(rs.dirs, u)
 				}
 				return nil
 			})
@@ -335,8 +337,10 @@ func typeName(t reflect.Type) string {
 		t = t.Elem()
 	}
 	switch t {
-	case reflect.TypeFor[secretText]():
+	case reflect.TypeFor[secretText](), reflect.TypeFor[present]():
 		return "a string"
+	case reflect.TypeFor[optInt]():
+		return "an integer"
 	case reflect.TypeFor[properties]():
 		return "an object"
 	}
@@ -372,31 +376,36 @@ func locate(raw []byte, ptr string, te *json.UnmarshalTypeError) string {
 	if p, ok := walk(v, names, te.Value, ptr); ok {
 		return p
 	}
-	return ptr + "/" + escape(names[0])
+	return ptr
 }
 
 func walk(v any, names []string, value, ptr string) (string, bool) {
-	if a, ok := v.([]any); ok {
-		for i, e := range a {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
 			if p, ok := walk(e, names, value, ptr+"/"+strconv.Itoa(i)); ok {
 				return p, true
 			}
 		}
 		return ptr, len(names) == 0 && value == "array"
-	}
-	if len(names) == 0 {
-		k := kindOf(v)
-		return ptr, k == value || value == "number" && strings.HasPrefix(k, "number ")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
+	case map[string]any:
+		if len(names) > 0 {
+			if e, ok := x[names[0]]; ok {
+				return walk(e, names[1:], value, ptr+"/"+escape(names[0]))
+			}
+		} else if value == "object" {
+			return ptr, true
+		}
+		// The error names no map key: try the members of a map in turn.
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if p, ok := walk(x[k], names, value, ptr+"/"+escape(k)); ok {
+				return p, true
+			}
+		}
 		return "", false
 	}
-	e, ok := m[names[0]]
-	if !ok {
-		return "", false
-	}
-	return walk(e, names[1:], value, ptr+"/"+escape(names[0]))
+	k := kindOf(v)
+	return ptr, len(names) == 0 && (k == value || value == "number" && strings.HasPrefix(k, "number "))
 }
 
 // kindOf describes a value as json.UnmarshalTypeError.Value does.
@@ -406,6 +415,8 @@ func kindOf(v any) string {
 		return "string"
 	case json.Number:
 		return "number " + v.String()
+	case float64:
+		return "number"
 	case bool:
 		return "bool"
 	case map[string]any:

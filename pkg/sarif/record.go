@@ -283,14 +283,11 @@ func (rs *runState) repoPath(uri, base string) string {
 	if !absolute(rel) {
 		for depth := 0; base != "" && depth < 8; depth++ {
 			b, ok := rs.bases[base]
-			if !ok || b.URI == nil || absolute(*b.URI) {
+			if !ok || b.URI == "" || absolute(b.URI) {
 				break
 			}
-			rel = strings.TrimSuffix(*b.URI, "/") + "/" + strings.TrimPrefix(rel, "/")
-			base = ""
-			if b.URIBaseID != nil {
-				base = *b.URIBaseID
-			}
+			rel = strings.TrimSuffix(b.URI, "/") + "/" + strings.TrimPrefix(rel, "/")
+			base = b.URIBaseID
 		}
 		return clean(unescape(rel))
 	}
@@ -308,8 +305,8 @@ func (rs *runState) repoPath(uri, base string) string {
 		}
 	}
 	for _, b := range rs.bases {
-		if b.URI != nil && (b.URIBaseID == nil || *b.URIBaseID == "") {
-			try(*b.URI)
+		if b.URIBaseID == "" {
+			try(b.URI)
 		}
 	}
 	for _, d := range rs.dirs {

@@ -2,55 +2,95 @@ package sarif
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 )
 
-// resultJSON is the part of a SARIF result this reader uses.
+// resultJSON is the part of a SARIF result this reader uses. Its fields are
+// values, not pointers, so that decoding one allocates little; an empty
+// string counts as absent.
 type resultJSON struct {
-	RuleID    *string `json:"ruleId"`
-	RuleIndex *int64  `json:"ruleIndex"`
-	Rule      *struct {
-		ID            *string `json:"id"`
-		Index         *int64  `json:"index"`
-		ToolComponent *struct {
-			Index *int64 `json:"index"`
+	RuleID    string `json:"ruleId"`
+	RuleIndex optInt `json:"ruleIndex"`
+	Rule      struct {
+		ID            string `json:"id"`
+		Index         optInt `json:"index"`
+		ToolComponent struct {
+			Index optInt `json:"index"`
 		} `json:"toolComponent"`
 	} `json:"rule"`
-	Kind          *string `json:"kind"`
-	BaselineState *string `json:"baselineState"`
-	Message       *struct {
-		Text *string `json:"text"`
-		ID   *string `json:"id"`
+	Kind          string `json:"kind"`
+	BaselineState string `json:"baselineState"`
+	Message       struct {
+		Text present `json:"text"`
+		ID   present `json:"id"`
 	} `json:"message"`
 	Locations []struct {
-		PhysicalLocation *struct {
-			ArtifactLocation *artifactLocation `json:"artifactLocation"`
-			Region           *region           `json:"region"`
-			ContextRegion    *region           `json:"contextRegion"`
+		PhysicalLocation struct {
+			ArtifactLocation artifactLocation `json:"artifactLocation"`
+			Region           region           `json:"region"`
+			ContextRegion    region           `json:"contextRegion"`
 		} `json:"physicalLocation"`
 	} `json:"locations"`
 	Suppressions []struct {
-		Kind   *string `json:"kind"`
+		Kind   string  `json:"kind"`
 		Status *string `json:"status"`
 	} `json:"suppressions"`
-	PartialFingerprints map[string]string `json:"partialFingerprints"`
-	Properties          properties        `json:"properties"`
+	PartialFingerprints struct {
+		Secret string `json:"secret/v1"`
+	} `json:"partialFingerprints"`
+	Properties properties `json:"properties"`
 }
 
 type artifactLocation struct {
-	URI       *string `json:"uri"`
-	URIBaseID *string `json:"uriBaseId"`
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId"`
 }
 
 type region struct {
-	StartLine *int64 `json:"startLine"`
-	Snippet   *struct {
+	StartLine optInt `json:"startLine"`
+	Snippet   struct {
 		Text secretText `json:"text"`
 	} `json:"snippet"`
+}
+
+// optInt is an integer that may be absent.
+type optInt struct {
+	v   int64
+	set bool
+}
+
+func (o *optInt) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: rawKind(b), Type: reflect.TypeFor[int64]()}
+	}
+	*o = optInt{v: n, set: true}
+	return nil
+}
+
+// present records that a string is there, without keeping it.
+type present bool
+
+func (p *present) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if b[0] != '"' {
+		return &json.UnmarshalTypeError{Value: rawKind(b), Type: reflect.TypeFor[string]()}
+	}
+	*p = true
+	return nil
 }
 
 // ruleJSON is the part of a reportingDescriptor this reader uses.
@@ -109,98 +149,76 @@ func (r *reader) result(ptr string) (pending, error) {
 	if err := r.decode(ptr, &res); err != nil {
 		return p, err
 	}
-	if res.Message == nil {
-		return p, &SchemaError{Pointer: ptr + "/message", Detail: "is required"}
+	if !res.Message.Text && !res.Message.ID {
+		return p, &SchemaError{Pointer: ptr + "/message", Detail: "is required, with text or id"}
 	}
-	if res.Message.Text == nil && res.Message.ID == nil {
-		return p, &SchemaError{Pointer: ptr + "/message", Detail: "must have text or id"}
-	}
-	if err := oneOf(ptr+"/kind", res.Kind, kinds); err != nil {
+	if err := oneOf(ptr, "/kind", res.Kind, kinds); err != nil {
 		return p, err
 	}
-	if err := oneOf(ptr+"/baselineState", res.BaselineState, baselineStates); err != nil {
+	if err := oneOf(ptr, "/baselineState", res.BaselineState, baselineStates); err != nil {
 		return p, err
 	}
-	p.skipped = res.Kind != nil && *res.Kind != "fail" || res.BaselineState != nil && *res.BaselineState == "absent"
+	p.skipped = res.Kind != "" && res.Kind != "fail" || res.BaselineState == "absent"
 	for i, s := range res.Suppressions {
-		sp := ptr + "/suppressions/" + itoa(i)
-		if err := oneOf(sp+"/kind", s.Kind, suppressKinds); err != nil {
+		if err := oneOf(ptr, "/suppressions/"+itoa(i)+"/kind", s.Kind, suppressKinds); err != nil {
 			return p, err
 		}
-		if err := oneOf(sp+"/status", s.Status, statuses); err != nil {
-			return p, err
+		if s.Status != nil {
+			if err := oneOf(ptr, "/suppressions/"+itoa(i)+"/status", *s.Status, statuses); err != nil {
+				return p, err
+			}
 		}
 		if s.Status == nil || *s.Status == "accepted" {
 			p.suppressed = true
 		}
 	}
-	if res.RuleID != nil {
-		p.ruleID = *res.RuleID
-	}
-	if res.RuleIndex != nil {
-		if *res.RuleIndex < -1 {
+	p.ruleID = cmp.Or(res.RuleID, res.Rule.ID)
+	if i := res.RuleIndex; i.set {
+		if i.v < -1 {
 			return p, &SchemaError{Pointer: ptr + "/ruleIndex", Detail: "must be -1 or more"}
 		}
-		p.ruleIndex = *res.RuleIndex
+		p.ruleIndex = i.v
 	}
-	if rl := res.Rule; rl != nil {
-		if p.ruleID == "" && rl.ID != nil {
-			p.ruleID = *rl.ID
+	if i := res.Rule.Index; i.set {
+		if i.v < -1 {
+			return p, &SchemaError{Pointer: ptr + "/rule/index", Detail: "must be -1 or more"}
 		}
-		if rl.Index != nil {
-			if *rl.Index < -1 {
-				return p, &SchemaError{Pointer: ptr + "/rule/index", Detail: "must be -1 or more"}
-			}
-			if p.ruleIndex < 0 {
-				p.ruleIndex = *rl.Index
-			}
-		}
-		if tc := rl.ToolComponent; tc != nil && tc.Index != nil {
-			if *tc.Index < 0 {
-				return p, &SchemaError{Pointer: ptr + "/rule/toolComponent/index", Detail: "must be 0 or more"}
-			}
-			p.component = int(min(*tc.Index, 1<<30))
+		if p.ruleIndex < 0 {
+			p.ruleIndex = i.v
 		}
 	}
-	if len(res.Locations) > 0 && res.Locations[0].PhysicalLocation != nil {
-		pl := res.Locations[0].PhysicalLocation
-		if a := pl.ArtifactLocation; a != nil {
-			if a.URI != nil {
-				p.uri = *a.URI
-			}
-			if a.URIBaseID != nil {
-				p.base = *a.URIBaseID
-			}
+	if tc := res.Rule.ToolComponent.Index; tc.set {
+		if tc.v < 0 {
+			return p, &SchemaError{Pointer: ptr + "/rule/toolComponent/index", Detail: "must be 0 or more"}
 		}
-		if rg := pl.Region; rg != nil {
-			if rg.StartLine != nil && *rg.StartLine < 1 {
+		p.component = int(min(tc.v, 1<<30))
+	}
+	if len(res.Locations) > 0 {
+		pl := &res.Locations[0].PhysicalLocation
+		p.uri, p.base = pl.ArtifactLocation.URI, pl.ArtifactLocation.URIBaseID
+		if l := pl.Region.StartLine; l.set {
+			if l.v < 1 {
 				return p, &SchemaError{Pointer: ptr + "/locations/0/physicalLocation/region/startLine", Detail: "must be 1 or more"}
 			}
-			p.line = rg.StartLine
-			if rg.Snippet != nil {
-				p.value = rg.Snippet.Text
-			}
+			p.line = &l.v
 		}
-		if rg := pl.ContextRegion; rg != nil && rg.Snippet != nil && !p.value.set {
-			p.value = rg.Snippet.Text
+		p.value = pl.Region.Snippet.Text
+		if !p.value.set {
+			p.value = pl.ContextRegion.Snippet.Text
 		}
 	}
-	p.ggshield = res.PartialFingerprints["secret/v1"]
+	p.ggshield = res.PartialFingerprints.Secret
 	p.secret = res.Properties.secret
 	p.advisories = res.Properties.advisories
 	return p, nil
 }
 
-func oneOf(ptr string, v *string, allowed []string) error {
-	if v == nil {
+// oneOf checks an enumerated member, absent or empty being allowed.
+func oneOf(ptr, member, v string, allowed []string) error {
+	if v == "" || slices.Contains(allowed, v) {
 		return nil
 	}
-	for _, a := range allowed {
-		if *v == a {
-			return nil
-		}
-	}
-	return &SchemaError{Pointer: ptr, Detail: "must be one of " + strings.Join(allowed, ", ")}
+	return &SchemaError{Pointer: ptr + member, Detail: "must be one of " + strings.Join(allowed, ", ")}
 }
 
 // secretText is a snippet's text, kept only as its SHA-256: the value is
@@ -247,8 +265,9 @@ type properties struct {
 	advisories []string
 }
 
-// UnmarshalJSON reads the bag's tags, and advisory ids in any member whose
-// value is a string or an array of strings.
+// UnmarshalJSON reads the bag's tags, and advisory ids in its tags and then
+// in any other member whose value is a string or an array of strings, in the
+// order of their names.
 func (p *properties) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
@@ -256,39 +275,36 @@ func (p *properties) UnmarshalJSON(b []byte) error {
 	if b[0] != '{' {
 		return &json.UnmarshalTypeError{Value: rawKind(b), Type: reflect.TypeFor[properties]()}
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	if _, err := d.Token(); err != nil {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return err
+	if v, ok := m["tags"]; ok {
+		tags, ok := stringsOf(v)
+		if a, isArray := v.([]any); !ok || !isArray {
+			return &json.UnmarshalTypeError{Value: wrongTag(v, a), Type: reflect.TypeFor[[]string](), Field: "tags"}
 		}
-		key, _ := t.(string)
-		var v any
-		if err := d.Decode(&v); err != nil {
-			return err
+		for _, tag := range tags {
+			p.secret = p.secret || strings.EqualFold(tag, "secret")
 		}
-		values, ok := stringsOf(v)
-		if key == "tags" {
-			if a, isArray := v.([]any); !ok || !isArray {
-				return &json.UnmarshalTypeError{Value: wrongTag(v, a), Type: reflect.TypeFor[[]string](), Field: "tags"}
-			}
-			for _, tag := range values {
-				if strings.EqualFold(tag, "secret") {
-					p.secret = true
-				}
-			}
-		}
-		for _, s := range values {
-			if isAdvisory(s) {
-				p.advisories = append(p.advisories, s)
+		p.collect(tags)
+	}
+	if len(m) > 1 || len(m) == 1 && m["tags"] == nil {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if values, ok := stringsOf(m[k]); ok && k != "tags" {
+				p.collect(values)
 			}
 		}
 	}
 	return nil
+}
+
+func (p *properties) collect(values []string) {
+	for _, s := range values {
+		if isAdvisory(s) {
+			p.advisories = append(p.advisories, s)
+		}
+	}
 }
 
 // wrongTag describes what makes tags not an array of strings, as
@@ -299,9 +315,6 @@ func wrongTag(v any, a []any) string {
 			v = e
 			break
 		}
-	}
-	if _, ok := v.(json.Number); ok {
-		return "number"
 	}
 	return kindOf(v)
 }
@@ -333,6 +346,8 @@ func isAdvisory(s string) bool { return len(s) <= 64 && advisory.MatchString(s) 
 // rawKind describes a raw JSON value as json.UnmarshalTypeError.Value does.
 func rawKind(b []byte) string {
 	switch b[0] {
+	case 'n':
+		return "null"
 	case '{':
 		return "object"
 	case '[':
@@ -342,5 +357,5 @@ func rawKind(b []byte) string {
 	case 't', 'f':
 		return "bool"
 	}
-	return "number"
+	return "number " + string(b)
 }

@@ -9,11 +9,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -27,7 +27,7 @@ type Limits struct {
 	Results         int   // results in the whole log: 500,000 (every run full)
 	FindingsPerType int   // findings recorded for one scan type (one scan): 25,000
 	RulesPerRun     int   // rules and tool extensions in one run: 100,000
-	ValueBytes      int64 // one JSON value held at once (a result, a rule, a string): 16 MiB
+	ValueBytes      int64 // one JSON value held at once (a result, a rule, a string): 8 MiB
 }
 
 // DefaultLimits are the limits of POST /pr/scan/sarif (DESIGN.md section 8).
@@ -39,7 +39,7 @@ func DefaultLimits() Limits {
 		Results:         20 * 25000,
 		FindingsPerType: 25000,
 		RulesPerRun:     100000,
-		ValueBytes:      16 << 20,
+		ValueBytes:      8 << 20,
 	}
 }
 
@@ -129,10 +129,19 @@ func ReadGzip(r io.Reader, o Options) (*Report, error) {
 }
 
 // ReadBase64Gzip reads a SARIF log sent as GitHub's upload API takes it: a
-// string of the standard base64 of its gzip (line breaks ignored).
+// string of the standard base64 of its gzip (line breaks ignored). A gzip
+// whose trailer says it inflates past Limits.Bytes is refused before any of
+// it is inflated; one whose trailer lies is refused as it inflates.
 func ReadBase64Gzip(s string, o Options) (*Report, error) {
-	b64 := base64.NewDecoder(base64.StdEncoding, strings.NewReader(s))
-	return ReadGzip(tagged{r: b64, detail: "is not valid base64"}, o)
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, &InputError{Detail: "the SARIF log is not valid base64", Err: err}
+	}
+	if n, max := len(b), o.Limits.withDefaults().Bytes; n >= 18 && b[0] == 0x1f && b[1] == 0x8b &&
+		int64(binary.LittleEndian.Uint32(b[n-4:])) > max {
+		return nil, &LimitError{Limit: "bytes", Max: max, Pointer: o.Pointer}
+	}
+	return ReadGzip(bytes.NewReader(b), o)
 }
 
 // ReadMember reads the sarif member of a request body as it was sent: a JSON
@@ -167,7 +176,7 @@ func (e *LimitError) Error() string {
 		"results":           "results",
 		"findings_per_type": "findings of one scan type",
 		"rules_per_run":     "rules in one run",
-		"value_bytes":       "bytes in one JSON value",
+		"value_bytes":       "bytes of one JSON value (or of whitespace) at once",
 	}[e.Limit]
 	s := fmt.Sprintf("the SARIF log holds more than %d %s (limit %s)", e.Max, what, e.Limit)
 	if e.Pointer != "" {

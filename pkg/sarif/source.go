@@ -1,6 +1,7 @@
 package sarif
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"unicode/utf8"
@@ -9,7 +10,7 @@ import (
 // source feeds the decoder the log's bytes as they are decompressed. It
 // refuses them as soon as the log grows past its limit or the decoder holds
 // one value larger than its limit, so that neither is ever held in memory;
-// it also refuses bytes that are not UTF-8 (RFC 8259) and skips a leading
+// it also refuses bytes that are not UTF-8 (RFC 8259) and drops a leading
 // byte order mark.
 type source struct {
 	r        io.Reader
@@ -24,15 +25,28 @@ type source struct {
 }
 
 func (s *source) Read(p []byte) (int, error) {
-	if s.dec != nil && s.n-s.dec.InputOffset() > s.maxValue {
-		return 0, &LimitError{Limit: "value_bytes", Max: s.maxValue, Pointer: s.pointer}
+	room := s.max - s.n + 1 // read at most one byte past each limit
+	if s.dec != nil {
+		held := s.n - s.dec.InputOffset()
+		if held > s.maxValue {
+			return 0, &LimitError{Limit: "value_bytes", Max: s.maxValue, Pointer: s.pointer}
+		}
+		room = min(room, s.maxValue-held+1)
 	}
-	if room := s.max - s.n + 1; int64(len(p)) > room {
-		p = p[:room] // read at most one byte past the limit
+	if int64(len(p)) > room {
+		p = p[:room]
 	}
-	n, err := s.r.Read(p)
+	// Fill p: the decoder rescans what it holds on each read, so many small
+	// reads of a long run of whitespace would cost time quadratic in it.
+	n, err := io.ReadFull(s.r, p)
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
 	if !s.started && n > 0 {
-		n, err = s.skipBOM(p, n, err)
+		s.started = true
+		if bytes.HasPrefix(p[:n], []byte("\xef\xbb\xbf")) {
+			n = copy(p, p[3:n])
+		}
 	}
 	s.n += int64(n)
 	if s.n > s.max {
@@ -40,21 +54,6 @@ func (s *source) Read(p []byte) (int, error) {
 	}
 	if !s.valid(p[:n]) || (err == io.EOF && s.ntail > 0) {
 		return 0, &InputError{Detail: "the SARIF log is not UTF-8"}
-	}
-	return n, err
-}
-
-// skipBOM drops a UTF-8 byte order mark from the first bytes read.
-func (s *source) skipBOM(p []byte, n int, err error) (int, error) {
-	const bom = "\xef\xbb\xbf"
-	for n < len(bom) && err == nil && string(p[:n]) == bom[:n] {
-		var m int
-		m, err = s.r.Read(p[n:min(len(p), len(bom))])
-		n += m
-	}
-	s.started = true
-	if n >= len(bom) && string(p[:len(bom)]) == bom {
-		n = copy(p, p[len(bom):n])
 	}
 	return n, err
 }
