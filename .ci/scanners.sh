@@ -6,20 +6,23 @@
 #
 #   .ci/scanners.sh install   pinned scanners into .build/scanners (idempotent)
 #   .ci/scanners.sh run       SARIF files into .build/sarif/ and facts.json
-#   .ci/scanners.sh golden    copy those SARIF files to pkg/sarif/testdata/golden
-#   .ci/scanners.sh           install, then run
+#   .ci/scanners.sh check     the Go reader (pkg/sarif) against those facts
+#   .ci/scanners.sh golden    copy those files to pkg/sarif/testdata/golden
+#   .ci/scanners.sh           install, run, check
 #
 # Everything comes from the package registries: gitleaks from the Go module
 # proxy, semgrep, bandit and checkov from PyPI, each in a venv of its own.
 # Nothing else is downloaded: semgrep reads rules kept in the repository with
 # --metrics=off, checkov runs with --skip-download.
 #
-# Measured on the 2-core machine (docs/BENCHMARKS.md): install from an empty
-# .build/scanners ~2 min (gitleaks 17 s, semgrep 40 s, bandit 7 s, checkov
-# 35 s); again when installed, under 1 s. run: ~25 s (gitleaks under 1 s,
-# semgrep ~8 s, bandit ~1 s, checkov ~15 s).
+# Measured on the 2-core machine: install on a machine with empty Go and pip
+# caches takes about 2 min (gitleaks 68 s, building it; semgrep 20 s; bandit
+# 6 s; checkov 29 s), and under 1 s once installed. run takes about 6 s
+# (gitleaks under 1 s twice, semgrep 2 s, bandit under 1 s, checkov 3 s),
+# check about 1 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 
 GITLEAKS_VERSION=v8.30.1
 SEMGREP_VERSION=1.180.0 # 1.181 and later need a certifi newer than PyPI serves here
@@ -42,16 +45,24 @@ venv() {
   echo "$spec==$version" > "$tools/$name/.installed"
 }
 
+# timed LABEL CMD...: runs CMD and says how long it took.
+timed() {
+  local label=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "scanners: $label $((SECONDS - start)) s" >&2
+}
+
 install() {
   mkdir -p "$tools/bin"
   if [ "$("$tools/bin/gitleaks" version 2>/dev/null)" != "$GITLEAKS_VERSION" ]; then
-    GOBIN=$tools/bin go install \
+    timed "install gitleaks" env GOBIN="$tools/bin" go install \
       -ldflags "-X github.com/zricethezav/gitleaks/v8/version.Version=$GITLEAKS_VERSION" \
       "github.com/zricethezav/gitleaks/v8@$GITLEAKS_VERSION"
   fi
-  venv semgrep semgrep "$SEMGREP_VERSION"
-  venv bandit 'bandit[sarif]' "$BANDIT_VERSION"
-  venv checkov checkov "$CHECKOV_VERSION"
+  timed "install semgrep" venv semgrep semgrep "$SEMGREP_VERSION"
+  timed "install bandit" venv bandit 'bandit[sarif]' "$BANDIT_VERSION"
+  timed "install checkov" venv checkov checkov "$CHECKOV_VERSION"
 }
 
 # Each scanner runs inside its fixture directory, as a CI job runs inside its
@@ -61,23 +72,31 @@ run() {
   mkdir -p "$out"
   export SEMGREP_ENABLE_VERSION_CHECK=0 SEMGREP_SEND_METRICS=off BC_SKIP_MAPPING=TRUE
 
-  (cd "$fixtures/secrets" && "$tools/bin/gitleaks" dir . --no-banner --log-level error \
-    --exit-code 0 --report-format sarif --report-path "$out/gitleaks.sarif")
-  (cd "$fixtures/secrets" && "$tools/bin/gitleaks" dir . --no-banner --log-level error --redact \
-    --exit-code 0 --report-format sarif --report-path "$out/gitleaks-redacted.sarif")
+  cd "$fixtures/secrets"
+  timed "run gitleaks" "$tools/bin/gitleaks" dir . --no-banner --log-level error \
+    --exit-code 0 --report-format sarif --report-path "$out/gitleaks.sarif"
+  timed "run gitleaks --redact" "$tools/bin/gitleaks" dir . --no-banner --log-level error --redact \
+    --exit-code 0 --report-format sarif --report-path "$out/gitleaks-redacted.sarif"
 
-  (cd "$fixtures/python" && "$tools/semgrep/bin/semgrep" scan --metrics=off --disable-version-check \
-    --config ../semgrep-rules.yml --sarif --output "$out/semgrep.sarif" --quiet .)
+  cd "$fixtures/python"
+  timed "run semgrep" "$tools/semgrep/bin/semgrep" scan --metrics=off --disable-version-check \
+    --config ../semgrep-rules.yml --sarif --output "$out/semgrep.sarif" --quiet .
+  timed "run bandit" "$tools/bandit/bin/bandit" -r . -q -f sarif -o "$out/bandit.sarif" --exit-zero
 
-  (cd "$fixtures/python" && "$tools/bandit/bin/bandit" -r . -q -f sarif -o "$out/bandit.sarif" --exit-zero)
-
-  (cd "$fixtures/iac" && "$tools/checkov/bin/checkov" -d . --framework terraform dockerfile \
-    --skip-download --soft-fail --quiet --compact -o sarif --output-file-path "$out" > /dev/null)
+  cd "$fixtures/iac"
+  timed "run checkov" "$tools/checkov/bin/checkov" -d . --framework terraform dockerfile \
+    --skip-download --soft-fail --quiet --compact -o sarif --output-file-path "$out" > /dev/null
   mv "$out/results_sarif.sarif" "$out/checkov.sarif"
 
+  cd "$root"
+
   python3 .ci/sarif_facts.py --planted "$fixtures/planted.txt" "$out"/*.sarif > "$out/facts.json"
-  echo "SARIF and facts in $out:"
-  ls -l "$out"
+  echo "scanners: SARIF and facts in $out: $(cd "$out" && echo *)"
+}
+
+# check: the Go reader against the facts, over this run's SARIF files.
+check() {
+  SCANGATE_SARIF_DIR=$out go test -count=1 -run 'TestScannerTier' -v ./pkg/sarif
 }
 
 golden() {
@@ -89,7 +108,8 @@ golden() {
 case "${1:-all}" in
   install) install ;;
   run) run ;;
+  check) check ;;
   golden) golden ;;
-  all) install && run ;;
-  *) echo "usage: $0 [install|run|golden|all]" >&2; exit 2 ;;
+  all) install && run && check ;;
+  *) echo "usage: $0 [install|run|check|golden|all]" >&2; exit 2 ;;
 esac

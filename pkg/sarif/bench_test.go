@@ -97,3 +97,26 @@ func peakLive(read func() (*Report, error)) (peak, kept uint64) {
 	}
 	return peak - min(peak, base), end - min(end, base)
 }
+
+// BenchmarkGzipBomb refuses a 134 KiB base64 gzip that inflates to 101 MiB:
+// by its trailer (base64), and as it inflates (gzip, trailer unread).
+func BenchmarkGzipBomb(b *testing.B) {
+	z := bomb(b, `{"version":"2.1.0","runs":[`, ' ')
+	b64 := base64.StdEncoding.EncodeToString(z)
+	b.Run("base64-trailer", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ReadBase64Gzip(b64, Options{}); err == nil {
+				b.Fatal("read")
+			}
+		}
+	})
+	b.Run("gzip-streamed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ReadGzip(bytes.NewReader(z), Options{}); err == nil {
+				b.Fatal("read")
+			}
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package sarif
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -106,12 +107,11 @@ func findingKey(typ, name string, aliases []string, rule, path string, line *int
 
 func readFile(t *testing.T, path string) *Report {
 	t.Helper()
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	rep, err := Read(f, Options{Pointer: "/sarif"})
+	rep, err := Read(bytes.NewReader(b), Options{Pointer: "/sarif"})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -124,7 +124,6 @@ func ReadGzip(r io.Reader, o Options) (*Report, error) {
 	if err != nil {
 		return nil, tagError(err, "is not valid gzip")
 	}
-	defer zr.Close()
 	return read(tagged{r: zr, detail: "is not valid gzip"}, o)
 }
 
