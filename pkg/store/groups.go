@@ -208,4 +208,3 @@ func groupCheck(t *tx, g group) {
 	}
 	t.check(lGroup, g.versionKey(), c)
 }
-
