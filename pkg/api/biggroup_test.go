@@ -44,7 +44,7 @@ func TestManyLargeAllowlistsOfOneName(t *testing.T) {
 		t.Errorf("scan 1: %v secrets; the first allowlist covers its finding", s)
 	}
 	// The last allowlist now also covers vc 9001 and 9002.
-	vcs := append(scope(900_000+17*10_000)[:998], 9001, 9002)
+	vcs := append(scope(900_000 + 17*10_000)[:998], 9001, 9002)
 	body, _ := json.Marshal(map[string]any{"vcs": vcs})
 	if a := mustOK(t, h.modify(18, string(body))); a["secrets_updated"] != 2.0 {
 		t.Errorf("modify: secrets_updated %v; want 2", a["secrets_updated"])
