@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 // AllowlistStore keeps allowlists and re-evaluates what they cover.
 type AllowlistStore interface {
+	CallerStore
 	CreateAllowlist(ctx context.Context, r scangate.Rule, comment string, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error)
 	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error)
 }
@@ -47,7 +47,7 @@ var allowlistRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}
 
 // CreateAllowlist is POST /whitelist.
 func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "CreateAllowlist", Roles: allowlistRoles, Log: log,
+	return Endpoint{Name: "CreateAllowlist", Roles: allowlistRoles, Users: st, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -62,13 +62,13 @@ func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Body: allowlistJSON(a, upd), Location: fmt.Sprintf("/api/whitelist/%d", a.ID)}, nil
+			return Reply{Status: http.StatusCreated, Body: allowlistJSON(a, upd), Location: location(req, "/whitelist", a.ID)}, nil
 		}}
 }
 
 // UpdateAllowlist is PUT /whitelist/{whitelist_id} (Modify Allowlist).
 func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "UpdateAllowlist", Roles: allowlistRoles, Log: log,
+	return Endpoint{Name: "UpdateAllowlist", Roles: allowlistRoles, Users: st, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {

@@ -29,6 +29,24 @@ type Reply struct {
 	Status   int
 	Body     any
 	Location string
+	// Secret marks a body that carries a credential (a token): it is sent
+	// with Cache-Control: no-store and Pragma: no-cache, so that no cache
+	// keeps it (RFC 6749 section 5.1).
+	Secret bool
+}
+
+// location is the path of the record id created in collection (such as
+// "/users"): the path the request was sent to, as the client called it
+// (RequestContext.Path keeps the stage, /prod/api/users, or a custom
+// domain's base path), with the id appended. An event without that path
+// falls back to Path, then to the API's own base path.
+func location(req events.APIGatewayProxyRequest, collection string, id int64) string {
+	for _, p := range []string{req.RequestContext.Path, req.Path} {
+		if p = strings.TrimSuffix(p, "/"); strings.HasSuffix(p, "/api"+collection) {
+			return p + "/" + strconv.FormatInt(id, 10)
+		}
+	}
+	return "/api" + collection + "/" + strconv.FormatInt(id, 10)
 }
 
 // Endpoint is one operation: its name for logs, the roles that may call it
@@ -36,8 +54,17 @@ type Reply struct {
 type Endpoint struct {
 	Name  string
 	Roles []scangate.Role
+	// Users, set on operations that write, is read for the caller's
+	// current record before the work runs: the authorizer's answer is
+	// cached, so the role and active flag it carries may be stale.
+	Users CallerStore
 	Log   *slog.Logger
 	Run   func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
+}
+
+// CallerStore reads a caller's current user record (strongly consistent).
+type CallerStore interface {
+	User(ctx context.Context, id int64) (scangate.User, error)
 }
 
 // Handle runs the endpoint and never returns an error to Lambda: every
@@ -51,6 +78,10 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		resp = jsonResponse(reply.Status, reply.Body)
 		if reply.Location != "" {
 			resp.Headers["Location"] = reply.Location
+		}
+		if reply.Secret {
+			resp.Headers["Cache-Control"] = "no-store"
+			resp.Headers["Pragma"] = "no-cache"
 		}
 	} else {
 		resp = problemResponse(err)
@@ -84,7 +115,28 @@ func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, re
 			return Reply{}, scangate.Errorf(scangate.KindForbidden, "the role %s may not call %s", c.Role, e.Name)
 		}
 	}
+	if e.Users != nil && hasCaller {
+		current, err := e.currentCaller(ctx, c)
+		if err != nil {
+			return Reply{}, err
+		}
+		c = current
+	}
 	return e.Run(ctx, c, req)
+}
+
+// currentCaller checks a writing caller against its user record as it is
+// now: one strongly consistent read, no condition inside the write's
+// transaction (which would make one caller's parallel writes collide).
+func (e Endpoint) currentCaller(ctx context.Context, c scangate.Caller) (scangate.Caller, error) {
+	u, err := e.Users.User(ctx, c.ID)
+	if scangate.KindOf(err) == scangate.KindNotFound {
+		return scangate.Caller{}, scangate.Errorf(scangate.KindUnauthorized, "the token's user does not exist")
+	}
+	if err != nil {
+		return scangate.Caller{}, err
+	}
+	return c.Current(u, e.Roles...)
 }
 
 // callerOf reads the caller the authorizer put in the request context.
@@ -105,7 +157,13 @@ func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
 	if id < 1 || role == "" {
 		return scangate.Caller{}, false
 	}
-	return scangate.Caller{ID: id, Username: name, Role: scangate.Role(role)}, true
+	c := scangate.Caller{ID: id, Username: name, Role: scangate.Role(role)}
+	if s, ok := a["issued_at"].(string); ok {
+		if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+			c.IssuedAt = time.UnixMilli(ms)
+		}
+	}
+	return c, true
 }
 
 // problem is an RFC 9457 problem details body.
@@ -156,9 +214,14 @@ func problemResponse(err error) events.APIGatewayProxyResponse {
 		p.Errors = de.Fields
 		retryAfter = de.RetryAfter
 	}
-	p.Status, p.Title = status, http.StatusText(status)
+	p.Status, p.Title = status, title(status)
 	resp := jsonResponse(status, p)
 	resp.Headers["Content-Type"] = "application/problem+json"
+	if he != nil {
+		for k, v := range he.headers {
+			resp.Headers[k] = v
+		}
+	}
 	if retryAfter > 0 {
 		resp.Headers["Retry-After"] = strconv.Itoa(int(math.Ceil(retryAfter.Seconds())))
 	}
@@ -166,6 +229,17 @@ func problemResponse(err error) events.APIGatewayProxyResponse {
 		resp.Headers["WWW-Authenticate"] = `Bearer realm="scangate"`
 	}
 	return resp
+}
+
+// title is a problem's title: the reason phrase of RFC 9110 for 413,
+// "Content Too Large", as API Gateway's REQUEST_TOO_LARGE answer in
+// template.yaml says (Go still says "Request Entity Too Large"), and Go's
+// reason phrase otherwise.
+func title(status int) string {
+	if status == http.StatusRequestEntityTooLarge {
+		return "Content Too Large"
+	}
+	return http.StatusText(status)
 }
 
 func jsonResponse(status int, body any) events.APIGatewayProxyResponse {

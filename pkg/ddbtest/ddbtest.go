@@ -16,6 +16,7 @@ import (
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/retry"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -131,7 +132,7 @@ func New(t testing.TB) *Env {
 			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &e.Table})
 		})
 	}
-	e.DB, e.Store = db, store.New(db, e.Table)
+	e.DB, e.Store = db, store.New(db, e.Table, store.WithRetry(retry.Immediate))
 	e.trips.Store(0)
 	return e
 }
@@ -153,5 +154,5 @@ func (e *Env) Recorder(t testing.TB, record func(op string, input any)) *store.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store.New(db, e.Table)
+	return store.New(db, e.Table, store.WithRetry(retry.Immediate))
 }

@@ -3,6 +3,7 @@ package scangate
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // ScanType is what a scan looks for.
@@ -26,15 +27,20 @@ const (
 	MaxOtherDetails = 64 << 10 // serialized bytes
 	MaxNameLen      = 256      // a finding's name, a repo's or integration's name
 	MaxTextLen      = 2048     // links, paths, titles
+	// MaxAliases bounds a finding's aliases, each of which is an index
+	// entry of its own.
+	MaxAliases = 20
 )
 
 // Finding is one secret or vulnerability found by a scan. It has the scan's
 // type, repository and version-control integration.
 type Finding struct {
-	Name string // a secret's fingerprint or an advisory id
-	Rule string
-	Path string
-	Line *int64
+	Name     string   // a secret's fingerprint or an advisory id
+	Aliases  []string // other ids of the same advisory (vulnerabilities only)
+	Rule     string
+	Path     string
+	Line     *int64
+	InSource bool // suppressed in the scanned source (SARIF): never counted
 }
 
 // PRRef identifies a pull request as the scanner knows it.
@@ -160,13 +166,31 @@ func (s NewScan) Validate(p *Problems) {
 	}
 	for i, f := range s.Findings {
 		ptr := "/findings/" + itoa(i)
-		text(ptr+"/name", f.Name, 1, MaxNameLen)
+		checkName(p, ptr+"/name", f.Name)
+		if len(f.Aliases) > MaxAliases {
+			p.Add(ptr+"/aliases", "may hold at most %d aliases", MaxAliases)
+		} else {
+			for k, a := range f.Aliases {
+				checkName(p, ptr+"/aliases/"+itoa(k), a)
+			}
+		}
 		text(ptr+"/rule", f.Rule, 0, MaxNameLen)
 		text(ptr+"/path", f.Path, 0, MaxTextLen)
 		if f.Line != nil && *f.Line < 1 {
 			p.Add(ptr+"/line", "must be a positive integer")
 		}
 	}
+}
+
+// checkName checks a name that findings are matched by (a finding's name or
+// alias, an allowlist's name): 1 to MaxNameLen characters, none of them a
+// control or format character.
+func checkName(p *Problems, ptr, s string) {
+	if n := utf8.RuneCountInString(s); n < 1 || n > MaxNameLen {
+		p.Add(ptr, "must be 1 to %d characters", MaxNameLen)
+		return
+	}
+	checkHidden(p, ptr, s)
 }
 
 func itoa(i int) string {
