@@ -58,6 +58,9 @@ func (r *reader) log() error {
 			if err := r.decode(ptr, &v); err != nil {
 				return err
 			}
+			if v != "2.1.0" {
+				return errVersion(ptr)
+			}
 			version = &v
 			return nil
 		case "runs":
@@ -74,12 +77,16 @@ func (r *reader) log() error {
 	switch {
 	case err != nil:
 		return err
-	case version == nil || *version != "2.1.0":
-		return &SchemaError{Pointer: r.ptr + "/version", Detail: `must be "2.1.0": only SARIF 2.1.0 is read`}
+	case version == nil:
+		return errVersion(r.ptr + "/version")
 	case !runs:
 		return &SchemaError{Pointer: r.ptr + "/runs", Detail: "is required"}
 	}
 	return nil
+}
+
+func errVersion(ptr string) error {
+	return &SchemaError{Pointer: ptr, Detail: `must be "2.1.0": only SARIF 2.1.0 is read`}
 }
 
 // run reads one run: its tool, its base URIs and working directories, and

@@ -237,3 +237,12 @@ func TestUTF8Split(t *testing.T) {
 		}
 	}
 }
+
+// A wrong version is refused as soon as it is read, before the runs.
+func TestVersionFirst(t *testing.T) {
+	_, err := Read(strings.NewReader(`{"version":"2.0.0","runs":[`+strings.Repeat("!", 1<<20)), Options{})
+	var se *SchemaError
+	if !errors.As(err, &se) || se.Pointer != "/version" {
+		t.Errorf("got %v", err)
+	}
+}
