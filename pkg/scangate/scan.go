@@ -29,7 +29,7 @@ const (
 	MaxTextLen      = 2048     // links, paths, titles
 	// MaxAliases bounds a finding's aliases, each of which is an index
 	// entry of its own.
-	MaxAliases = 50
+	MaxAliases = 20
 )
 
 // Finding is one secret or vulnerability found by a scan. It has the scan's

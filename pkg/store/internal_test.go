@@ -242,7 +242,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		for _, k := range []struct {
 			name string
 			max  int
-		}{{aPK, 2048}, {aSK, 1024}, {aGSI1PK, 2048}, {aGSI1SK, 1024}} {
+		}{{aPK, 2048}, {aSK, 1024}, {aGSI1PK, 2048}, {aGSI1SK, 1024}, {aGSI2PK, 2048}, {aGSI2SK, 1024}, {aGSI3PK, 2048}, {aGSI3SK, 1024}} {
 			if n := len(getS(it, k.name)); n > k.max {
 				t.Errorf("%s: %s of %d bytes; DynamoDB allows %d", kind, k.name, n, k.max)
 			}

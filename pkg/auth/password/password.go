@@ -39,15 +39,16 @@ func Hash(password string) (string, error) {
 		argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
-// dummyHash is verified against when a login names no user, so that an
-// unknown username costs the same time as a wrong password.
-const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$c2NhbmdhdGUtZHVtbXktc2FsdA$1YV9J6nS0Kc8c9kzKMEvJ8P5n2JtqSx6n4m3QnUvx3o"
+// DummyHash is verified against when a login names no user, so that an
+// unknown username costs the same time as a wrong password. It is the hash
+// of no password anyone uses.
+const DummyHash = "$argon2id$v=19$m=19456,t=2,p=1$c2NhbmdhdGUtZHVtbXktc2FsdA$1YV9J6nS0Kc8c9kzKMEvJ8P5n2JtqSx6n4m3QnUvx3o"
 
 // Check reports whether password matches the PHC-format hash. An
 // empty hash is checked against a dummy hash and never matches.
 func Check(hash, password string) (bool, error) {
 	if hash == "" {
-		_, _ = Check(dummyHash, password)
+		_, _ = Check(DummyHash, password)
 		return false, nil
 	}
 	parts := strings.Split(hash, "$")

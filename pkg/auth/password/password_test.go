@@ -26,7 +26,7 @@ func TestPasswordHash(t *testing.T) {
 	if ok, err := Check("", "anything"); ok || err != nil {
 		t.Errorf("an empty hash matched or failed: %v, %v", ok, err)
 	}
-	if _, err := Check(dummyHash, "x"); err != nil {
+	if _, err := Check(DummyHash, "x"); err != nil {
 		t.Errorf("the dummy hash does not parse: %v", err)
 	}
 	if _, err := Check("$2a$10$abc", "x"); err == nil {
