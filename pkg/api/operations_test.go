@@ -3,6 +3,8 @@ package api_test
 import (
 	"fmt"
 	"os"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -47,6 +49,30 @@ func TestOperationsAgree(t *testing.T) {
 	}
 	for _, p := range checkOperations(api.Operations(), dirs, tpl, openapi) {
 		t.Error(p)
+	}
+}
+
+// TestMainsCallTheirConstructor: each functions/<op>/main.go calls the
+// constructor of its table entry, and none calls Operations(), which would
+// link every handler into every Lambda.
+func TestMainsCallTheirConstructor(t *testing.T) {
+	for _, op := range api.Operations() {
+		var fn any = op.API
+		if op.Authorizer != nil {
+			fn = op.Authorizer
+		}
+		name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+		ctor := "api." + name[strings.LastIndex(name, ".")+1:] + "("
+		b, err := os.ReadFile(repo + "functions/" + op.Name + "/main.go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), ctor) {
+			t.Errorf("functions/%s/main.go does not call %s...)", op.Name, ctor)
+		}
+		if strings.Contains(string(b), "Operations(") {
+			t.Errorf("functions/%s/main.go calls Operations()", op.Name)
+		}
 	}
 }
 
