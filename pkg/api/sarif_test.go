@@ -49,7 +49,7 @@ func golden(t *testing.T, name string) map[string]any {
 	return log
 }
 
-func gzipBase64(t *testing.T, log any) string {
+func gzipBase64(t testing.TB, log any) string {
 	t.Helper()
 	b, _ := json.Marshal(log)
 	var buf bytes.Buffer
