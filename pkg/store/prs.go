@@ -30,7 +30,7 @@ type prRecord struct {
 	lastScanID int64 // newest scan overall
 	secScan    int64 // newest SECRET scan, 0 if none
 	secAt      string
-	secBlock   bool // its block status
+	secBlock   bool  // its block status
 	vulnScan   int64 // newest VULNERABILITY scan, 0 if none
 	vulnAt     string
 	vulnBlock  bool
@@ -39,7 +39,9 @@ type prRecord struct {
 
 // blocked reports whether the PR is blocked: the newest scan of either
 // type blocks.
-func (r prRecord) blocked() bool { return r.secScan != 0 && r.secBlock || r.vulnScan != 0 && r.vulnBlock }
+func (r prRecord) blocked() bool {
+	return r.secScan != 0 && r.secBlock || r.vulnScan != 0 && r.vulnBlock
+}
 
 // listingSK orders PRs by last scan, newest last (queries read backwards).
 func (r prRecord) listingSK() string { return r.LastScan.String() + "#" + fmt.Sprintf("%019d", r.ID) }
