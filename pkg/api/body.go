@@ -74,7 +74,10 @@ func hasHeader(req events.APIGatewayProxyRequest, name string) bool {
 // body checks a request body in the order of the contract (413, 415, 400)
 // and returns its members, not yet checked against any schema. A body must
 // be JSON in UTF-8 with no content coding (gzip and the like).
-func body(req events.APIGatewayProxyRequest) (members, error) {
+func body(req events.APIGatewayProxyRequest) (members, error) { return bodyUpTo(req, MaxBody) }
+
+// bodyUpTo is body with a larger limit, for the operations that take one.
+func bodyUpTo(req events.APIGatewayProxyRequest, limit int) (members, error) {
 	raw := []byte(req.Body)
 	if req.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(req.Body)
@@ -83,8 +86,8 @@ func body(req events.APIGatewayProxyRequest) (members, error) {
 		}
 		raw = b
 	}
-	if len(raw) > MaxBody {
-		return nil, failf(413, "the body is %d bytes; at most %d are accepted", len(raw), MaxBody)
+	if len(raw) > limit {
+		return nil, failf(413, "the body is %d bytes; at most %d are accepted", len(raw), limit)
 	}
 	if hasHeader(req, "Content-Encoding") {
 		return nil, &httpError{status: 415, detail: "send the body without Content-Encoding: no content coding is accepted",

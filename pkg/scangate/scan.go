@@ -135,6 +135,13 @@ func Counts(t ScanType, suppressed []bool) (secrets, vulnerabilities int64) {
 // Validate checks the bounds of a scan to record; types were checked when
 // the body was read.
 func (s NewScan) Validate(p *Problems) {
+	s.ValidateEnvelope(p)
+	s.validateFindings(p)
+}
+
+// ValidateEnvelope checks the bounds of everything but the findings (a
+// SARIF upload's findings are checked as its log is read).
+func (s NewScan) ValidateEnvelope(p *Problems) {
 	text := func(ptr, v string, lo, hi int) {
 		if n := len([]rune(v)); n < lo || n > hi {
 			p.Add(ptr, "must be %d to %d characters", lo, hi)
@@ -160,6 +167,14 @@ func (s NewScan) Validate(p *Problems) {
 	if len(s.OtherDetails) > MaxOtherDetails {
 		p.Add("/other_details", "must be at most %d bytes of JSON", MaxOtherDetails)
 	}
+}
+
+func (s NewScan) validateFindings(p *Problems) {
+	text := func(ptr, v string, lo, hi int) {
+		if n := len([]rune(v)); n < lo || n > hi {
+			p.Add(ptr, "must be %d to %d characters", lo, hi)
+		}
+	}
 	if len(s.Findings) > MaxFindings {
 		p.Add("/findings", "may hold at most %d findings", MaxFindings)
 		return
@@ -167,7 +182,9 @@ func (s NewScan) Validate(p *Problems) {
 	for i, f := range s.Findings {
 		ptr := "/findings/" + itoa(i)
 		checkName(p, ptr+"/name", f.Name)
-		if len(f.Aliases) > MaxAliases {
+		if len(f.Aliases) > 0 && s.Type != ScanVulnerability {
+			p.Add(ptr+"/aliases", "only vulnerabilities have aliases")
+		} else if len(f.Aliases) > MaxAliases {
 			p.Add(ptr+"/aliases", "may hold at most %d aliases", MaxAliases)
 		} else {
 			for k, a := range f.Aliases {
