@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -41,6 +42,7 @@ func userItem(u scangate.User, ver int64) item {
 		it[aValidFrom] = num(u.TokensValidFrom.UnixMilli())
 	}
 	it[aVer] = num(ver)
+	it[aGSI2PK], it[aGSI2SK] = str("USERS"), str(fmt.Sprintf("%019d", u.ID)) // the users by id
 	return it
 }
 
