@@ -3,6 +3,8 @@
 package config
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +19,13 @@ type Config struct {
 	Endpoint string        // DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint instead of AWS
 	TokenTTL time.Duration // TOKEN_TTL_SECONDS: lifetime of login tokens (default 12 h)
 	LogLevel slog.Level    // LOG_LEVEL: DEBUG, INFO, WARN or ERROR (default INFO)
+	// CursorKey (CURSOR_KEY, base64 of at least 32 bytes) seals the
+	// cursors of listings; only the listing functions are given it.
+	CursorKey []byte
 }
+
+// MinCursorKey is the fewest bytes a cursor key may have.
+const MinCursorKey = 32
 
 // DefaultTokenTTL is the lifetime of a login token unless configured.
 const DefaultTokenTTL = 12 * time.Hour
@@ -40,7 +48,23 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("LOG_LEVEL %q: %w", s, err)
 		}
 	}
+	if s := getenv("CURSOR_KEY"); s != "" {
+		k, err := base64.StdEncoding.DecodeString(s)
+		if err != nil || len(k) < MinCursorKey {
+			return c, fmt.Errorf("CURSOR_KEY must be base64 of at least %d bytes", MinCursorKey) // never the value
+		}
+		c.CursorKey = k
+	}
 	return c, nil
+}
+
+// NeedCursorKey fails when no cursor key is configured: a listing
+// function calls it at init, so that it refuses to start without one.
+func (c Config) NeedCursorKey() error {
+	if len(c.CursorKey) < MinCursorKey {
+		return errors.New("CURSOR_KEY is not set")
+	}
+	return nil
 }
 
 // Logger returns the JSON logger of the configured level writing to w.

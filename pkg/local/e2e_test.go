@@ -140,7 +140,7 @@ func TestGatewayBehaviour(t *testing.T) {
 	admin := loginToken(t, api, "admin", adminPassword(t, dir))
 
 	// Unknown routes and methods: 404 problem details, authorizer or not.
-	for _, r := range [][2]string{{"GET", "/nothing"}, {"GET", "/users"}, {"DELETE", "/users/1"}, {"POST", "/auth/token/x"}, {"PUT", "/users/1/"}} {
+	for _, r := range [][2]string{{"GET", "/nothing"}, {"GET", "/auth/token"}, {"DELETE", "/users/1"}, {"PUT", "/users/me"}, {"GET", "/pr/scan"}, {"POST", "/auth/token/x"}, {"PUT", "/users/1/"}} {
 		resp, body := do(t, r[0], api+r[1], admin, "")
 		if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(body, `"status":404`) {
 			t.Errorf("%s %s: %d %s", r[0], r[1], resp.StatusCode, body)

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -35,6 +36,9 @@ type Options struct {
 	AuthorizerTTL time.Duration // authorizer cache TTL; negative: the template's
 	TokenTTL      time.Duration // lifetime of login tokens
 	Seed          bool          // record demo data
+	// CursorKey seals the listings' cursors; empty: a random key made at
+	// start (cursors then last as long as the process).
+	CursorKey []byte
 	Log           *slog.Logger
 }
 
@@ -147,7 +151,13 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	if storeFor == nil {
 		storeFor = func(string) *store.Store { return s.Store }
 	}
-	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL}
+	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey}
+	if len(cfg.CursorKey) == 0 {
+		cfg.CursorKey = make([]byte, 32)
+		if _, err := rand.Read(cfg.CursorKey); err != nil {
+			return fmt.Errorf("cursor key: %w", err)
+		}
+	}
 	fns := Functions(func(id string) api.Deps {
 		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}}
 	})
