@@ -38,32 +38,62 @@ const (
 // repoPRsPK is the GSI3 partition of one repository's PRs.
 func repoPRsPK(vcID, repoID int64) string { return fmt.Sprintf("PRS#%d#%d", vcID, repoID) }
 
-// filteredReads is how many items a filtered page reads at least (within
-// DynamoDB's 1 MB a Query), so that a selective filter still fills pages
-// rather than answering a run of nearly empty ones.
-const filteredReads = 500
+// A filter is applied to what the Query reads, in Go, not as a
+// FilterExpression: DynamoDB bills the items a Query reads, filtered or
+// not, and so it behaves alike on every DynamoDB-API server (the embedded
+// one counts other partitions' items towards Limit once a FilterExpression
+// is set). A filtered page reads up to filteredReads(limit) items, so that
+// a selective filter still fills pages rather than answering a run of
+// nearly empty ones (docs/DECISIONS.md).
+func filteredReads(limit int) int { return min(max(4*limit, 25), 400) }
 
-// listPage reads one page of a listing: queryPage, reading further ahead
-// when a filter may drop items, and cut back to limit.
-func (s *Store) listPage(ctx context.Context, op string, q pageQuery, limit int, after map[string]string) (Page, error) {
-	if q.filter == "" {
+// listPage reads one page of a listing: the items of one Query that keep
+// accepts (all, when keep is nil), at most limit, and the key to go on
+// from.
+func (s *Store) listPage(ctx context.Context, op string, q pageQuery, keep func(item) bool, limit int, after map[string]string) (Page, error) {
+	if keep == nil {
 		return s.queryPage(ctx, op, q, limit, after)
 	}
-	p, err := s.queryPage(ctx, op, q, max(limit, filteredReads), after)
-	if err != nil || len(p.Items) <= limit {
-		return p, err
+	p, err := s.queryPage(ctx, op, q, filteredReads(limit), after)
+	if err != nil {
+		return Page{}, err
 	}
-	p.Items = p.Items[:limit]
-	p.Next = q.pageKey(p.Items[limit-1])
-	return p, nil
+	kept := make([]item, 0, limit)
+	for _, it := range p.Items {
+		if !keep(it) {
+			continue
+		}
+		if len(kept) == limit { // one more: the next page starts after the last kept
+			return Page{Items: kept, Next: q.pageKey(kept[limit-1])}, nil
+		}
+		kept = append(kept, it)
+	}
+	return Page{Items: kept, Next: p.Next}, nil
 }
 
-// withFilter adds a condition to a query's filter expression.
-func (q *pageQuery) withFilter(expr string, values item) {
-	if q.filter != "" {
-		expr = q.filter + " AND " + expr
+// filters are the conditions of a listing's filter; all must hold.
+type filters []func(item) bool
+
+func (f filters) keep() func(item) bool {
+	if len(f) == 0 {
+		return nil
 	}
-	q.filter, q.values = expr, merge(q.values, values)
+	return func(it item) bool {
+		for _, ok := range f {
+			if !ok(it) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func boolIs(name string, want *bool, def bool) func(item) bool {
+	return func(it item) bool { return getBool(it, name, def) == *want }
+}
+
+func stringIs(name, want string) func(item) bool {
+	return func(it item) bool { return getS(it, name) == want }
 }
 
 // FindingsPage reads a page of a scan's findings in the order they were
@@ -75,8 +105,9 @@ func (q *pageQuery) withFilter(expr string, values item) {
 // page, one for the next.
 func (s *Store) FindingsPage(ctx context.Context, scanID int64, suppressed *bool, limit int, after map[string]string) ([]scangate.RecordedFinding, map[string]string, error) {
 	q := pageQuery{pk: aPK, sk: aSK, value: scanPK(scanID), prefix: "FINDING#", strong: true}
+	var f filters
 	if suppressed != nil {
-		q.withFilter(ref(aSup)+" = :sup", item{":sup": boolean(*suppressed)})
+		f = append(f, boolIs(aSup, suppressed, false))
 	}
 	var scan []item
 	var scanErr error
@@ -84,7 +115,7 @@ func (s *Store) FindingsPage(ctx context.Context, scanID int64, suppressed *bool
 	if after == nil {
 		wg.Go(func() { scan, scanErr = s.batchGet(ctx, "get scan", []item{scanKey(scanID)}) })
 	}
-	p, err := s.listPage(ctx, "list findings", q, limit, after)
+	p, err := s.listPage(ctx, "list findings", q, f.keep(), limit, after)
 	wg.Wait()
 	switch {
 	case scanErr != nil:
@@ -131,10 +162,11 @@ func prScansSK(sc scangate.Scan) string {
 // Query and one BatchGetItem.
 func (s *Store) PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) ([]scangate.Scan, scangate.PR, map[string]string, error) {
 	q := pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: prScansPK(prID), newest: true}
+	var f filters
 	if t != "" {
-		q.withFilter(ref(aScanType)+" = :type", item{":type": str(string(t))})
+		f = append(f, stringIs(aScanType, string(t)))
 	}
-	p, err := s.listPage(ctx, "list a PR's scans", q, limit, after)
+	p, err := s.listPage(ctx, "list a PR's scans", q, f.keep(), limit, after)
 	if err != nil {
 		return nil, scangate.PR{}, nil, err
 	}
@@ -168,10 +200,11 @@ func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, aft
 	if f.VcID != 0 || f.RepoID != 0 {
 		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: repoPRsPK(f.VcID, f.RepoID), newest: true}
 	}
+	var keep filters
 	if f.Blocked != nil {
-		q.withFilter(ref(aBlocked)+" = :blocked", item{":blocked": boolean(*f.Blocked)})
+		keep = append(keep, boolIs(aBlocked, f.Blocked, true))
 	}
-	p, err := s.listPage(ctx, "list PRs", q, limit, after)
+	p, err := s.listPage(ctx, "list PRs", q, keep.keep(), limit, after)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,18 +221,20 @@ func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, aft
 // exactly that name. One Query.
 func (s *Store) AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) ([]scangate.Allowlist, map[string]string, error) {
 	q := pageQuery{index: GSI2, pk: aGSI2PK, sk: aGSI2SK, value: allAllowlistsPK, newest: true}
+	var keep filters
 	if f.Name != "" {
 		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: allowNamePK(f.Name), newest: true}
-		q.withFilter("("+ref(aType)+" = :vuln OR "+ref(aName)+" = :name)",
-			item{":vuln": str(string(scangate.ScanVulnerability)), ":name": str(f.Name)})
+		keep = append(keep, func(it item) bool {
+			return getS(it, aType) == string(scangate.ScanVulnerability) || getS(it, aName) == f.Name
+		})
 	}
 	if f.Type != "" {
-		q.withFilter(ref(aType)+" = :type", item{":type": str(string(f.Type))})
+		keep = append(keep, stringIs(aType, string(f.Type)))
 	}
 	if f.Active != nil {
-		q.withFilter(ref(aActive)+" = :active", item{":active": boolean(*f.Active)})
+		keep = append(keep, boolIs(aActive, f.Active, false))
 	}
-	p, err := s.listPage(ctx, "list allowlists", q, limit, after)
+	p, err := s.listPage(ctx, "list allowlists", q, keep.keep(), limit, after)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,13 +249,14 @@ func (s *Store) AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, 
 // UsersPage reads a page of users by id, by f. One Query.
 func (s *Store) UsersPage(ctx context.Context, f scangate.UserFilter, limit int, after map[string]string) ([]scangate.User, map[string]string, error) {
 	q := pageQuery{index: GSI2, pk: aGSI2PK, sk: aGSI2SK, value: allUsersPK}
+	var keep filters
 	if f.Role != "" {
-		q.withFilter(ref(aRole)+" = :role", item{":role": str(string(f.Role))})
+		keep = append(keep, stringIs(aRole, string(f.Role)))
 	}
 	if f.Active != nil {
-		q.withFilter(ref(aActive)+" = :active", item{":active": boolean(*f.Active)})
+		keep = append(keep, boolIs(aActive, f.Active, true))
 	}
-	p, err := s.listPage(ctx, "list users", q, limit, after)
+	p, err := s.listPage(ctx, "list users", q, keep.keep(), limit, after)
 	if err != nil {
 		return nil, nil, err
 	}
