@@ -39,7 +39,7 @@ type Options struct {
 	// CursorKey seals the listings' cursors; empty: a random key made at
 	// start (cursors then last as long as the process).
 	CursorKey []byte
-	Log           *slog.Logger
+	Log       *slog.Logger
 }
 
 // Stack is the running local service.
