@@ -91,6 +91,7 @@ func Operations() []Operation {
 		{Name: "create-user", API: NewCreateUser},
 		{Name: "update-user", API: NewUpdateUser},
 		{Name: "record-scan", API: NewRecordScan},
+		{Name: "record-sarif", API: NewRecordSARIF},
 		{Name: "get-scan", API: NewGetScan},
 		{Name: "create-allowlist", API: NewCreateAllowlist},
 		{Name: "update-allowlist", API: NewUpdateAllowlist},
@@ -117,6 +118,9 @@ func NewUpdateUser(d Deps) Handler { return UpdateUser(d.Store, d.Now, d.Log).Ha
 
 // NewRecordScan builds POST /pr/scan.
 func NewRecordScan(d Deps) Handler { return RecordScan(d.Store, d.Now, d.Log).Handle }
+
+// NewRecordSARIF builds POST /pr/scan/sarif.
+func NewRecordSARIF(d Deps) Handler { return RecordSARIF(d.Store, d.Now, d.Log).Handle }
 
 // NewGetScan builds GET /pr/scan/{pr_scan_id}.
 func NewGetScan(d Deps) Handler { return GetScan(d.Store, d.Log).Handle }
