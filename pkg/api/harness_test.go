@@ -35,7 +35,7 @@ const adminPassword = "admin-password-123"
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	env := ddbtest.New(t)
-	admin, err := auth.BootstrapAdmin(context.Background(), env.Store, password.Argon2id{}, fold.Fold, "admin", "admin@example.com", adminPassword)
+	admin, err := auth.Bootstrap{Store: env.Store, Passwords: password.Argon2id{}, Fold: fold.Fold, Who: scangate.Who{RequestID: "test-bootstrap"}}.Admin(context.Background(), "admin", "admin@example.com", adminPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func (h *harness) member(name string, role scangate.Role) scangate.Caller {
 	h.t.Helper()
 	at := scangate.At(time.Now())
 	u, err := h.env.Store.CreateUser(context.Background(), scangate.User{Username: name, Email: name + "@example.com",
-		Role: role, Active: true, PasswordHash: "x", CreatedAt: at, UpdatedAt: at})
+		Role: role, Active: true, PasswordHash: "x", CreatedAt: at, UpdatedAt: at}, scangate.Who{RequestID: "test"})
 	if err != nil {
 		h.t.Fatal(err)
 	}

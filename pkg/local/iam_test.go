@@ -193,7 +193,7 @@ func TestIAMPolicies(t *testing.T) {
 				t.Errorf("%s: the policy grants %s", fn, a)
 			}
 		}
-		if fn == "GetScanFunction" || fn == "AuthorizerFunction" {
+		if fn == "GetScanFunction" {
 			for _, a := range allowed {
 				if !slices.Contains(reads, a) {
 					t.Errorf("%s reads only, but may %s", fn, a)

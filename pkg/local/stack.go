@@ -123,7 +123,7 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 		}
 		generated = true
 	}
-	_, err := auth.BootstrapAdmin(ctx, s.Store, passwordpkg.Argon2id{}, fold.Fold, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
+	_, err := auth.Bootstrap{Store: s.Store, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold, Who: scangate.Who{RequestID: "local-bootstrap"}}.Admin(ctx, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
 	switch {
 	case scangate.KindOf(err) == scangate.KindConflict:
 		s.AdminNote = "an admin exists already in this table; log in with its password"
