@@ -77,7 +77,10 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 	caller, hasCaller := callerOf(req)
 	reply, err := e.run(ctx, caller, hasCaller, req)
 	var resp events.APIGatewayProxyResponse
-	if err == nil {
+	switch {
+	case err == nil && reply.Status == http.StatusNoContent:
+		resp = events.APIGatewayProxyResponse{StatusCode: reply.Status, Headers: map[string]string{}}
+	case err == nil:
 		resp = jsonResponse(reply.Status, reply.Body)
 		if reply.Location != "" {
 			resp.Headers["Location"] = reply.Location
@@ -86,7 +89,7 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 			resp.Headers["Cache-Control"] = "no-store"
 			resp.Headers["Pragma"] = "no-cache"
 		}
-	} else {
+	default:
 		resp = problemResponse(err)
 	}
 	attrs := []any{
