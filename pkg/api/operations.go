@@ -26,6 +26,7 @@ type Store interface {
 	UserReader
 	auth.LoginStore
 	auth.TokenStore
+	TokenStore
 }
 
 // Passwords hashes and checks passwords (pkg/auth/password.Argon2id).
@@ -44,6 +45,9 @@ type Deps struct {
 	// Passwords is set only for the functions that hash or check a
 	// password, so that no other function links argon2.
 	Passwords Passwords
+	// Fold (pkg/fold.Fold) is set only for the functions that store an
+	// e-mail address, so that no other function links x/text's tables.
+	Fold Folder
 }
 
 // Operation is one Lambda function of template.yaml.
@@ -94,9 +98,13 @@ func Operations() []Operation {
 		{Name: "create-user", API: NewCreateUser},
 		{Name: "update-user", API: NewUpdateUser},
 		{Name: "record-scan", API: NewRecordScan},
+		{Name: "record-sarif", API: NewRecordSARIF},
 		{Name: "get-scan", API: NewGetScan},
 		{Name: "create-allowlist", API: NewCreateAllowlist},
 		{Name: "update-allowlist", API: NewUpdateAllowlist},
+		{Name: "create-token", API: NewCreateToken},
+		{Name: "revoke-token", API: NewRevokeToken},
+		{Name: "logout", API: NewLogout},
 		{Name: "list-findings", API: NewListFindings},
 		{Name: "get-pr", API: NewGetPR},
 		{Name: "list-pr-scans", API: NewListPRScans},
@@ -121,14 +129,17 @@ func NewLogin(d Deps) Handler {
 
 // NewCreateUser builds POST /users; it needs d.Passwords.
 func NewCreateUser(d Deps) Handler {
-	return CreateUser(d.Store, d.Passwords.Hash, d.Now, d.Log).Handle
+	return CreateUser(d.Store, d.Passwords.Hash, d.Fold, d.Now, d.Log).Handle
 }
 
 // NewUpdateUser builds PUT /users/{user_id}.
-func NewUpdateUser(d Deps) Handler { return UpdateUser(d.Store, d.Now, d.Log).Handle }
+func NewUpdateUser(d Deps) Handler { return UpdateUser(d.Store, d.Fold, d.Now, d.Log).Handle }
 
 // NewRecordScan builds POST /pr/scan.
 func NewRecordScan(d Deps) Handler { return RecordScan(d.Store, d.Now, d.Log).Handle }
+
+// NewRecordSARIF builds POST /pr/scan/sarif.
+func NewRecordSARIF(d Deps) Handler { return RecordSARIF(d.Store, d.Now, d.Log).Handle }
 
 // NewGetScan builds GET /pr/scan/{pr_scan_id}.
 func NewGetScan(d Deps) Handler { return GetScan(d.Store, d.Log).Handle }
@@ -138,6 +149,15 @@ func NewCreateAllowlist(d Deps) Handler { return CreateAllowlist(d.Store, d.Now,
 
 // NewUpdateAllowlist builds PUT /whitelist/{whitelist_id}.
 func NewUpdateAllowlist(d Deps) Handler { return UpdateAllowlist(d.Store, d.Now, d.Log).Handle }
+
+// NewCreateToken builds POST /auth/tokens.
+func NewCreateToken(d Deps) Handler { return CreateToken(d.Store, d.Now, d.Log).Handle }
+
+// NewRevokeToken builds DELETE /auth/tokens/{token_id}.
+func NewRevokeToken(d Deps) Handler { return RevokeToken(d.Store, d.Now, d.Log).Handle }
+
+// NewLogout builds DELETE /auth/token.
+func NewLogout(d Deps) Handler { return Logout(d.Store, d.Now, d.Log).Handle }
 
 // The read side (section 6). A listing seals its cursors with
 // d.Config.CursorKey; its main refuses to start without one.

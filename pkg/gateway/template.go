@@ -185,16 +185,21 @@ func ParseTemplate(b []byte) (*Template, error) {
 	return t, nil
 }
 
-// collections returns the collection paths of the routes: a path without
-// parameters that takes a POST (it creates) and whose items have routes of
-// their own (the path followed by one parameter segment). The spec's sample
-// request for Create New User ends in a slash, so these are served with one
-// too (docs/DECISIONS.md).
+// specIDs are the path parameters of the spec's own resources
+// (spec/code-scanning-service.md section 4): their collections are the
+// paths DESIGN.md section 3 serves with a trailing slash too.
+var specIDs = map[string]bool{"{user_id}": true, "{pr_scan_id}": true, "{whitelist_id}": true}
+
+// collections returns the collection paths of the spec's resources: a
+// path without parameters that takes a POST (it creates) and whose items,
+// named by one of the spec's ids, have routes of their own. The spec's
+// sample request for Create New User ends in a slash, so these are served
+// with one too; no later collection (tokens, uploads) is (docs/DECISIONS.md).
 func collections(routes []Route) map[string]bool {
 	items := map[string]bool{}
 	for _, r := range routes {
 		i := strings.LastIndex(r.Path, "/")
-		if parent := r.Path[:max(i, 0)]; i >= 0 && strings.HasPrefix(r.Path[i+1:], "{") && !strings.Contains(parent, "{") {
+		if parent := r.Path[:max(i, 0)]; i >= 0 && specIDs[r.Path[i+1:]] && !strings.Contains(parent, "{") {
 			items[parent] = true
 		}
 	}
