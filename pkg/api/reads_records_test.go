@@ -214,3 +214,42 @@ func TestUserReads(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRoles: admin, user and readonly read scans' findings, PRs and
+// their scans, allowlists and themselves; only admins list users or read
+// another user; without a caller every read is 401.
+func TestReadRoles(t *testing.T) {
+	h := newHarness(t)
+	mustOK(t, h.record(scanReq{VcID: 1, RepoID: 10, PR: 5, Findings: []string{"sha256:aa"}}))
+	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true}`))
+	una := h.member("una", scangate.RoleUser)
+	rita := h.member("rita", scangate.RoleReadonly)
+	routes := []struct {
+		fn     string
+		params map[string]string
+		admin  bool // admins only
+	}{
+		{"list-findings", map[string]string{"pr_scan_id": "1"}, false},
+		{"get-pr", map[string]string{"pr_id": "1"}, false},
+		{"list-pr-scans", map[string]string{"pr_id": "1"}, false},
+		{"list-prs", nil, false},
+		{"get-allowlist", map[string]string{"whitelist_id": "1"}, false},
+		{"list-allowlists", nil, false},
+		{"get-me", nil, false},
+		{"get-user", map[string]string{"user_id": "1"}, true},
+		{"list-users", nil, true},
+	}
+	for _, r := range routes {
+		for _, c := range []*scangate.Caller{&h.admin, &una, &rita, nil} {
+			resp := h.read(r.fn, c, r.params, "")
+			switch {
+			case c == nil:
+				expectProblem(t, resp, http.StatusUnauthorized)
+			case r.admin && c.Role != scangate.RoleAdmin:
+				expectProblem(t, resp, http.StatusForbidden)
+			case resp.StatusCode != http.StatusOK:
+				t.Errorf("%s as %s: %d %s", r.fn, c.Role, resp.StatusCode, resp.Body)
+			}
+		}
+	}
+}
