@@ -35,7 +35,9 @@ const aSettling = "settling"
 func expirer() scangate.Who { return scangate.Who{RequestID: "expire-allowlists"} }
 
 // expirySK orders the allowlists of the EXPIRY partition by expiry.
-func expirySK(a scangate.Allowlist) string { return a.ExpiresAt.String() + "#" + fmt.Sprintf("%019d", a.ID) }
+func expirySK(a scangate.Allowlist) string {
+	return a.ExpiresAt.String() + "#" + fmt.Sprintf("%019d", a.ID)
+}
 
 // ExpireDue applies the expiry of every allowlist whose expiry has passed
 // at now: it stops suppressing, and what it covered is re-evaluated as a
