@@ -24,6 +24,7 @@ type Store interface {
 	auth.LoginStore
 	auth.TokenStore
 	TokenStore
+	ExpiryStore
 }
 
 // Passwords hashes and checks passwords (pkg/auth/password.Argon2id).
@@ -55,7 +56,12 @@ type Operation struct {
 	// Exactly one of these builds its handler, by what invokes it.
 	API        func(Deps) Handler           // API Gateway, REST proxy
 	Authorizer func(Deps) AuthorizerHandler // API Gateway, TOKEN authorizer
+	Schedule   func(Deps) ScheduleHandler   // an EventBridge schedule
 }
+
+// ScheduleHandler is the signature of a function an EventBridge schedule
+// invokes.
+type ScheduleHandler func(context.Context, events.EventBridgeEvent) error
 
 // Handler builds the operation's handler in the form lambda.Start takes
 // it: a Handler, an AuthorizerHandler, or (for the kinds of later
@@ -66,6 +72,8 @@ func (o Operation) Handler(d Deps) any {
 		return o.API(d)
 	case o.Authorizer != nil:
 		return o.Authorizer(d)
+	case o.Schedule != nil:
+		return o.Schedule(d)
 	}
 	return nil
 }
@@ -102,6 +110,7 @@ func Operations() []Operation {
 		{Name: "create-token", API: NewCreateToken},
 		{Name: "revoke-token", API: NewRevokeToken},
 		{Name: "logout", API: NewLogout},
+		{Name: "expire-allowlists", Schedule: NewExpireAllowlists},
 	}
 }
 
@@ -146,3 +155,6 @@ func NewRevokeToken(d Deps) Handler { return RevokeToken(d.Store, d.Now, d.Log).
 
 // NewLogout builds DELETE /auth/token.
 func NewLogout(d Deps) Handler { return Logout(d.Store, d.Now, d.Log).Handle }
+
+// NewExpireAllowlists builds the scheduled function that applies expiries.
+func NewExpireAllowlists(d Deps) ScheduleHandler { return ExpireAllowlists(d.Store, d.Now, d.Log) }
