@@ -15,6 +15,8 @@ import (
 	"github.com/scangate/scangate/pkg/ddbtest"
 )
 
+// TestAdminCLI runs every subcommand against a fresh table. It sets the
+// process's environment (t.Setenv), so it does not run in parallel.
 func TestAdminCLI(t *testing.T) {
 	env := ddbtest.New(t)
 	ctx := context.Background()

@@ -85,8 +85,10 @@ func applyRule(rule scangate.Rule, m map[string]any) scangate.Rule {
 // allowlist creations and changes, some at once, and then compares every
 // stored count with a brute-force recount from the final allowlists.
 func TestAllowlistsRandomized(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			r := rand.New(rand.NewPCG(seed, 99))
 			var mu sync.Mutex

@@ -55,6 +55,7 @@ func issue(t *testing.T, env *ddbtest.Env, userID int64, expires time.Time) stri
 }
 
 func TestAuthorizer(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}

@@ -40,6 +40,7 @@ func (s *syncBuffer) String() string {
 // of the table and every log line: no password and no token appears in
 // either, in any case.
 func TestNoSecretsStoredOrLogged(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	var logs syncBuffer
 	const adminPW = "admin-Secret-Pass-1"
@@ -86,7 +87,9 @@ func TestNoSecretsStoredOrLogged(t *testing.T) {
 }
 
 // TestLoginTimingAlike: an unknown username costs the same password hashing
-// as a wrong password, so their answers take time of the same order.
+// as a wrong password, so their answers take time of the same order. It
+// does not run in parallel: the durations it compares would then measure
+// the other tests as much as the logins.
 func TestLoginTimingAlike(t *testing.T) {
 	_, api, _ := startStack(t, 0)
 	timeLogin := func(username string, i int) time.Duration {
