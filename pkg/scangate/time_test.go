@@ -25,7 +25,7 @@ func TestAtAndString(t *testing.T) {
 		{time.Date(2026, 11, 22, 9, 0, 0, 999_999_999, time.UTC), "2026-11-22T09:00:00.999Z"}, // not carried into the next second
 		{time.Date(2026, 11, 22, 9, 0, 0, 999_999, time.UTC), "2026-11-22T09:00:00.000Z"},
 		{time.Date(2026, 11, 22, 11, 0, 0, 120_000_000, plus2), "2026-11-22T09:00:00.120Z"}, // in UTC
-		{time.Date(2026, 1, 1, 1, 30, 0, 0, plus2), "2025-12-31T23:30:00.000Z"},            // across the year in UTC
+		{time.Date(2026, 1, 1, 1, 30, 0, 0, plus2), "2025-12-31T23:30:00.000Z"},             // across the year in UTC
 		{time.Date(2024, 2, 29, 23, 59, 59, 1_000_000, time.UTC), "2024-02-29T23:59:59.001Z"},
 		{time.Time{}, "0001-01-01T00:00:00.000Z"},
 	} {
