@@ -65,7 +65,7 @@ func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
 	}{
 		{"get scan throttled", "GetItem", throttled, func() events.APIGatewayProxyResponse { return h.get(&h.admin, "1") }, nil, false},
 		{"login throttled", "BatchGetItem", throttled, func() events.APIGatewayProxyResponse { return h.login("admin", adminPassword) }, nil, false},
-		{"login's token write fails", "PutItem", internal, func() events.APIGatewayProxyResponse { return h.login("admin", adminPassword) }, nil, false},
+		{"login's token write fails", "TransactWriteItems", internal, func() events.APIGatewayProxyResponse { return h.login("admin", adminPassword) }, nil, false},
 		{"create user's transaction fails", "TransactWriteItems", internal,
 			func() events.APIGatewayProxyResponse {
 				return h.call("create", jsonReq(&h.admin, createBody("zack", "user")))

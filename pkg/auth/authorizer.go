@@ -87,6 +87,8 @@ func (a Authorizer) authorize(ctx context.Context, header string) (scangate.Call
 		return scangate.Caller{}, "expired token", nil
 	case user == nil || !user.Active:
 		return scangate.Caller{}, "inactive user", nil
+	case tok.CreatedAt.Before(user.TokensValidFrom):
+		return scangate.Caller{}, "token issued before a deactivation", nil
 	}
 	return scangate.Caller{ID: user.ID, Username: user.Username, Role: user.Role}, "", nil
 }

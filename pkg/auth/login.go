@@ -8,19 +8,13 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// Login throttling: once a username has MaxFailures failed logins within
-// FailureWindow, every login for it answers 429 until the window passes.
-const (
-	MaxFailures   = 5
-	FailureWindow = 15 * time.Minute
-)
-
-// LoginStore is what logging in reads and writes.
+// LoginStore is what logging in reads and writes: it reserves an attempt
+// before the password is verified (or refuses with KindTooMany), and then
+// settles the reservation.
 type LoginStore interface {
-	LoginLookup(ctx context.Context, username string) (*scangate.User, scangate.LoginFailures, error)
-	LoginFailures(ctx context.Context, username string) (scangate.LoginFailures, error)
-	SaveLoginFailures(ctx context.Context, username string, prev scangate.LoginFailures, times []time.Time, expires time.Time) (bool, error)
-	PutToken(ctx context.Context, t scangate.Token) error
+	ReserveLogin(ctx context.Context, username string, now time.Time) (scangate.LoginAttempt, error)
+	LoginSucceeded(ctx context.Context, username string, a scangate.LoginAttempt, t scangate.Token) error
+	LoginFailed(ctx context.Context, username string, a scangate.LoginAttempt) error
 }
 
 // Login exchanges a username and password for a bearer token.
@@ -28,6 +22,8 @@ type Login struct {
 	Store    LoginStore
 	TokenTTL time.Duration
 	Now      func() time.Time
+	// Check verifies a password against a hash; nil means CheckPassword.
+	Check func(hash, password string) (bool, error)
 }
 
 // Issued is a new token and how long it lives.
@@ -37,71 +33,38 @@ type Issued struct {
 }
 
 // Login checks the password and issues a token. Unknown usernames, wrong
-// passwords and inactive users get the same 401 after the same work.
+// passwords and inactive users get the same 401 after the same work. An
+// attempt is reserved before the password is verified, so however many
+// logins for one username arrive at once, at most
+// scangate.MaxLoginAttempts passwords are verified within the window; the
+// others answer 429.
 func (l Login) Login(ctx context.Context, username, password string) (Issued, error) {
-	user, fails, err := l.Store.LoginLookup(ctx, username)
+	now := l.Now()
+	a, err := l.Store.ReserveLogin(ctx, username, now)
 	if err != nil {
 		return Issued{}, err
 	}
-	now := l.Now()
-	if recent := within(fails.Times, now); len(recent) >= MaxFailures {
-		wait := recent[len(recent)-MaxFailures].Add(FailureWindow).Sub(now)
-		return Issued{}, &scangate.Error{Kind: scangate.KindTooMany, RetryAfter: wait,
-			Detail: "too many failed logins for this username; wait before trying again"}
+	check := l.Check
+	if check == nil {
+		check = CheckPassword
 	}
-	hash := ""
-	if user != nil {
-		hash = user.PasswordHash
-	}
-	ok, err := CheckPassword(hash, password)
+	ok, err := check(a.PasswordHash, password)
 	if err != nil {
-		return Issued{}, fmt.Errorf("check password of user %d: %w", user.ID, err)
+		return Issued{}, fmt.Errorf("check password of user %d: %w", a.UserID, err)
 	}
-	if !ok || !user.Active {
-		if err := l.recordFailure(ctx, username, fails, now); err != nil {
+	if !ok || !a.Active || a.UserID == 0 {
+		if err := l.Store.LoginFailed(ctx, username, a); err != nil {
 			return Issued{}, err
 		}
 		return Issued{}, scangate.Errorf(scangate.KindUnauthorized, "the username or password is wrong")
 	}
-	token, err := NewToken(user.ID)
+	token, err := NewToken(a.UserID)
 	if err != nil {
 		return Issued{}, err
 	}
-	err = l.Store.PutToken(ctx, scangate.Token{Hash: HashToken(token), UserID: user.ID, Kind: "login", CreatedAt: now, ExpiresAt: now.Add(l.TokenTTL)})
-	if err != nil {
+	t := scangate.Token{Hash: HashToken(token), UserID: a.UserID, Kind: "login", CreatedAt: now, ExpiresAt: now.Add(l.TokenTTL)}
+	if err := l.Store.LoginSucceeded(ctx, username, a, t); err != nil {
 		return Issued{}, err
 	}
 	return Issued{Token: token, ExpiresIn: l.TokenTTL}, nil
-}
-
-// recordFailure appends a failure under an optimistic version check,
-// re-reading and trying again when a concurrent login wrote first.
-func (l Login) recordFailure(ctx context.Context, username string, fails scangate.LoginFailures, now time.Time) error {
-	for attempt := 0; ; attempt++ {
-		times := append(within(fails.Times, now), now)
-		if len(times) > MaxFailures {
-			times = times[len(times)-MaxFailures:]
-		}
-		saved, err := l.Store.SaveLoginFailures(ctx, username, fails, times, now.Add(FailureWindow))
-		if err != nil || saved {
-			return err
-		}
-		if attempt == 20 {
-			return scangate.Unavailable(fmt.Errorf("record login failure: too much contention"))
-		}
-		if fails, err = l.Store.LoginFailures(ctx, username); err != nil {
-			return err
-		}
-	}
-}
-
-// within returns the times inside the failure window ending at now, oldest first.
-func within(times []time.Time, now time.Time) []time.Time {
-	var out []time.Time
-	for _, t := range times {
-		if now.Sub(t) < FailureWindow {
-			out = append(out, t)
-		}
-	}
-	return out
 }

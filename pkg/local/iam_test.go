@@ -22,9 +22,13 @@ import (
 	"github.com/scangate/scangate/pkg/store"
 )
 
-// iamActions maps a DynamoDB call to the IAM actions it needs; a
-// transaction needs the action of each of its items.
+// iamActions maps a DynamoDB call to the IAM actions it needs, each with
+// the resource it acts on ("table", or "index/GSI1" for a query of the
+// index); a transaction needs the action of each of its items.
 func iamActions(op string, input any) []string {
+	if q, ok := input.(*dynamodb.QueryInput); ok && q.IndexName != nil {
+		return []string{"dynamodb:Query@index/" + *q.IndexName}
+	}
 	if tx, ok := input.(*dynamodb.TransactWriteItemsInput); ok {
 		var acts []string
 		for _, it := range tx.TransactItems {
@@ -44,6 +48,14 @@ func iamActions(op string, input any) []string {
 	return []string{"dynamodb:" + op}
 }
 
+// resourceOf names the resource of a policy statement as iamActions does.
+func resourceOf(n yaml.Node) string {
+	if _, index, ok := strings.Cut(n.Value, "/index/"); ok {
+		return "index/" + strings.TrimSuffix(index, `"`)
+	}
+	return "table"
+}
+
 // templatePolicies reads each function's allowed DynamoDB actions from
 // template.yaml.
 func templatePolicies(t *testing.T) map[string][]string {
@@ -57,8 +69,9 @@ func templatePolicies(t *testing.T) map[string][]string {
 			Properties struct {
 				Policies []struct {
 					Statement []struct {
-						Effect string   `yaml:"Effect"`
-						Action []string `yaml:"Action"`
+						Effect   string    `yaml:"Effect"`
+						Action   []string  `yaml:"Action"`
+						Resource yaml.Node `yaml:"Resource"`
 					} `yaml:"Statement"`
 				} `yaml:"Policies"`
 			} `yaml:"Properties"`
@@ -75,8 +88,14 @@ func templatePolicies(t *testing.T) map[string][]string {
 		out[id] = []string{}
 		for _, p := range r.Properties.Policies {
 			for _, st := range p.Statement {
-				if st.Effect == "Allow" {
-					out[id] = append(out[id], st.Action...)
+				if st.Effect != "Allow" {
+					continue
+				}
+				for _, a := range st.Action {
+					if res := resourceOf(st.Resource); res != "table" {
+						a += "@" + res
+					}
+					out[id] = append(out[id], a)
 				}
 			}
 		}
@@ -127,6 +146,8 @@ func TestIAMPolicies(t *testing.T) {
 		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true,"comment":"c"}`},
 		{"PUT", "/whitelist/1", `{"name":"sha256:bb","comment":"moved"}`},
 		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
+		// A recording whose findings' group has rules reads them.
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
 	}
 	for _, s := range steps {
 		if resp, body := do(t, s.method, api+s.path, admin, s.body); resp.StatusCode >= 500 {
@@ -149,7 +170,7 @@ func TestIAMPolicies(t *testing.T) {
 		}
 	}
 	policies := templatePolicies(t)
-	reads := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
+	reads := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Query@index/GSI1"}
 	for fn, allowed := range policies {
 		var got []string
 		for a := range used[fn] {

@@ -25,17 +25,35 @@ type Rule struct {
 
 // FindingRef is what matching needs to know of a finding.
 type FindingRef struct {
-	Type   ScanType
-	Name   string
-	RepoID int64
-	VcID   int64
+	Type    ScanType
+	Name    string
+	Aliases []string // other ids of the same advisory (vulnerabilities only)
+	RepoID  int64
+	VcID    int64
+	Path    string
+}
+
+// Keys returns the keys under which the finding is matched, distinct: its
+// name's first, then its aliases' (vulnerabilities only).
+func (f FindingRef) Keys() []string {
+	keys := []string{FindingKey(f.Type, f.Name)}
+	if f.Type != ScanVulnerability {
+		return keys
+	}
+	for _, a := range f.Aliases {
+		if k := FindingKey(f.Type, a); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // Covers reports whether the rule suppresses the finding: it is active, of
-// the finding's type and name (ignoring case for vulnerabilities), and
-// global or naming the finding's repository or integration.
+// the finding's type, named by the finding's name or one of its aliases
+// (ignoring case for vulnerabilities), and global or naming the finding's
+// repository or integration.
 func (r Rule) Covers(f FindingRef) bool {
-	return r.Active && r.Type == f.Type && FindingKey(r.Type, r.Name) == FindingKey(f.Type, f.Name) &&
+	return r.Active && r.Type == f.Type && slices.Contains(f.Keys(), FindingKey(r.Type, r.Name)) &&
 		(r.Global || slices.Contains(r.Repos, f.RepoID) || slices.Contains(r.Vcs, f.VcID))
 }
 

@@ -22,6 +22,7 @@ const (
 	KindForbidden                // role not allowed (403)
 	KindTooMany                  // too many attempts (429)
 	KindUnavailable              // the database failed or throttled after retries (503)
+	KindGone                     // the caller went away before the answer (logged, never sent)
 )
 
 // FieldError names the member of a request body that is wrong, as a JSON
@@ -58,6 +59,13 @@ func Errorf(kind Kind, format string, args ...any) *Error {
 // Unavailable wraps a database failure that retries could not overcome.
 func Unavailable(err error) *Error {
 	return &Error{Kind: KindUnavailable, Detail: "the database is unavailable; retry later", RetryAfter: time.Second, Err: err}
+}
+
+// Gone wraps the error of work abandoned because its caller went away (a
+// client that disconnected from the local server); it is not a failure of
+// the service.
+func Gone(err error) *Error {
+	return &Error{Kind: KindGone, Detail: "the client closed the request", Err: err}
 }
 
 // KindOf reports the kind of err: KindInternal unless err wraps an *Error.

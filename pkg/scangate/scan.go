@@ -31,10 +31,12 @@ const (
 // Finding is one secret or vulnerability found by a scan. It has the scan's
 // type, repository and version-control integration.
 type Finding struct {
-	Name string // a secret's fingerprint or an advisory id
-	Rule string
-	Path string
-	Line *int64
+	Name     string   // a secret's fingerprint or an advisory id
+	Aliases  []string // other ids of the same advisory (vulnerabilities only)
+	Rule     string
+	Path     string
+	Line     *int64
+	InSource bool // suppressed in the scanned source (SARIF): never counted
 }
 
 // PRRef identifies a pull request as the scanner knows it.

@@ -3,6 +3,7 @@ package scangate
 import (
 	"net/mail"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -36,6 +37,9 @@ type User struct {
 	UpdatedAt    Time
 	AddedBy      *int64
 	UpdatedBy    *int64
+	// TokensValidFrom is when the user was last deactivated: every token
+	// issued before it stays invalid, also after a reactivation.
+	TokensValidFrom time.Time
 }
 
 // NewUser is a request to create a user.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,60 +19,117 @@ type Report struct {
 	Drift                []string
 }
 
+// tableImage is every item Check looks at, by kind.
+type tableImage struct {
+	groups   map[groupKey]group
+	scans    map[int64]item
+	findings []item
+	prs      map[string]prRecord
+}
+
 // Check reads the whole table and recounts every scan from its findings:
-// each finding's suppression against the allowlists of its group, each
-// scan's counts and block status, and each PR's last scan and counts. It
-// changes nothing and lists every disagreement.
+// each finding's judgement against the allowlist rules of each of its
+// groups, each scan's counts and block status, and each PR's last scan and
+// counts. It changes nothing and lists every disagreement.
 func (s *Store) Check(ctx context.Context) (Report, error) {
-	groups := map[string]group{}
-	scans := map[int64]item{}
-	var findings []item
-	prs := map[string]prRecord{}
+	img, err := s.image(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	r := Report{Scans: len(img.scans), Findings: len(img.findings), PRs: len(img.prs)}
+	unsuppressed := img.checkFindings(&r)
+	want := img.checkScans(&r, unsuppressed)
+	img.checkPRs(&r, want)
+	sort.Strings(r.Drift)
+	return r, nil
+}
+
+// image reads the table with a consistent Scan.
+func (s *Store) image(ctx context.Context) (tableImage, error) {
+	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]prRecord{}}
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return Report{}, dbErr("scan table", err)
+			return img, dbErr("scan table", err)
 		}
 		for _, it := range page.Items {
-			pk, sk := getS(it, "PK"), getS(it, "SK")
-			switch {
-			case sk == "GROUP":
-				parts := strings.SplitN(pk, "#", 3)
-				groups[pk] = groupFrom(group{typ: scangate.ScanType(parts[1]), key: parts[2], rules: map[int64]scangate.Rule{}}, it)
-			case sk == "SCAN":
-				scans[getN(it, "id")] = it
-			case strings.HasPrefix(sk, "FINDING#"):
-				findings = append(findings, it)
-			case sk == "PR":
-				prs[pk] = prFrom(it)
-			}
+			img.add(it)
 		}
 	}
-	var r Report
-	r.Scans, r.Findings, r.PRs = len(scans), len(findings), len(prs)
+	return img, nil
+}
+
+func (img *tableImage) add(it item) {
+	pk, sk := getS(it, aPK), getS(it, aSK)
+	switch {
+	case strings.HasPrefix(sk, "RULE#"):
+		g := parseGroupPK(pk)
+		if _, ok := img.groups[g]; !ok {
+			img.groups[g] = group{groupKey: g, rules: map[int64]scangate.Rule{}}
+		}
+		img.groups[g].rules[getN(it, aID)] = ruleFrom(it)
+	case sk == "SCAN":
+		img.scans[getN(it, aID)] = it
+	case strings.HasPrefix(sk, "FINDING#") && !strings.Contains(sk, "#A"):
+		img.findings = append(img.findings, it)
+	case sk == "PR":
+		img.prs[pk] = prFrom(it)
+	}
+}
+
+// checkFindings compares each finding's judgement with its groups' rules
+// and returns the unsuppressed findings of each scan.
+func (img tableImage) checkFindings(r *Report) map[int64]int64 {
 	unsuppressed := map[int64]int64{}
-	for _, it := range findings {
+	for _, it := range img.findings {
 		row := rowFrom(it)
-		if _, ok := scans[row.scanID]; !ok {
+		if _, ok := img.scans[row.scanID]; !ok {
 			continue // a scan whose recording failed before its commit
 		}
-		g := groups[groupOf(row.ref.Type, row.ref.Name).pk()]
-		want := g.rules != nil && g.covers(row.ref)
-		if row.sup != want {
-			r.Drift = append(r.Drift, fmt.Sprintf("scan %d %s: suppressed is %v, its allowlists say %v", row.scanID, getS(it, "SK"), row.sup, want))
+		want := map[int][]int64{}
+		for j, g := range row.groups {
+			if ids := img.groups[g].covering(row.ref); len(ids) > 0 {
+				want[j] = ids
+			}
 		}
-		if !want {
+		if !sameJudgement(row.by, want) {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d %s: covered by %v, its allowlists say %v", row.scanID, getS(it, aSK), row.by, want))
+		}
+		sup := row.src || len(want) > 0
+		if getBool(it, aSup, false) != sup {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d %s: suppressed is %v, its allowlists say %v", row.scanID, getS(it, aSK), !sup, sup))
+		}
+		if !sup {
 			unsuppressed[row.scanID]++
 		}
 	}
-	type newest struct {
-		at string
-		id int64
+	return unsuppressed
+}
+
+func sameJudgement(a, b map[int][]int64) bool {
+	if len(a) != len(b) {
+		return false
 	}
+	for j, ids := range a {
+		if !slices.Equal(ids, b[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// newest is a scan's place in its PR's order.
+type newest struct {
+	at string
+	id int64
+}
+
+// checkScans compares each scan's counts with its findings and returns
+// the scans as they should be.
+func (img tableImage) checkScans(r *Report, unsuppressed map[int64]int64) map[int64]scangate.Scan {
 	want := map[int64]scangate.Scan{}
-	newestOf := map[string]map[string]newest{}
-	for id, it := range scans {
+	for id, it := range img.scans {
 		sc := scanFrom(it)
 		exp := sc
 		exp.SecretCount, exp.VulnerabilityCount = scangate.Counts(sc.Type, make([]bool, unsuppressed[id]))
@@ -81,7 +139,15 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: counts %d/%d block %v, its findings say %d/%d block %v", id,
 				sc.SecretCount, sc.VulnerabilityCount, sc.BlockStatus, exp.SecretCount, exp.VulnerabilityCount, exp.BlockStatus))
 		}
-		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), "PK")
+	}
+	return want
+}
+
+// checkPRs compares each PR's last scan and counts with its scans.
+func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan) {
+	newestOf := map[string]map[string]newest{}
+	for id, sc := range want {
+		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
 		if newestOf[pk] == nil {
 			newestOf[pk] = map[string]newest{}
 		}
@@ -92,7 +158,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 			}
 		}
 	}
-	for pk, pr := range prs {
+	for pk, pr := range img.prs {
 		n := newestOf[pk]
 		wantSec, wantVul := want[n[string(scangate.ScanSecret)].id].SecretCount, want[n[string(scangate.ScanVulnerability)].id].VulnerabilityCount
 		if pr.LastScan.String() != n["all"].at || pr.SecretCount != wantSec || pr.VulnerabilityCount != wantVul {
@@ -100,6 +166,4 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 				pr.LastScan, pr.SecretCount, pr.VulnerabilityCount, n["all"].at, wantSec, wantVul))
 		}
 	}
-	sort.Strings(r.Drift)
-	return r, nil
 }

@@ -2,98 +2,166 @@ package store
 
 import (
 	"context"
-	"errors"
+	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
+
+// Login attempts of a username are reserved in places s0..s4 of its
+// LOGINFAIL item (epoch ms of the reservation, 0 when given back; f<k>
+// marks a place whose attempt failed). A place is free when absent, 0 or
+// older than the window. (Places are zeroed rather than removed: the
+// embedded test server ignores REMOVE of a top-level attribute.)
+// Reserving is a conditional write on the place as it was read, so under
+// any concurrency at most MaxLoginAttempts reservations live in a window,
+// and so at most that many passwords are verified.
 
 func loginFailKey(username string) item {
 	return key("LOGINFAIL#"+scangate.Fold(username), "LOGINFAIL")
 }
 
-func failuresFrom(it item) scangate.LoginFailures {
-	f := scangate.LoginFailures{Ver: getN(it, "ver")}
-	if l, ok := it["times"].(*types.AttributeValueMemberL); ok {
-		for _, v := range l.Value {
-			if n, ok := v.(*types.AttributeValueMemberN); ok {
-				ms := getN(item{"n": n}, "n")
-				f.Times = append(f.Times, time.UnixMilli(ms))
+func slotAttr(i int) string   { return "s" + strconv.Itoa(i) }
+func failedAttr(i int) string { return "f" + strconv.Itoa(i) }
+
+// loginState is what a login reads in one round trip: the username's
+// marker (its user, password hash and active flag) and its places.
+type loginState struct {
+	userID int64
+	hash   string
+	active bool
+	slots  [scangate.MaxLoginAttempts]int64 // epoch ms; 0 when empty
+}
+
+func (s *Store) readLogin(ctx context.Context, username string) (loginState, error) {
+	items, err := s.batchGet(ctx, "look up login", []item{usernameKey(username), loginFailKey(username)})
+	if err != nil {
+		return loginState{}, err
+	}
+	var st loginState
+	for _, it := range items {
+		switch getS(it, aSK) {
+		case "USERNAME":
+			st.userID, st.hash, st.active = getN(it, aUserID), getS(it, aPwHash), getBool(it, aActive, true)
+		case "LOGINFAIL":
+			for i := range st.slots {
+				st.slots[i] = getN(it, slotAttr(i))
 			}
 		}
 	}
-	return f
+	return st, nil
 }
 
-// LoginLookup reads what a login needs: the user holding the username (nil
-// if none) and the username's recent failures. Two round trips at most: the
-// username marker and failures in one batch, then the user.
-func (s *Store) LoginLookup(ctx context.Context, username string) (*scangate.User, scangate.LoginFailures, error) {
-	items, err := s.batchGet(ctx, "look up login", []item{usernameKey(username), loginFailKey(username)})
-	if err != nil {
-		return nil, scangate.LoginFailures{}, err
-	}
-	var fails scangate.LoginFailures
-	var userID int64
-	for _, it := range items {
-		switch getS(it, "SK") {
-		case "LOGINFAIL":
-			fails = failuresFrom(it)
-		case "USERNAME":
-			userID = getN(it, "user_id")
+// free returns the free places at now and, when there is none, how long
+// until the oldest one frees.
+func (st loginState) free(now time.Time) ([]int, time.Duration) {
+	cutoff := now.Add(-scangate.LoginWindow).UnixMilli()
+	var free []int
+	oldest := int64(0)
+	for i, ms := range st.slots {
+		if ms <= cutoff {
+			free = append(free, i)
+		} else if oldest == 0 || ms < oldest {
+			oldest = ms
 		}
 	}
-	if userID == 0 {
-		return nil, fails, nil
-	}
-	u, err := s.User(ctx, userID)
-	if err != nil {
-		return nil, fails, err
-	}
-	return &u, fails, nil
+	return free, time.UnixMilli(oldest).Add(scangate.LoginWindow).Sub(now)
 }
 
-// LoginFailures reads the recent failures of a username.
-func (s *Store) LoginFailures(ctx context.Context, username string) (scangate.LoginFailures, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: loginFailKey(username), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return scangate.LoginFailures{}, dbErr("get login failures", err)
-	}
-	return failuresFrom(out.Item), nil
+// ReserveLogin reserves an attempt to log in as username, or answers
+// KindTooMany with Retry-After when every place is taken. Two round trips
+// unless concurrent logins race for the same place.
+func (s *Store) ReserveLogin(ctx context.Context, username string, now time.Time) (scangate.LoginAttempt, error) {
+	var a scangate.LoginAttempt
+	err := s.retry.Do(ctx, "reserve login", func(int) (bool, error) {
+		st, err := s.readLogin(ctx, username)
+		if err != nil {
+			return true, err
+		}
+		free, wait := st.free(now)
+		if len(free) == 0 {
+			return true, &scangate.Error{Kind: scangate.KindTooMany, RetryAfter: wait,
+				Detail: "too many failed logins for this username; wait before trying again"}
+		}
+		slot := free[rand.IntN(len(free))]
+		ok, err := s.takeSlot(ctx, username, slot, st.slots[slot], now)
+		switch {
+		case err != nil:
+			return true, err
+		case !ok: // another login took the place first: read again
+			return false, nil
+		}
+		a = scangate.LoginAttempt{UserID: st.userID, PasswordHash: st.hash, Active: st.active,
+			Slot: slot, At: now, Last: len(free) == 1}
+		return true, nil
+	})
+	return a, err
 }
 
-// SaveLoginFailures replaces the failures of a username if they are still at
-// version prev.Ver, and reports false if another login changed them first.
-// The item expires (TTL) once its newest failure leaves the window.
-func (s *Store) SaveLoginFailures(ctx context.Context, username string, prev scangate.LoginFailures, times []time.Time, expires time.Time) (bool, error) {
-	it := loginFailKey(username)
-	l := make([]types.AttributeValue, len(times))
-	for i, t := range times {
-		l[i] = num(t.UnixMilli())
+// takeSlot writes a reservation into a place that still holds old.
+func (s *Store) takeSlot(ctx context.Context, username string, slot int, old int64, now time.Time) (bool, error) {
+	sa := slotAttr(slot)
+	in := &dynamodb.UpdateItemInput{
+		TableName:        &s.table,
+		Key:              loginFailKey(username),
+		UpdateExpression: aws.String("SET " + sa + " = :now, " + failedAttr(slot) + " = :f, " + ref(aTTL) + " = :ttl"),
+		ExpressionAttributeValues: item{":now": num(now.UnixMilli()), ":f": boolean(false), ":old": num(old),
+			":ttl": num(now.Add(scangate.LoginWindow + expiredItemGrace).Unix())},
+		ConditionExpression: aws.String(sa + " = :old"),
 	}
-	it["times"] = &types.AttributeValueMemberL{Value: l}
-	it["ver"] = num(prev.Ver + 1)
-	it["ttl"] = num(expires.Unix())
-	in := &dynamodb.PutItemInput{TableName: &s.table, Item: it}
-	if prev.Ver == 0 {
-		in.ConditionExpression = aws.String("attribute_not_exists(PK)")
-	} else {
-		in.ConditionExpression = aws.String("ver = :ver")
-		in.ExpressionAttributeValues = item{":ver": num(prev.Ver)}
+	if old == 0 {
+		in.ConditionExpression = aws.String("attribute_not_exists(" + sa + ") OR " + sa + " = :old")
 	}
-	_, err := s.db.PutItem(ctx, in)
-	var ccf *types.ConditionalCheckFailedException
+	_, err := s.updateItem(ctx, in)
 	switch {
 	case err == nil:
 		return true, nil
-	case asError(err, &ccf):
+	case conditionFailed(err):
 		return false, nil
 	}
-	return false, dbErr("save login failures", err)
+	return false, dbErr("reserve login", err)
 }
 
-func asError[T error](err error, target *T) bool { return errors.As(err, target) }
+// LoginSucceeded stores the token of a successful login and gives the
+// attempt's reservation back, in one transaction.
+func (s *Store) LoginSucceeded(ctx context.Context, username string, a scangate.LoginAttempt, tok scangate.Token) error {
+	t := s.newTx()
+	t.put(lToken, tokenItem(tok), when("attribute_not_exists("+ref(aPK)+")"))
+	sa := slotAttr(a.Slot)
+	t.update(lSlot, loginFailKey(username), "SET "+sa+" = :zero, "+failedAttr(a.Slot)+" = :f",
+		item{":zero": num(0), ":f": boolean(false)}, when(sa+" = :at", ":at", num(a.At.UnixMilli())))
+	return s.retry.Do(ctx, "log in", func(int) (bool, error) {
+		err := s.commit(ctx, "log in", t)
+		switch {
+		case failed(err, lSlot):
+			// The place no longer holds this reservation (it left the
+			// window and was taken again): store the token alone.
+			t = s.newTx()
+			t.put(lToken, tokenItem(tok), when("attribute_not_exists("+ref(aPK)+")"))
+			return false, nil
+		case lostRace(err):
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+// LoginFailed marks the attempt's place as a failure; the reservation
+// stays and counts until it leaves the window.
+func (s *Store) LoginFailed(ctx context.Context, username string, a scangate.LoginAttempt) error {
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       loginFailKey(username),
+		UpdateExpression:          aws.String("SET " + failedAttr(a.Slot) + " = :t"),
+		ExpressionAttributeValues: item{":t": boolean(true), ":at": num(a.At.UnixMilli())},
+		ConditionExpression:       aws.String(slotAttr(a.Slot) + " = :at"),
+	})
+	if err != nil && !conditionFailed(err) {
+		return dbErr("record failed login", err)
+	}
+	return nil
+}

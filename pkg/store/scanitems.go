@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
@@ -16,28 +14,28 @@ func scanKey(id int64) item { return key(scanPK(id), "SCAN") }
 
 func scanItem(sc scangate.Scan) item {
 	it := scanKey(sc.ID)
-	it["id"] = num(sc.ID)
-	it["pr_ref"] = num(sc.PRID)
-	it["pr_number"] = num(sc.PRNumber)
-	it["vc_id"] = num(sc.VcID)
-	it["webhook_id"] = num(sc.WebhookID)
-	it["repo_id"] = num(sc.RepoID)
-	it["vc_type"] = str(sc.VcType)
-	it["scan_type"] = str(string(sc.Type))
-	it["created_at"] = str(sc.CreatedAt.String())
-	it["vc_name"] = str(sc.VcName)
-	it["repo_name"] = str(sc.RepoName)
-	it["status"] = str(sc.Status)
-	it["block_status"] = boolean(sc.BlockStatus)
+	it[aID] = num(sc.ID)
+	it[aPRRef] = num(sc.PRID)
+	it[aPRNumber] = num(sc.PRNumber)
+	it[aVcID] = num(sc.VcID)
+	it[aWebhookID] = num(sc.WebhookID)
+	it[aRepoID] = num(sc.RepoID)
+	it[aVcType] = str(sc.VcType)
+	it[aScanType] = str(string(sc.Type))
+	it[aCreatedAt] = str(sc.CreatedAt.String())
+	it[aVcName] = str(sc.VcName)
+	it[aRepoName] = str(sc.RepoName)
+	it[aStatus] = str(sc.Status)
+	it[aBlockStatus] = boolean(sc.BlockStatus)
 	if len(sc.OtherDetails) > 0 {
-		it["other_details"] = str(string(sc.OtherDetails))
+		it[aOtherDetails] = str(string(sc.OtherDetails))
 	}
 	if sc.StatURL != nil {
-		it["stat_url"] = str(*sc.StatURL)
+		it[aStatURL] = str(*sc.StatURL)
 	}
-	it["secret_count"] = num(sc.SecretCount)
-	it["vulnerability_count"] = num(sc.VulnerabilityCount)
-	it["cver"] = num(0)
+	it[aSecretCount] = num(sc.SecretCount)
+	it[aVulnCount] = num(sc.VulnerabilityCount)
+	it[aCountVer] = num(0)
 	return it
 }
 
@@ -45,22 +43,22 @@ func scanItem(sc scangate.Scan) item {
 // defaults: status pending, block_status true, counts 0, other_details {}.
 func scanFrom(it item) scangate.Scan {
 	sc := scangate.Scan{
-		ID:                 getN(it, "id"),
-		PRID:               getN(it, "pr_ref"),
-		PRNumber:           getN(it, "pr_number"),
-		VcID:               getN(it, "vc_id"),
-		WebhookID:          getN(it, "webhook_id"),
-		RepoID:             getN(it, "repo_id"),
-		VcType:             getS(it, "vc_type"),
-		Type:               scangate.ScanType(getS(it, "scan_type")),
-		CreatedAt:          getTime(it, "created_at"),
-		VcName:             getS(it, "vc_name"),
-		RepoName:           getS(it, "repo_name"),
-		Status:             getS(it, "status"),
-		BlockStatus:        getBool(it, "block_status", true),
-		OtherDetails:       json.RawMessage(getS(it, "other_details")),
-		SecretCount:        getN(it, "secret_count"),
-		VulnerabilityCount: getN(it, "vulnerability_count"),
+		ID:                 getN(it, aID),
+		PRID:               getN(it, aPRRef),
+		PRNumber:           getN(it, aPRNumber),
+		VcID:               getN(it, aVcID),
+		WebhookID:          getN(it, aWebhookID),
+		RepoID:             getN(it, aRepoID),
+		VcType:             getS(it, aVcType),
+		Type:               scangate.ScanType(getS(it, aScanType)),
+		CreatedAt:          getTime(it, aCreatedAt),
+		VcName:             getS(it, aVcName),
+		RepoName:           getS(it, aRepoName),
+		Status:             getS(it, aStatus),
+		BlockStatus:        getBool(it, aBlockStatus, true),
+		OtherDetails:       json.RawMessage(getS(it, aOtherDetails)),
+		SecretCount:        getN(it, aSecretCount),
+		VulnerabilityCount: getN(it, aVulnCount),
 	}
 	if sc.Status == "" {
 		sc.Status = scangate.ScanStatuses[0]
@@ -68,7 +66,7 @@ func scanFrom(it item) scangate.Scan {
 	if len(sc.OtherDetails) == 0 {
 		sc.OtherDetails = json.RawMessage("{}")
 	}
-	if v, ok := it["stat_url"].(*types.AttributeValueMemberS); ok {
+	if v, ok := it[aStatURL].(*types.AttributeValueMemberS); ok {
 		sc.StatURL = &v.Value
 	}
 	return sc
@@ -87,47 +85,47 @@ type prRecord struct {
 
 func (r prRecord) item() item {
 	it := prKey(r.VcID, r.RepoID, r.Number)
-	it["id"] = num(r.ID)
-	it["pr_number"] = num(r.Number)
-	it["pr_name"] = str(r.Name)
-	it["pr_link"] = str(r.Link)
-	it["repo_id"] = num(r.RepoID)
-	it["vc_id"] = num(r.VcID)
-	it["webhook_id"] = num(r.WebhookID)
-	it["created_at"] = str(r.CreatedAt.String())
-	it["last_scan"] = str(r.LastScan.String())
-	it["last_scan_id"] = num(r.lastScanID)
-	it["sec_scan"] = num(r.secScan)
-	it["sec_at"] = str(r.secAt)
-	it["secret_count"] = num(r.SecretCount)
-	it["vuln_scan"] = num(r.vulnScan)
-	it["vuln_at"] = str(r.vulnAt)
-	it["vulnerability_count"] = num(r.VulnerabilityCount)
-	it["ver"] = num(r.ver)
+	it[aID] = num(r.ID)
+	it[aPRNumber] = num(r.Number)
+	it[aPRName] = str(r.Name)
+	it[aPRLink] = str(r.Link)
+	it[aRepoID] = num(r.RepoID)
+	it[aVcID] = num(r.VcID)
+	it[aWebhookID] = num(r.WebhookID)
+	it[aCreatedAt] = str(r.CreatedAt.String())
+	it[aLastScan] = str(r.LastScan.String())
+	it[aLastScanID] = num(r.lastScanID)
+	it[aSecScan] = num(r.secScan)
+	it[aSecAt] = str(r.secAt)
+	it[aSecretCount] = num(r.SecretCount)
+	it[aVulnScan] = num(r.vulnScan)
+	it[aVulnAt] = str(r.vulnAt)
+	it[aVulnCount] = num(r.VulnerabilityCount)
+	it[aVer] = num(r.ver)
 	return it
 }
 
 func prFrom(it item) prRecord {
 	return prRecord{
 		PR: scangate.PR{
-			ID:                 getN(it, "id"),
-			Number:             getN(it, "pr_number"),
-			Name:               getS(it, "pr_name"),
-			Link:               getS(it, "pr_link"),
-			RepoID:             getN(it, "repo_id"),
-			VcID:               getN(it, "vc_id"),
-			WebhookID:          getN(it, "webhook_id"),
-			CreatedAt:          getTime(it, "created_at"),
-			LastScan:           getTime(it, "last_scan"),
-			SecretCount:        getN(it, "secret_count"),
-			VulnerabilityCount: getN(it, "vulnerability_count"),
+			ID:                 getN(it, aID),
+			Number:             getN(it, aPRNumber),
+			Name:               getS(it, aPRName),
+			Link:               getS(it, aPRLink),
+			RepoID:             getN(it, aRepoID),
+			VcID:               getN(it, aVcID),
+			WebhookID:          getN(it, aWebhookID),
+			CreatedAt:          getTime(it, aCreatedAt),
+			LastScan:           getTime(it, aLastScan),
+			SecretCount:        getN(it, aSecretCount),
+			VulnerabilityCount: getN(it, aVulnCount),
 		},
-		lastScanID: getN(it, "last_scan_id"),
-		secScan:    getN(it, "sec_scan"),
-		secAt:      getS(it, "sec_at"),
-		vulnScan:   getN(it, "vuln_scan"),
-		vulnAt:     getS(it, "vuln_at"),
-		ver:        getN(it, "ver"),
+		lastScanID: getN(it, aLastScanID),
+		secScan:    getN(it, aSecScan),
+		secAt:      getS(it, aSecAt),
+		vulnScan:   getN(it, aVulnScan),
+		vulnAt:     getS(it, aVulnAt),
+		ver:        getN(it, aVer),
 	}
 }
 
@@ -165,26 +163,23 @@ func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 
 // prRecord reads a PR record by its identity with a consistent read.
 func (s *Store) prRecord(ctx context.Context, vcID, repoID, number int64) (prRecord, bool, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: prKey(vcID, repoID, number), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return prRecord{}, false, dbErr("get PR", err)
+	it, err := s.getItem(ctx, "get PR", prKey(vcID, repoID, number))
+	if err != nil || it == nil {
+		return prRecord{}, false, err
 	}
-	if out.Item == nil {
-		return prRecord{}, false, nil
-	}
-	return prFrom(out.Item), true, nil
+	return prFrom(it), true, nil
 }
 
 // Scan reads a scan and its PR record: two round trips.
 func (s *Store) Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: scanKey(id), ConsistentRead: aws.Bool(true)})
+	it, err := s.getItem(ctx, "get scan", scanKey(id))
 	if err != nil {
-		return scangate.Scan{}, scangate.PR{}, dbErr("get scan", err)
+		return scangate.Scan{}, scangate.PR{}, err
 	}
-	if out.Item == nil {
+	if it == nil {
 		return scangate.Scan{}, scangate.PR{}, scangate.Errorf(scangate.KindNotFound, "no scan has the id %d", id)
 	}
-	sc := scanFrom(out.Item)
+	sc := scanFrom(it)
 	pr, found, err := s.prRecord(ctx, sc.VcID, sc.RepoID, sc.PRNumber)
 	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err

@@ -4,25 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
-
-// Batching of finding writes: DynamoDB takes 25 items per BatchWriteItem;
-// a few batches run at once.
-const (
-	batchWriteSize  = 25
-	writeDecoupling = 4
-)
-
-func scanPK(id int64) string { return "SCAN#" + strconv.FormatInt(id, 10) }
 
 // prKey is the PR record's key: its identity (integration, repository,
 // number), so the record is its own uniqueness marker.
@@ -30,33 +15,86 @@ func prKey(vcID, repoID, number int64) item {
 	return key(fmt.Sprintf("PR#%d#%d#%d", vcID, repoID, number), "PR")
 }
 
-func findingSK(i int) string { return fmt.Sprintf("FINDING#%04d", i) }
+// Labels of a recording's commit.
+const (
+	lScan = "scan"
+	lPR   = "pr"
+)
 
 // RecordScan stores a scan with its findings and creates or updates its PR
-// record. Findings are written first, in batches; the scan and the PR
-// record are then committed in one transaction, so a reader never sees a
-// scan without its findings. The first scan of a PR creates the PR record
-// under attribute_not_exists; a racing first scan finds it and updates it
-// under a version check instead.
+// record, judging the findings by the allowlists as they are.
+//
+// The findings are written first, in batches; the scan and its PR record
+// are then committed in one transaction, so a reader never sees a scan
+// without its findings.
+//
+// The handshake with concurrent allowlist changes: the recording reads the
+// versions of its findings' groups before judging them, and again after
+// its commit. A change that moved a group in between re-evaluates from
+// the index and the RECENT items, but skips this scan while it is not
+// committed; so for every group whose version moved, the recording settles
+// its own findings against the group's new rules. A change that comes
+// after the second read finds the findings through the index, or, while
+// the index lags, through the RECENT items written with them.
 func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Time) (scangate.Scan, scangate.PR, error) {
 	id, err := s.nextID(ctx, "scan")
 	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
 	}
-	// Judge the findings by their groups as they are now; if a group
-	// changes before the scan is committed, settle it again afterwards.
-	protos, at := findingGroups(ns)
-	before, err := s.readGroups(ctx, protos)
+	rows := recordingRows(id, ns)
+	before, err := s.readGroups(ctx, rowGroups(rows))
 	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
 	}
-	suppressed := make([]bool, len(ns.Findings))
-	for i, f := range ns.Findings {
-		suppressed[i] = before[at[i]].covers(scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID})
+	for i := range rows {
+		for j, g := range rows[i].groups {
+			rows[i].by = rows[i].judged(j, before[g].covering(rows[i].ref))
+		}
 	}
-	if err := s.putFindings(ctx, id, ns, suppressed); err != nil {
+	if err := s.putFindings(ctx, id, rows, ns.Findings, now); err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
 	}
+	sc, pr, err := s.commitScan(ctx, newScan(id, ns, rows, now), ns.PR)
+	if err != nil {
+		return scangate.Scan{}, scangate.PR{}, err
+	}
+	moved, err := s.settleRecording(ctx, rows, before)
+	if err != nil || !moved {
+		return sc, pr, err
+	}
+	return s.Scan(ctx, id)
+}
+
+// recordingRows are a new scan's findings as judgement sees them.
+func recordingRows(scanID int64, ns scangate.NewScan) []findingRow {
+	rows := make([]findingRow, len(ns.Findings))
+	for i, f := range ns.Findings {
+		ref := scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID, Path: f.Path}
+		if ns.Type == scangate.ScanVulnerability {
+			ref.Aliases = f.Aliases
+		}
+		rows[i] = newRow(key(scanPK(scanID), findingSK(i)), scanID, ref, f.InSource)
+	}
+	return rows
+}
+
+// rowGroups lists the distinct groups of rows.
+func rowGroups(rows []findingRow) []groupKey {
+	seen := map[groupKey]bool{}
+	var gs []groupKey
+	for _, r := range rows {
+		for _, g := range r.groups {
+			if !seen[g] {
+				seen[g] = true
+				gs = append(gs, g)
+			}
+		}
+	}
+	return gs
+}
+
+// newScan is the scan record of a recording, its counts from its rows.
+func newScan(id int64, ns scangate.NewScan, rows []findingRow, now time.Time) scangate.Scan {
 	sc := scangate.Scan{
 		ID: id, PRNumber: ns.PR.Number, VcID: ns.VcID, WebhookID: ns.WebhookID, RepoID: ns.RepoID,
 		VcType: ns.VcType, Type: ns.Type, CreatedAt: scangate.At(now), VcName: ns.VcName, RepoName: ns.RepoName,
@@ -65,13 +103,24 @@ func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Ti
 	if len(sc.OtherDetails) == 0 {
 		sc.OtherDetails = json.RawMessage("{}")
 	}
+	suppressed := make([]bool, len(rows))
+	for i, r := range rows {
+		suppressed[i] = r.sup()
+	}
 	sc.SecretCount, sc.VulnerabilityCount = scangate.Counts(ns.Type, suppressed)
 	sc.BlockStatus = scangate.Blocks(sc.Status, sc.SecretCount, sc.VulnerabilityCount)
+	return sc
+}
 
+// commitScan puts the scan and creates or updates its PR record in one
+// transaction. The first scan of a PR puts the record under
+// attribute_not_exists; a racing first scan loses that condition, reads
+// the record and updates it under its version instead.
+func (s *Store) commitScan(ctx context.Context, sc scangate.Scan, pref scangate.PRRef) (scangate.Scan, scangate.PR, error) {
 	var pr scangate.PR
 	var newPRID int64
-	err = retry(ctx, "record scan", func() (bool, error) {
-		old, found, err := s.prRecord(ctx, ns.VcID, ns.RepoID, ns.PR.Number)
+	err := s.retry.Do(ctx, "record scan", func(int) (bool, error) {
+		old, found, err := s.prRecord(ctx, sc.VcID, sc.RepoID, sc.PRNumber)
 		if err != nil {
 			return true, err
 		}
@@ -81,147 +130,62 @@ func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Ti
 					return true, err
 				}
 			}
-			old = prRecord{PR: scangate.PR{ID: newPRID, Number: ns.PR.Number, RepoID: ns.RepoID, VcID: ns.VcID, WebhookID: ns.WebhookID, CreatedAt: sc.CreatedAt}}
+			old = prRecord{PR: scangate.PR{ID: newPRID, Number: sc.PRNumber, RepoID: sc.RepoID, VcID: sc.VcID,
+				WebhookID: sc.WebhookID, CreatedAt: sc.CreatedAt}}
 		}
 		sc.PRID = old.ID
-		next, changed := old.with(sc, ns.PR)
-		ver := old.ver
-		prItem := item(nil)
-		if changed {
-			next.ver = ver + 1
-			prItem = next.item()
+		next, changed := old.with(sc, pref)
+		t := s.newTx()
+		t.put(lScan, scanItem(sc), when("attribute_not_exists("+ref(aPK)+")"))
+		k := prKey(sc.VcID, sc.RepoID, sc.PRNumber)
+		onPR := when("attribute_not_exists(" + ref(aPK) + ")")
+		if found {
+			onPR = when(ref(aVer)+" = :ver", ":ver", num(old.ver))
 		}
-		items := []types.TransactWriteItem{{Put: &types.Put{TableName: &s.table, Item: scanItem(sc), ConditionExpression: aws.String("attribute_not_exists(PK)")}}}
-		if prItem != nil {
-			put := &types.Put{TableName: &s.table, Item: prItem, ConditionExpression: aws.String("attribute_not_exists(PK)")}
-			if found {
-				put.ConditionExpression = aws.String("ver = :ver")
-				put.ExpressionAttributeValues = item{":ver": num(ver)}
-			}
-			items = append(items, types.TransactWriteItem{Put: put})
-		} else {
-			// The PR is unchanged, but it must still exist as read.
-			items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-				TableName: &s.table, Key: prKey(ns.VcID, ns.RepoID, ns.PR.Number),
-				ConditionExpression: aws.String("ver = :ver"), ExpressionAttributeValues: item{":ver": num(ver)},
-			}})
+		switch {
+		case changed:
+			next.ver = old.ver + 1
+			t.put(lPR, next.item(), onPR)
+		default: // the PR is unchanged, but it must still be as read
+			t.check(lPR, k, onPR)
 		}
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		codes := cancelReasons(err)
+		err = s.commit(ctx, "record scan", t)
 		switch {
 		case err == nil:
 			pr = next.PR
 			return true, nil
-		case conflicted(codes), len(codes) > 1 && codes[1] == "ConditionalCheckFailed":
+		case lostRace(err, lPR):
 			return false, nil
 		}
-		return true, dbErr("record scan", err)
+		return true, err
 	})
+	return sc, pr, err
+}
+
+// settleRecording is the second half of the handshake: it reads the
+// versions of the recording's groups again and, for each one that moved
+// since before, settles the recording's findings of that group against
+// its new rules. It reports whether any moved.
+func (s *Store) settleRecording(ctx context.Context, rows []findingRow, before map[groupKey]group) (bool, error) {
+	after, err := s.groupVersions(ctx, rowGroups(rows))
 	if err != nil {
-		return scangate.Scan{}, scangate.PR{}, err
+		return false, err
 	}
-	after, err := s.readGroups(ctx, protos)
-	if err != nil {
-		return scangate.Scan{}, scangate.PR{}, err
-	}
-	changed := false
-	for j, g := range after {
-		if g.gv == before[j].gv {
+	moved := false
+	for g, v := range after {
+		if v.gv == before[g].gv {
 			continue
 		}
-		changed = true
-		var rows []findingRow
-		for i, f := range ns.Findings {
-			if at[i] == j {
-				rows = append(rows, findingRow{key: key(scanPK(id), findingSK(i)), scanID: id,
-					ref: scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID}, sup: suppressed[i]})
+		moved = true
+		var mine []findingRow
+		for _, r := range rows {
+			if r.groupIndex(g) >= 0 {
+				mine = append(mine, r)
 			}
 		}
-		if err := s.reconcile(ctx, g, rows); err != nil {
-			return scangate.Scan{}, scangate.PR{}, err
+		if err := s.reconcile(ctx, g, mine); err != nil {
+			return true, err
 		}
 	}
-	if changed {
-		return s.Scan(ctx, id)
-	}
-	return sc, pr, nil
-}
-
-// findingGroups returns the distinct groups of a scan's findings and, for
-// each finding, the index of its group.
-func findingGroups(ns scangate.NewScan) ([]group, []int) {
-	var protos []group
-	seen := map[string]int{}
-	at := make([]int, len(ns.Findings))
-	for i, f := range ns.Findings {
-		g := groupOf(ns.Type, f.Name)
-		j, ok := seen[g.pk()]
-		if !ok {
-			j = len(protos)
-			seen[g.pk()] = j
-			protos = append(protos, g)
-		}
-		at[i] = j
-	}
-	return protos, at
-}
-
-// putFindings writes a scan's findings with bounded parallelism, asking
-// again for any items DynamoDB leaves unprocessed.
-func (s *Store) putFindings(ctx context.Context, scanID int64, ns scangate.NewScan, suppressed []bool) error {
-	var reqs []types.WriteRequest
-	for i, f := range ns.Findings {
-		it := key(scanPK(scanID), findingSK(i))
-		it["type"] = str(string(ns.Type))
-		it["name"] = str(f.Name)
-		if f.Rule != "" {
-			it["rule"] = str(f.Rule)
-		}
-		if f.Path != "" {
-			it["path"] = str(f.Path)
-		}
-		if f.Line != nil {
-			it["line"] = num(*f.Line)
-		}
-		it["repo_id"] = num(ns.RepoID)
-		it["vc_id"] = num(ns.VcID)
-		it["sup"] = boolean(suppressed[i])
-		it["GSI1PK"] = str(groupOf(ns.Type, f.Name).findings())
-		it["GSI1SK"] = str(fmt.Sprintf("%019d#%04d", scanID, i))
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-	}
-	return s.batchWrite(ctx, "put findings", reqs)
-}
-
-// batchWrite writes requests in batches of 25, a few batches at a time.
-func (s *Store) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest) error {
-	sem := make(chan struct{}, writeDecoupling)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for start := 0; start < len(reqs); start += batchWriteSize {
-		batch := reqs[start:min(start+batchWriteSize, len(reqs))]
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			pending := map[string][]types.WriteRequest{s.table: batch}
-			err := retry(ctx, op, func() (bool, error) {
-				out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
-				if err != nil {
-					return true, dbErr(op, err)
-				}
-				pending = out.UnprocessedItems
-				return len(pending) == 0, nil
-			})
-			if err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	return moved, nil
 }

@@ -3,90 +3,58 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"slices"
+	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// Re-evaluation writes findings' suppression in transactions of at most
-// 100 items (DynamoDB's limit), txParallel at a time.
+// Re-evaluation writes a group's judgement of its findings, and the counts
+// and block status that follow, in transactions of at most txMaxItems
+// items: each holds the condition that the group is still at the version
+// judged by (1 item) and the steps of one or more scans. A step of a scan
+// holds up to unitRows finding updates (each conditioned on the finding's
+// version), the scan's new counts (conditioned on its count version) and
+// its PR's count when it is the PR's newest scan of that type: at most
+// unitRows+2 items. A scan with more findings to change takes several
+// steps, one after the other; the steps of different scans run
+// txParallel transactions at a time.
 const (
-	txMaxItems = 100
-	unitRows   = 96 // finding updates per scan per transaction, leaving room for the scan, its PR and the group check
+	unitRows   = txMaxItems - 4
 	txParallel = 8
+)
+
+// Labels of re-evaluation transactions (the group check: lGroup).
+const (
+	lFinding = "finding"
+	lCounts  = "counts"
+	lPRCount = "pr count"
 )
 
 // errSuperseded reports that the group changed while its findings were
 // being judged: the judgement must start again from the new version.
 var errSuperseded = errors.New("allowlist group changed")
 
-// findingRow is one finding as re-evaluation sees it.
-type findingRow struct {
-	key    item
-	scanID int64
-	ref    scangate.FindingRef
-	sup    bool
-}
-
-func rowFrom(it item) findingRow {
-	return findingRow{
-		key:    key(getS(it, "PK"), getS(it, "SK")),
-		scanID: parseScanPK(getS(it, "PK")),
-		ref: scangate.FindingRef{Type: scangate.ScanType(getS(it, "type")), Name: getS(it, "name"),
-			RepoID: getN(it, "repo_id"), VcID: getN(it, "vc_id")},
-		sup: getBool(it, "sup", false),
-	}
-}
-
-func parseScanPK(pk string) int64 {
-	var id int64
-	_, _ = fmt.Sscanf(pk, "SCAN#%d", &id)
-	return id
-}
-
-// groupRows lists the findings of a group through the index.
-func (s *Store) groupRows(ctx context.Context, g group) ([]findingRow, error) {
-	var rows []findingRow
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:                 &s.table,
-		IndexName:                 aws.String(GSI1),
-		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
-		ExpressionAttributeValues: item{":pk": str(g.findings())},
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, dbErr("list findings", err)
-		}
-		for _, it := range page.Items {
-			rows = append(rows, rowFrom(it))
-		}
-	}
-	return rows, nil
-}
-
 // settle re-evaluates the findings that the old or the new rule of one
-// allowlist could match, and counts those the two rules judge differently.
-func (s *Store) settle(ctx context.Context, old, new scangate.Rule) (scangate.Updated, error) {
+// allowlist could match, and counts those the two rules judge differently
+// (each finding once).
+func (s *Store) settle(ctx context.Context, old, new scangate.Rule, now time.Time) (scangate.Updated, error) {
 	var upd scangate.Updated
-	gs := []group{groupOf(new.Type, new.Name)}
-	if old.Type != "" {
-		if og := groupOf(old.Type, old.Name); og.pk() != gs[0].pk() {
-			gs = append(gs, og)
-		}
+	gs := []groupKey{groupOf(new.Type, new.Name)}
+	if og := groupOf(old.Type, old.Name); old.Type != "" && og != gs[0] {
+		gs = append(gs, og)
 	}
+	counted := map[string]bool{}
 	for _, g := range gs {
-		rows, err := s.groupRows(ctx, g)
+		rows, err := s.groupRows(ctx, g, now)
 		if err != nil {
 			return upd, err
 		}
 		for _, r := range rows {
-			upd.Count(old, new, r.ref)
+			if k := keyString(r.key); !counted[k] {
+				counted[k] = true
+				upd.Count(old, new, r.ref)
+			}
 		}
 		if err := s.reconcile(ctx, g, rows); err != nil {
 			return upd, err
@@ -95,235 +63,284 @@ func (s *Store) settle(ctx context.Context, old, new scangate.Rule) (scangate.Up
 	return upd, nil
 }
 
-// reconcile makes the rows' suppression, their scans' counts and block
-// status, and their PRs' counts agree with the group's current rules.
-func (s *Store) reconcile(ctx context.Context, g group, rows []findingRow) error {
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		gs, err := s.readGroups(ctx, []group{g})
+// reconcile makes the rows' judgement by group g, their scans' counts and
+// block status, and their PRs' counts agree with the group's current
+// rules, starting again from a new snapshot whenever the group moves.
+func (s *Store) reconcile(ctx context.Context, g groupKey, rows []findingRow) error {
+	return s.retry.Do(ctx, "re-evaluate "+g.pk(), func(int) (bool, error) {
+		gs, err := s.readGroups(ctx, []groupKey{g})
 		if err != nil {
-			return err
+			return true, err
 		}
-		err = s.apply(ctx, gs[0], rows)
-		if !errors.Is(err, errSuperseded) {
-			return err
+		err = s.apply(ctx, gs[g], rows)
+		if errors.Is(err, errSuperseded) {
+			return false, nil
 		}
-	}
-	return scangate.Unavailable(fmt.Errorf("allowlist group %s: changed %d times while it was re-evaluated", g.pk(), maxAttempts))
+		return true, err
+	})
 }
 
-// unit is the change of one scan within a transaction.
-type unit struct {
-	scan  scangate.Scan
-	cver  int64
-	rows  []int // indexes into the rows
-	items []types.TransactWriteItem
-}
-
-// apply judges every row by the group g (read at version g.gv) and writes
-// the changes, in rounds, until none is left. Every write is conditioned
-// on the group still being at g.gv, on the finding's old suppression and on
-// the scan's count version, so concurrent judgements never count twice.
+// apply judges every row by the snapshot g and writes the changes, in
+// rounds until none is left: a round plans every scan's steps from fresh
+// reads of the scans and PRs, and a step refused because a finding, scan
+// or PR moved sends that scan's rows to be read again for the next round.
 func (s *Store) apply(ctx context.Context, g group, rows []findingRow) error {
 	skip := map[int64]bool{} // scans not committed yet: their recorder settles them
-	for round := 0; ; round++ {
-		if round == maxAttempts {
-			return scangate.Unavailable(fmt.Errorf("allowlist group %s: findings still changing after %d rounds", g.pk(), round))
-		}
-		byScan := map[int64][]int{}
-		var scanIDs []int64
-		for i, r := range rows {
-			if r.sup != g.covers(r.ref) && !skip[r.scanID] {
-				if byScan[r.scanID] == nil {
-					scanIDs = append(scanIDs, r.scanID)
-				}
-				byScan[r.scanID] = append(byScan[r.scanID], i)
-			}
-		}
+	return s.retry.Do(ctx, "apply "+g.pk(), func(int) (bool, error) {
+		pending, scanIDs := s.pending(g, rows, skip)
 		if len(scanIDs) == 0 {
-			return nil
+			return true, nil
 		}
-		units, err := s.plan(ctx, g, rows, scanIDs, byScan, skip)
+		chains, err := s.plan(ctx, g, rows, pending, scanIDs, skip)
 		if err != nil {
-			return err
+			return true, err
 		}
-		if err := s.commitUnits(ctx, g, rows, units); err != nil {
-			return err
+		stale, err := s.runChains(ctx, g, rows, chains)
+		if err != nil {
+			return true, err
 		}
-	}
+		return false, s.refreshRows(ctx, rows, stale)
+	})
 }
 
-// plan reads the scans and PRs of the changed rows and builds each scan's
-// writes for this round.
-func (s *Store) plan(ctx context.Context, g group, rows []findingRow, scanIDs []int64, byScan map[int64][]int, skip map[int64]bool) ([]unit, error) {
-	keys := make([]item, len(scanIDs))
-	for i, id := range scanIDs {
-		keys[i] = scanKey(id)
+// pending groups by scan the rows whose judgement by g is not g's.
+func (s *Store) pending(g group, rows []findingRow, skip map[int64]bool) (map[int64][]int, []int64) {
+	pending := map[int64][]int{}
+	var scanIDs []int64
+	for i, r := range rows {
+		j := r.groupIndex(g.groupKey)
+		if j < 0 || skip[r.scanID] || slices.Equal(r.by[j], g.covering(r.ref)) {
+			continue
+		}
+		if pending[r.scanID] == nil {
+			scanIDs = append(scanIDs, r.scanID)
+		}
+		pending[r.scanID] = append(pending[r.scanID], i)
 	}
-	scanItems, err := s.batchGetAll(ctx, "get scans", keys)
+	return pending, scanIDs
+}
+
+// unit is one step of one scan: new judgements of some of its findings
+// and the scan's counts after them.
+type unit struct {
+	scanID int64
+	rows   []int             // indexes into the rows
+	by     []map[int][]int64 // each row's new judgement
+	t      *tx
+}
+
+// plan reads the scans and PRs of the pending rows and builds each scan's
+// chain of steps.
+func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending map[int64][]int, scanIDs []int64, skip map[int64]bool) ([][]unit, error) {
+	scanItems, prs, err := s.scansAndPRs(ctx, scanIDs)
 	if err != nil {
 		return nil, err
 	}
-	scans := map[int64]item{}
-	prKeys := map[string]item{}
-	for _, it := range scanItems {
-		sc := scanFrom(it)
-		scans[sc.ID] = it
-		k := prKey(sc.VcID, sc.RepoID, sc.PRNumber)
-		prKeys[getS(k, "PK")] = k
-	}
-	var pk []item
-	for _, k := range prKeys {
-		pk = append(pk, k)
-	}
-	prItems, err := s.batchGetAll(ctx, "get PRs", pk)
-	if err != nil {
-		return nil, err
-	}
-	prs := map[string]prRecord{}
-	for _, it := range prItems {
-		prs[getS(it, "PK")] = prFrom(it)
-	}
-	var units []unit
+	var chains [][]unit
 	for _, id := range scanIDs {
-		it, ok := scans[id]
+		it, ok := scanItems[id]
 		if !ok {
 			skip[id] = true
 			continue
 		}
-		u := unit{scan: scanFrom(it), cver: getN(it, "cver")}
-		idx := byScan[id]
-		u.rows = idx[:min(len(idx), unitRows)]
-		sec, vul := u.scan.SecretCount, u.scan.VulnerabilityCount
-		for _, i := range u.rows {
-			d := int64(1)
-			if !rows[i].sup {
-				d = -1 // becomes suppressed
+		sc := scanFrom(it)
+		chains = append(chains, s.chain(g, rows, pending[id], sc, getN(it, aCountVer), prs[getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)]))
+	}
+	return chains, nil
+}
+
+// scansAndPRs reads scans (by id) and their PR records (by partition key).
+func (s *Store) scansAndPRs(ctx context.Context, scanIDs []int64) (map[int64]item, map[string]prRecord, error) {
+	keys := make([]item, len(scanIDs))
+	for i, id := range scanIDs {
+		keys[i] = scanKey(id)
+	}
+	items, err := s.batchGetAll(ctx, "get scans", keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	scans := map[int64]item{}
+	var prKeys []item
+	for _, it := range items {
+		sc := scanFrom(it)
+		scans[sc.ID] = it
+		prKeys = append(prKeys, prKey(sc.VcID, sc.RepoID, sc.PRNumber))
+	}
+	prItems, err := s.batchGetAll(ctx, "get PRs", prKeys)
+	if err != nil {
+		return nil, nil, err
+	}
+	prs := map[string]prRecord{}
+	for _, it := range prItems {
+		prs[getS(it, aPK)] = prFrom(it)
+	}
+	return scans, prs, nil
+}
+
+// chain builds the steps of one scan: each step's finding updates, and
+// the scan's counts (and its PR's, when it is the PR's newest of its type)
+// as they stand after the step, under the count version the previous step
+// leaves.
+func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord) []unit {
+	var units []unit
+	sec, vul := sc.SecretCount, sc.VulnerabilityCount
+	for start := 0; start < len(idx); start += unitRows {
+		u := unit{scanID: sc.ID, t: s.newTx()}
+		moved := false
+		for _, i := range idx[start:min(start+unitRows, len(idx))] {
+			r := rows[i]
+			by := r.judged(r.groupIndex(g.groupKey), g.covering(r.ref))
+			if was, is := r.sup(), r.src || len(by) > 0; was != is {
+				moved = true
+				d := int64(1) // no longer suppressed
+				if is {
+					d = -1
+				}
+				if r.ref.Type == scangate.ScanSecret {
+					sec += d
+				} else {
+					vul += d
+				}
 			}
-			if rows[i].ref.Type == scangate.ScanSecret {
-				sec += d
-			} else {
-				vul += d
+			u.rows, u.by = append(u.rows, i), append(u.by, by)
+			setJudgement(u.t, r, by)
+		}
+		if moved {
+			setCounts(u.t, sc, cver, sec, vul)
+			cver++
+			k := prKey(sc.VcID, sc.RepoID, sc.PRNumber)
+			switch {
+			case sc.Type == scangate.ScanSecret && pr.secScan == sc.ID:
+				setPRCount(u.t, k, aSecScan, aSecretCount, sc.ID, sec)
+			case sc.Type == scangate.ScanVulnerability && pr.vulnScan == sc.ID:
+				setPRCount(u.t, k, aVulnScan, aVulnCount, sc.ID, vul)
 			}
-			u.items = append(u.items, types.TransactWriteItem{Update: &types.Update{
-				TableName: &s.table, Key: rows[i].key,
-				UpdateExpression:          aws.String("SET sup = :new"),
-				ConditionExpression:       aws.String("sup = :old"),
-				ExpressionAttributeValues: item{":new": boolean(!rows[i].sup), ":old": boolean(rows[i].sup)},
-			}})
-		}
-		cond := "cver = :cv"
-		if u.cver == 0 {
-			cond = "attribute_not_exists(cver) OR cver = :cv"
-		}
-		u.items = append(u.items, types.TransactWriteItem{Update: &types.Update{
-			TableName: &s.table, Key: scanKey(id),
-			UpdateExpression:    aws.String("SET secret_count = :s, vulnerability_count = :v, block_status = :b, cver = :next"),
-			ConditionExpression: aws.String(cond),
-			ExpressionAttributeValues: item{":s": num(sec), ":v": num(vul), ":b": boolean(scangate.Blocks(u.scan.Status, sec, vul)),
-				":cv": num(u.cver), ":next": num(u.cver + 1)},
-		}})
-		k := prKey(u.scan.VcID, u.scan.RepoID, u.scan.PRNumber)
-		pr := prs[getS(k, "PK")]
-		switch {
-		case u.scan.Type == scangate.ScanSecret && pr.secScan == id:
-			u.items = append(u.items, s.prCount(k, "sec_scan", "secret_count", id, sec))
-		case u.scan.Type == scangate.ScanVulnerability && pr.vulnScan == id:
-			u.items = append(u.items, s.prCount(k, "vuln_scan", "vulnerability_count", id, vul))
 		}
 		units = append(units, u)
 	}
-	return units, nil
+	return units
 }
 
-// prCount sets a PR's count from its newest scan of that type, if that scan
-// is still its newest; the version bump makes a racing scan recording
-// re-read the record.
-func (s *Store) prCount(k item, pointer, count string, scanID, n int64) types.TransactWriteItem {
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: &s.table, Key: k,
-		UpdateExpression:          aws.String("SET #c = :n ADD ver :one"),
-		ConditionExpression:       aws.String("#p = :id"),
-		ExpressionAttributeNames:  map[string]string{"#c": count, "#p": pointer},
-		ExpressionAttributeValues: item{":n": num(n), ":one": num(1), ":id": num(scanID)},
-	}}
+// setJudgement writes a finding's new judgement under its version.
+func setJudgement(t *tx, r findingRow, by map[int][]int64) {
+	c := when(ref(aFindVer)+" = :fv", ":fv", num(r.fv))
+	if r.fv == 0 {
+		c = when("attribute_not_exists(" + ref(aFindVer) + ")")
+	}
+	vals := item{":sup": boolean(r.src || len(by) > 0), ":next": num(r.fv + 1)}
+	set := "SET " + ref(aSup) + " = :sup, " + ref(aFindVer) + " = :next"
+	set += ", " + ref(aBy) + " = :by"
+	vals[":by"] = byAttr(by)
+	t.update(lFinding, r.key, set, vals, c)
 }
 
-// commitUnits packs units into transactions, each with a check that the
-// group is still at g.gv, and runs them a few at a time. Rows of committed
-// units take their new suppression; rows of refused ones are read again.
-func (s *Store) commitUnits(ctx context.Context, g group, rows []findingRow, units []unit) error {
-	var txs [][]unit
-	var cur []unit
-	n := 0
-	for _, u := range units {
-		if n+len(u.items)+1 > txMaxItems && len(cur) > 0 {
-			txs = append(txs, cur)
-			cur, n = nil, 0
-		}
-		cur = append(cur, u)
-		n += len(u.items)
+// setCounts writes a scan's counts and block status under its count version.
+func setCounts(t *tx, sc scangate.Scan, cver, sec, vul int64) {
+	c := when(ref(aCountVer)+" = :cv", ":cv", num(cver))
+	if cver == 0 {
+		c = when("attribute_not_exists("+ref(aCountVer)+") OR "+ref(aCountVer)+" = :cv", ":cv", num(cver))
 	}
-	if len(cur) > 0 {
-		txs = append(txs, cur)
-	}
-	check := types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: &s.table, Key: g.itemKey(),
-		ConditionExpression:       aws.String("gv = :gv"),
-		ExpressionAttributeValues: item{":gv": num(g.gv)},
-	}}
-	if g.gv == 0 {
-		check.ConditionCheck.ConditionExpression = aws.String("attribute_not_exists(gv)")
-		check.ConditionCheck.ExpressionAttributeValues = nil
-	}
-	var mu sync.Mutex
-	var firstErr error
+	t.update(lCounts, scanKey(sc.ID),
+		"SET "+ref(aSecretCount)+" = :s, "+ref(aVulnCount)+" = :v, "+ref(aBlockStatus)+" = :b, "+ref(aCountVer)+" = :next",
+		item{":s": num(sec), ":v": num(vul), ":b": boolean(scangate.Blocks(sc.Status, sec, vul)), ":next": num(cver + 1)}, c)
+}
+
+// setPRCount sets a PR's count from its newest scan of that type, if that
+// scan is still its newest; the version bump makes a racing recording
+// read the record again.
+func setPRCount(t *tx, k item, pointer, count string, scanID, n int64) {
+	t.update(lPRCount, k, "SET "+ref(count)+" = :n ADD "+ref(aVer)+" :one", item{":n": num(n), ":one": num(1)},
+		when(ref(pointer)+" = :id", ":id", num(scanID)))
+}
+
+// runChains commits the chains step by step: the step of every live chain
+// at once, packed into transactions that each check the group's version.
+// A chain whose transaction is refused stops; its rows from that step on
+// are returned as stale.
+func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chains [][]unit) ([]int, error) {
 	var stale []int
-	sem := make(chan struct{}, txParallel)
-	var wg sync.WaitGroup
-	for _, tx := range txs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			items := []types.TransactWriteItem{check}
-			for _, u := range tx {
-				items = append(items, u.items...)
-			}
-			_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-			codes := cancelReasons(err)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				for _, u := range tx {
-					for _, i := range u.rows {
-						rows[i].sup = !rows[i].sup
-					}
-				}
-			case len(codes) > 0 && codes[0] == "ConditionalCheckFailed":
-				if firstErr == nil {
-					firstErr = errSuperseded
-				}
-			case codes != nil:
-				// A finding, scan or PR changed under us, or a conflict:
-				// read the findings again and plan the next round afresh.
-				for _, u := range tx {
-					stale = append(stale, u.rows...)
-				}
-			default:
-				if firstErr == nil {
-					firstErr = dbErr("re-evaluate findings", err)
-				}
-			}
-		})
+	alive := make([]bool, len(chains))
+	for c := range alive {
+		alive[c] = true
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	for step := 0; ; step++ {
+		var live []int
+		for c, chain := range chains {
+			if alive[c] && step < len(chain) {
+				live = append(live, c)
+			}
+		}
+		if len(live) == 0 {
+			return stale, nil
+		}
+		refused, err := s.commitStep(ctx, g, rows, chains, live, step)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range refused {
+			alive[c] = false
+			for _, u := range chains[c][step:] {
+				stale = append(stale, u.rows...)
+			}
+		}
 	}
-	return s.refreshRows(ctx, rows, stale)
 }
 
-// refreshRows reads the suppression of some rows again, consistently.
+// commitStep commits one step of each live chain, packed into
+// transactions run txParallel at a time, and returns the chains refused.
+func (s *Store) commitStep(ctx context.Context, g group, rows []findingRow, chains [][]unit, live []int, step int) ([]int, error) {
+	var packs [][]int
+	var cur []int
+	n := 1 // the group check
+	for _, c := range live {
+		size := chains[c][step].t.len()
+		if n+size > txMaxItems && len(cur) > 0 {
+			packs, cur, n = append(packs, cur), nil, 1
+		}
+		cur, n = append(cur, c), n+size
+	}
+	packs = append(packs, cur)
+	results := make([]error, len(packs))
+	idx := make([]int, len(packs))
+	for i := range idx {
+		idx[i] = i
+	}
+	err := parallel(ctx, txParallel, idx, func(ctx context.Context, p int) error {
+		t := s.newTx()
+		groupCheck(t, g)
+		for _, c := range packs[p] {
+			u := chains[c][step]
+			t.items, t.labels = append(t.items, u.t.items...), append(t.labels, u.t.labels...)
+		}
+		results[p] = s.commit(ctx, "re-evaluate findings", t)
+		if results[p] != nil && !isCancelled(results[p]) {
+			return results[p]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var refused []int
+	for p, res := range results {
+		switch {
+		case res == nil:
+			for _, c := range packs[p] {
+				u := chains[c][step]
+				for k, i := range u.rows {
+					rows[i].by, rows[i].fv = u.by[k], rows[i].fv+1
+				}
+			}
+		case failed(res, lGroup):
+			return nil, errSuperseded
+		default: // a finding, scan or PR moved, or a conflict
+			refused = append(refused, packs[p]...)
+		}
+	}
+	return refused, nil
+}
+
+// refreshRows reads the judgement of some rows again, consistently.
 func (s *Store) refreshRows(ctx context.Context, rows []findingRow, idx []int) error {
 	if len(idx) == 0 {
 		return nil
@@ -332,27 +349,15 @@ func (s *Store) refreshRows(ctx context.Context, rows []findingRow, idx []int) e
 	at := map[string]int{}
 	for j, i := range idx {
 		keys[j] = rows[i].key
-		at[getS(rows[i].key, "PK")+"|"+getS(rows[i].key, "SK")] = i
+		at[keyString(rows[i].key)] = i
 	}
 	items, err := s.batchGetAll(ctx, "get findings", keys)
 	if err != nil {
 		return err
 	}
 	for _, it := range items {
-		rows[at[getS(it, "PK")+"|"+getS(it, "SK")]].sup = getBool(it, "sup", false)
+		i := at[keyString(keyOf(it))]
+		rows[i].by, rows[i].fv = byFrom(it), getN(it, aFindVer)
 	}
 	return nil
-}
-
-// batchGetAll reads any number of items, 100 keys a request.
-func (s *Store) batchGetAll(ctx context.Context, op string, keys []item) ([]item, error) {
-	var all []item
-	for start := 0; start < len(keys); start += 100 {
-		items, err := s.batchGet(ctx, op, keys[start:min(start+100, len(keys))])
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, items...)
-	}
-	return all, nil
 }

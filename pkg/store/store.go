@@ -7,18 +7,13 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 
-	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/retry"
 )
 
 // DB is the part of the DynamoDB API the store uses.
@@ -38,151 +33,52 @@ type DB interface {
 type Store struct {
 	db    DB
 	table string
+	retry retry.Policy
+	// recentWindow is how long a recording stays visible to re-evaluations
+	// through its group's RECENT items (the index-lag fix); 0 turns it off.
+	recentWindow time.Duration
 }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithRetry sets the policy for work that lost a race (tests: no waits).
+func WithRetry(p retry.Policy) Option { return func(s *Store) { s.retry = p } }
+
+// WithRecentWindow sets how long a recording's findings are read from its
+// groups' RECENT items rather than trusted to the eventually consistent
+// index. Zero turns the fix off (tests that show the gap it closes).
+func WithRecentWindow(d time.Duration) Option { return func(s *Store) { s.recentWindow = d } }
+
+// DefaultRecentWindow is far beyond the index lag DynamoDB shows in
+// practice (well under a second).
+const DefaultRecentWindow = 10 * time.Minute
+
 // New returns a store on the named table.
-func New(db DB, table string) *Store {
-	return &Store{db: db, table: table}
+func New(db DB, table string, opts ...Option) *Store {
+	s := &Store{db: db, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Table names the table the store uses.
 func (s *Store) Table() string { return s.table }
 
-// item is one DynamoDB item.
-type item = map[string]types.AttributeValue
-
-func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-
-func num(v int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-func boolean(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
-
-func key(pk, sk string) item { return item{"PK": str(pk), "SK": str(sk)} }
-
-func getS(it item, name string) string {
-	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
-		return v.Value
-	}
-	return ""
-}
-
-func getN(it item, name string) int64 {
-	if v, ok := it[name].(*types.AttributeValueMemberN); ok {
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
-	return 0
-}
-
-// getNp reads a number that may be absent or NULL.
-func getNp(it item, name string) *int64 {
-	if _, ok := it[name].(*types.AttributeValueMemberN); !ok {
-		return nil
-	}
-	n := getN(it, name)
-	return &n
-}
-
-func numOrNull(v *int64) types.AttributeValue {
-	if v == nil {
-		return &types.AttributeValueMemberNULL{Value: true}
-	}
-	return num(*v)
-}
-
-// getBool reads a boolean, or def when it is absent.
-func getBool(it item, name string, def bool) bool {
-	if v, ok := it[name].(*types.AttributeValueMemberBOOL); ok {
-		return v.Value
-	}
-	return def
-}
-
-func getTime(it item, name string) scangate.Time {
-	t, _ := scangate.ParseTime(getS(it, name))
-	return t
-}
-
 // nextID allocates the next id of an entity from its counter item: one
 // UpdateItem ADD, so ids are unique and increase, at up to about 1,000 ids
 // per second per entity (the write limit of one item).
 func (s *Store) nextID(ctx context.Context, entity string) (int64, error) {
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       key("COUNTER#"+entity, "COUNTER"),
-		UpdateExpression:          aws.String("ADD #n :one"),
-		ExpressionAttributeNames:  map[string]string{"#n": "n"},
+		UpdateExpression:          aws.String("ADD " + ref(aN) + " :one"),
 		ExpressionAttributeValues: item{":one": num(1)},
 		ReturnValues:              types.ReturnValueUpdatedNew,
 	})
 	if err != nil {
 		return 0, dbErr("allocate "+entity+" id", err)
 	}
-	return getN(out.Attributes, "n"), nil
-}
-
-// dbErr classifies a DynamoDB error: requests the store built wrongly are
-// internal errors; everything else (throttling, server errors, timeouts that
-// outlasted the SDK's retries) makes the service unavailable for a moment.
-func dbErr(op string, err error) error {
-	err = fmt.Errorf("%s: %w", op, err)
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	var api smithy.APIError
-	if errors.As(err, &api) {
-		switch api.ErrorCode() {
-		case "ValidationException", "ResourceNotFoundException", "SerializationException":
-			return err
-		}
-	}
-	return scangate.Unavailable(err)
-}
-
-// cancelReasons returns the codes of a cancelled transaction, one per item,
-// or nil if err is not a cancellation.
-func cancelReasons(err error) []string {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return nil
-	}
-	codes := make([]string, len(tce.CancellationReasons))
-	for i, r := range tce.CancellationReasons {
-		codes[i] = aws.ToString(r.Code)
-	}
-	return codes
-}
-
-// conflicted reports whether a cancelled transaction lost a race with
-// another one (and so may simply be run again).
-func conflicted(codes []string) bool {
-	for _, c := range codes {
-		if c == "TransactionConflict" {
-			return true
-		}
-	}
-	return false
-}
-
-// maxAttempts bounds the optimistic retries of a read-modify-write.
-const maxAttempts = 30
-
-// retry runs fn until it reports done, backing off with jitter between
-// attempts. It gives up as unavailable after maxAttempts.
-func retry(ctx context.Context, op string, fn func() (done bool, err error)) error {
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		done, err := fn()
-		if done || err != nil {
-			return err
-		}
-		backoff := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-	}
-	return scangate.Unavailable(fmt.Errorf("%s: still contended after %d attempts", op, maxAttempts))
+	return getN(out.Attributes, aN), nil
 }

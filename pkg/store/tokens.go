@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -17,40 +16,51 @@ func tokenKey(hash string) item { return key("TOKEN#"+hash, "TOKEN") }
 
 func userTokensPK(userID int64) string { return "USERTOKENS#" + strconv.FormatInt(userID, 10) }
 
+// Labels of login transactions.
+const (
+	lToken = "token"
+	lSlot  = "slot"
+)
+
 // expiredItemGrace is how long after its expiry DynamoDB's TTL may delete an
 // item; the service itself checks expiry, so the TTL only reclaims space.
 const expiredItemGrace = 24 * time.Hour
 
+func tokenItem(t scangate.Token) item {
+	it := tokenKey(t.Hash)
+	it[aUserID] = num(t.UserID)
+	it[aTokenKind] = str(t.Kind)
+	it[aCreatedAt] = str(scangate.At(t.CreatedAt).String())
+	it[aExpiresAt] = num(t.ExpiresAt.Unix())
+	it[aTTL] = num(t.ExpiresAt.Add(expiredItemGrace).Unix())
+	it[aGSI1PK] = str(userTokensPK(t.UserID))
+	it[aGSI1SK] = str(scangate.At(t.CreatedAt).String())
+	return it
+}
+
+func tokenFrom(it item) scangate.Token {
+	return scangate.Token{
+		Hash:      getS(it, aPK)[len("TOKEN#"):],
+		UserID:    getN(it, aUserID),
+		Kind:      getS(it, aTokenKind),
+		CreatedAt: getTime(it, aCreatedAt).Time,
+		ExpiresAt: time.Unix(getN(it, aExpiresAt), 0),
+		Revoked:   getBool(it, aRevoked, false),
+	}
+}
+
 // PutToken stores a token's hash for a user.
 func (s *Store) PutToken(ctx context.Context, t scangate.Token) error {
-	it := tokenKey(t.Hash)
-	it["user_id"] = num(t.UserID)
-	it["kind"] = str(t.Kind)
-	it["created_at"] = str(scangate.At(t.CreatedAt).String())
-	it["expires_at"] = num(t.ExpiresAt.Unix())
-	it["ttl"] = num(t.ExpiresAt.Add(expiredItemGrace).Unix())
-	it["GSI1PK"] = str(userTokensPK(t.UserID))
-	it["GSI1SK"] = str(scangate.At(t.CreatedAt).String())
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           &s.table,
-		Item:                it,
-		ConditionExpression: aws.String("attribute_not_exists(PK)"),
+		TableName:                &s.table,
+		Item:                     tokenItem(t),
+		ConditionExpression:      aws.String("attribute_not_exists(" + ref(aPK) + ")"),
+		ExpressionAttributeNames: map[string]string{ref(aPK): aPK},
 	})
 	if err != nil {
 		return dbErr("put token", err)
 	}
 	return nil
-}
-
-func tokenFrom(it item) scangate.Token {
-	return scangate.Token{
-		Hash:      getS(it, "PK")[len("TOKEN#"):],
-		UserID:    getN(it, "user_id"),
-		Kind:      getS(it, "kind"),
-		CreatedAt: getTime(it, "created_at").Time,
-		ExpiresAt: time.Unix(getN(it, "expires_at"), 0),
-		Revoked:   getBool(it, "revoked", false),
-	}
 }
 
 // TokenUser reads a token and the user it names in one BatchGetItem round
@@ -63,7 +73,7 @@ func (s *Store) TokenUser(ctx context.Context, hash string, userID int64) (*scan
 	var tok *scangate.Token
 	var user *scangate.User
 	for _, it := range items {
-		switch getS(it, "SK") {
+		switch getS(it, aSK) {
 		case "TOKEN":
 			t := tokenFrom(it)
 			tok = &t
@@ -75,37 +85,19 @@ func (s *Store) TokenUser(ctx context.Context, hash string, userID int64) (*scan
 	return tok, user, nil
 }
 
-// batchGet reads up to 100 items with strongly consistent reads, asking again
-// for any keys DynamoDB leaves unprocessed.
-func (s *Store) batchGet(ctx context.Context, op string, keys []item) ([]item, error) {
-	req := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-	var items []item
-	err := retry(ctx, op, func() (bool, error) {
-		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-		if err != nil {
-			return true, dbErr(op, err)
-		}
-		items = append(items, out.Responses[s.table]...)
-		req = out.UnprocessedKeys
-		return len(req) == 0, nil
-	})
-	return items, err
-}
-
 // RevokeToken marks one token revoked. It reports false if there is no such token.
 func (s *Store) RevokeToken(ctx context.Context, hash string) (bool, error) {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       tokenKey(hash),
-		UpdateExpression:          aws.String("SET revoked = :t"),
-		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		UpdateExpression:          aws.String("SET " + ref(aRevoked) + " = :t"),
+		ConditionExpression:       aws.String("attribute_exists(" + ref(aPK) + ")"),
 		ExpressionAttributeValues: item{":t": boolean(true)},
 	})
-	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
 		return true, nil
-	case asError(err, &ccf):
+	case conditionFailed(err):
 		return false, nil
 	}
 	return false, dbErr("revoke token", err)
@@ -113,24 +105,18 @@ func (s *Store) RevokeToken(ctx context.Context, hash string) (bool, error) {
 
 // RevokeUserTokens revokes every token of a user and reports how many it found.
 func (s *Store) RevokeUserTokens(ctx context.Context, userID int64) (int, error) {
-	n := 0
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:                 &s.table,
+	items, err := s.queryAll(ctx, "list user tokens", &dynamodb.QueryInput{
 		IndexName:                 aws.String(GSI1),
-		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		KeyConditionExpression:    aws.String(ref(aGSI1PK) + " = :pk"),
 		ExpressionAttributeValues: item{":pk": str(userTokensPK(userID))},
 	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return n, dbErr("list user tokens", err)
-		}
-		for _, it := range page.Items {
-			if _, err := s.RevokeToken(ctx, tokenFrom(it).Hash); err != nil {
-				return n, fmt.Errorf("revoke tokens of user %d: %w", userID, err)
-			}
-			n++
+	if err != nil {
+		return 0, err
+	}
+	for i, it := range items {
+		if _, err := s.RevokeToken(ctx, tokenFrom(it).Hash); err != nil {
+			return i, fmt.Errorf("revoke tokens of user %d: %w", userID, err)
 		}
 	}
-	return n, nil
+	return len(items), nil
 }

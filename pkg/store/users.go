@@ -3,10 +3,7 @@ package store
 import (
 	"context"
 	"strconv"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -20,63 +17,78 @@ func emailKey(email string) item       { return key("EMAIL#"+scangate.Fold(email
 // be demoted or deactivated even by concurrent updates.
 var adminsKey = key("COUNTER#active-admins", "COUNTER")
 
+// Labels of the items of user transactions.
+const (
+	lUser     = "user"
+	lUsername = "username"
+	lEmail    = "email"
+	lOldEmail = "old email"
+	lAdmins   = "admins"
+)
+
 func userItem(u scangate.User, ver int64) item {
 	it := userKey(u.ID)
-	it["id"] = num(u.ID)
-	it["username"] = str(u.Username)
-	it["user_email"] = str(u.Email)
-	it["role"] = str(string(u.Role))
-	it["active"] = boolean(u.Active)
-	it["pw_hash"] = str(u.PasswordHash)
-	it["created_at"] = str(u.CreatedAt.String())
-	it["updated_at"] = str(u.UpdatedAt.String())
-	it["added_by_uid"] = numOrNull(u.AddedBy)
-	it["updated_by_uid"] = numOrNull(u.UpdatedBy)
-	it["ver"] = num(ver)
+	it[aID] = num(u.ID)
+	it[aUsername] = str(u.Username)
+	it[aUserEmail] = str(u.Email)
+	it[aRole] = str(string(u.Role))
+	it[aActive] = boolean(u.Active)
+	it[aCreatedAt] = str(u.CreatedAt.String())
+	it[aUpdatedAt] = str(u.UpdatedAt.String())
+	it[aAddedBy] = numOrNull(u.AddedBy)
+	it[aUpdatedBy] = numOrNull(u.UpdatedBy)
+	if !u.TokensValidFrom.IsZero() {
+		it[aValidFrom] = num(u.TokensValidFrom.UnixMilli())
+	}
+	it[aVer] = num(ver)
 	return it
 }
 
 func userFrom(it item) scangate.User {
-	return scangate.User{
-		ID:           getN(it, "id"),
-		Username:     getS(it, "username"),
-		Email:        getS(it, "user_email"),
-		Role:         scangate.Role(getS(it, "role")),
-		Active:       getBool(it, "active", true),
-		PasswordHash: getS(it, "pw_hash"),
-		CreatedAt:    getTime(it, "created_at"),
-		UpdatedAt:    getTime(it, "updated_at"),
-		AddedBy:      getNp(it, "added_by_uid"),
-		UpdatedBy:    getNp(it, "updated_by_uid"),
+	u := scangate.User{
+		ID:        getN(it, aID),
+		Username:  getS(it, aUsername),
+		Email:     getS(it, aUserEmail),
+		Role:      scangate.Role(getS(it, aRole)),
+		Active:    getBool(it, aActive, true),
+		CreatedAt: getTime(it, aCreatedAt),
+		UpdatedAt: getTime(it, aUpdatedAt),
+		AddedBy:   getNp(it, aAddedBy),
+		UpdatedBy: getNp(it, aUpdatedBy),
 	}
+	if ms := getN(it, aValidFrom); ms > 0 {
+		u.TokensValidFrom = time.UnixMilli(ms)
+	}
+	return u
 }
 
-func markerPut(table string, k item, userID int64) types.TransactWriteItem {
-	it := item{"user_id": num(userID)}
+// putMarker adds a uniqueness marker naming the user that holds it, with
+// more attributes when extra is not nil.
+func putMarker(t *tx, label string, k item, userID int64, extra item) {
+	it := merge(item{aUserID: num(userID)}, extra)
 	for n, v := range k {
 		it[n] = v
 	}
-	return types.TransactWriteItem{Put: &types.Put{
-		TableName:                           &table,
-		Item:                                it,
-		ConditionExpression:                 aws.String("attribute_not_exists(PK)"),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureNone,
-	}}
+	t.put(label, it, when("attribute_not_exists("+ref(aPK)+")"))
 }
 
-func (s *Store) adminsDelta(delta int64) types.TransactWriteItem {
-	u := &types.Update{
-		TableName:                 &s.table,
-		Key:                       adminsKey,
-		UpdateExpression:          aws.String("ADD #n :d"),
-		ExpressionAttributeNames:  map[string]string{"#n": "n"},
-		ExpressionAttributeValues: item{":d": num(delta)},
+// loginAttrs are what logging in needs of a user, kept on its username
+// marker so that a login reads them with its throttling places in one
+// round trip. The password hash lives only there.
+func loginAttrs(u scangate.User) item {
+	return item{aPwHash: str(u.PasswordHash), aActive: boolean(u.Active)}
+}
+
+// addAdmins moves the count of active admins; it may not fall below one.
+func addAdmins(t *tx, delta int64, first bool) {
+	var c *cond
+	switch {
+	case first:
+		c = when("attribute_not_exists("+ref(aN)+") OR "+ref(aN)+" = :zero", ":zero", num(0))
+	case delta < 0:
+		c = when(ref(aN)+" > :one", ":one", num(1))
 	}
-	if delta < 0 {
-		u.ConditionExpression = aws.String("#n > :one")
-		u.ExpressionAttributeValues[":one"] = num(1)
-	}
-	return types.TransactWriteItem{Update: u}
+	t.update(lAdmins, adminsKey, "ADD "+ref(aN)+" :d", item{":d": num(delta)}, c)
 }
 
 // CreateUser stores a new user with the next user id. The user, its username
@@ -99,35 +111,26 @@ func (s *Store) createUser(ctx context.Context, u scangate.User, first bool) (sc
 		return scangate.User{}, err
 	}
 	u.ID = id
-	items := []types.TransactWriteItem{
-		{Put: &types.Put{TableName: &s.table, Item: userItem(u, 1), ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-		markerPut(s.table, usernameKey(u.Username), id),
-		markerPut(s.table, emailKey(u.Email), id),
-	}
+	t := s.newTx()
+	t.put(lUser, userItem(u, 1), when("attribute_not_exists("+ref(aPK)+")"))
+	putMarker(t, lUsername, usernameKey(u.Username), id, loginAttrs(u))
+	putMarker(t, lEmail, emailKey(u.Email), id, nil)
 	if u.Role == scangate.RoleAdmin && u.Active {
-		admins := s.adminsDelta(1)
-		if first {
-			admins.Update.ConditionExpression = aws.String("attribute_not_exists(#n) OR #n = :zero")
-			admins.Update.ExpressionAttributeValues[":zero"] = num(0)
-		}
-		items = append(items, admins)
+		addAdmins(t, 1, first)
 	}
-	err = retry(ctx, "create user", func() (bool, error) {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		codes := cancelReasons(err)
+	err = s.retry.Do(ctx, "create user", func(int) (bool, error) {
+		err := s.commit(ctx, "create user", t)
 		switch {
-		case err == nil:
-			return true, nil
-		case conflicted(codes):
-			return false, nil
-		case codes != nil && codes[1] == "ConditionalCheckFailed":
+		case failed(err, lUsername):
 			return true, scangate.Errorf(scangate.KindConflict, "the username %q is taken", u.Username)
-		case codes != nil && codes[2] == "ConditionalCheckFailed":
+		case failed(err, lEmail):
 			return true, scangate.Errorf(scangate.KindConflict, "the e-mail address %q is taken", u.Email)
-		case len(codes) > 3 && codes[3] == "ConditionalCheckFailed":
+		case failed(err, lAdmins):
 			return true, scangate.Errorf(scangate.KindConflict, "an active admin exists already")
+		case lostRace(err):
+			return false, nil
 		}
-		return true, dbErr("create user", err)
+		return true, err
 	})
 	return u, err
 }
@@ -139,22 +142,23 @@ func (s *Store) User(ctx context.Context, id int64) (scangate.User, error) {
 }
 
 func (s *Store) userVersion(ctx context.Context, id int64) (scangate.User, int64, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: userKey(id), ConsistentRead: aws.Bool(true)})
+	it, err := s.getItem(ctx, "get user", userKey(id))
 	if err != nil {
-		return scangate.User{}, 0, dbErr("get user", err)
+		return scangate.User{}, 0, err
 	}
-	if out.Item == nil {
+	if it == nil {
 		return scangate.User{}, 0, scangate.Errorf(scangate.KindNotFound, "no user has the id %d", id)
 	}
-	return userFrom(out.Item), getN(out.Item, "ver"), nil
+	return userFrom(it), getN(it, aVer), nil
 }
 
 // UpdateUser reads a user, applies change to it and writes it back under a
 // version check, moving the e-mail marker and the active-admin count in the
 // same transaction: two round trips unless a concurrent writer intervenes.
+// A deactivation also kills every token issued until then, for good.
 func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error) (scangate.User, error) {
 	var updated scangate.User
-	err := retry(ctx, "update user", func() (bool, error) {
+	err := s.retry.Do(ctx, "update user", func(int) (bool, error) {
 		old, ver, err := s.userVersion(ctx, id)
 		if err != nil {
 			return true, err
@@ -163,56 +167,59 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.
 		if err := change(&u); err != nil {
 			return true, err
 		}
-		put := userItem(u, ver+1)
-		items := []types.TransactWriteItem{{Put: &types.Put{
-			TableName:                 &s.table,
-			Item:                      put,
-			ConditionExpression:       aws.String("ver = :ver"),
-			ExpressionAttributeValues: item{":ver": num(ver)},
-		}}}
-		emailAt := -1
-		if scangate.Fold(old.Email) != scangate.Fold(u.Email) {
-			emailAt = len(items)
-			items = append(items, markerPut(s.table, emailKey(u.Email), id),
-				types.TransactWriteItem{Delete: &types.Delete{TableName: &s.table, Key: emailKey(old.Email)}})
+		if old.Active && !u.Active {
+			u.TokensValidFrom = u.UpdatedAt.Time
 		}
-		wasAdmin := old.Role == scangate.RoleAdmin && old.Active
-		isAdmin := u.Role == scangate.RoleAdmin && u.Active
-		adminAt := -1
-		if wasAdmin != isAdmin {
-			adminAt = len(items)
-			d := int64(1)
-			if wasAdmin {
-				d = -1
-			}
-			items = append(items, s.adminsDelta(d))
-		}
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		codes := cancelReasons(err)
+		err = s.commit(ctx, "update user", s.userUpdateTx(old, u, ver))
 		switch {
 		case err == nil:
 			updated = u
 			return true, nil
-		case conflicted(codes), codes != nil && codes[0] == "ConditionalCheckFailed":
-			return false, nil
-		case emailAt >= 0 && codes != nil && codes[emailAt] == "ConditionalCheckFailed":
+		case failed(err, lEmail):
 			return true, scangate.Errorf(scangate.KindConflict, "the e-mail address %q is taken", u.Email)
-		case adminAt >= 0 && codes != nil && codes[adminAt] == "ConditionalCheckFailed":
+		case failed(err, lAdmins):
 			return true, scangate.Errorf(scangate.KindConflict, "the last active admin cannot be demoted or deactivated")
+		case lostRace(err, lUser):
+			return false, nil
 		}
-		return true, dbErr("update user", err)
+		return true, err
 	})
 	return updated, err
 }
 
+// userUpdateTx writes u over old (at version ver), moving the e-mail
+// marker when the folded address changes and the admin count when u stops
+// or starts being an active admin.
+func (s *Store) userUpdateTx(old, u scangate.User, ver int64) *tx {
+	t := s.newTx()
+	t.put(lUser, userItem(u, ver+1), when(ref(aVer)+" = :ver", ":ver", num(ver)))
+	if scangate.Fold(old.Email) != scangate.Fold(u.Email) {
+		putMarker(t, lEmail, emailKey(u.Email), u.ID, nil)
+		t.del(lOldEmail, emailKey(old.Email), nil)
+	}
+	if old.Active != u.Active {
+		t.update(lUsername, usernameKey(u.Username), "SET "+ref(aActive)+" = :a", item{":a": boolean(u.Active)},
+			when(ref(aUserID)+" = :id", ":id", num(u.ID)))
+	}
+	wasAdmin := old.Role == scangate.RoleAdmin && old.Active
+	isAdmin := u.Role == scangate.RoleAdmin && u.Active
+	switch {
+	case wasAdmin && !isAdmin:
+		addAdmins(t, -1, false)
+	case !wasAdmin && isAdmin:
+		addAdmins(t, 1, false)
+	}
+	return t
+}
+
 // UserByName reads the user holding a username, ignoring case.
 func (s *Store) UserByName(ctx context.Context, username string) (scangate.User, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: usernameKey(username), ConsistentRead: aws.Bool(true)})
+	it, err := s.getItem(ctx, "get username", usernameKey(username))
 	if err != nil {
-		return scangate.User{}, dbErr("get username", err)
+		return scangate.User{}, err
 	}
-	if out.Item == nil {
+	if it == nil {
 		return scangate.User{}, scangate.Errorf(scangate.KindNotFound, "no user has the username %q", username)
 	}
-	return s.User(ctx, getN(out.Item, "user_id"))
+	return s.User(ctx, getN(it, aUserID))
 }

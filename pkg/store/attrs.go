@@ -1,0 +1,88 @@
+package store
+
+// Attribute names, each written once. docs/DATA.md lists which item kinds
+// carry which attributes.
+const (
+	// Keys of the table and of its sparse index GSI1.
+	aPK     = "PK"
+	aSK     = "SK"
+	aGSI1PK = "GSI1PK"
+	aGSI1SK = "GSI1SK"
+	aTTL    = "ttl" // epoch seconds; DynamoDB's TTL deletes the item some time after
+
+	// Shared by several item kinds.
+	aID        = "id"
+	aVer       = "ver" // optimistic version of a read-modify-write item
+	aN         = "n"   // a counter's value
+	aCreatedAt = "created_at"
+	aUpdatedAt = "updated_at"
+	aUserID    = "user_id"
+	aType      = "type"
+	aName      = "name"
+	aActive    = "active"
+	aRepoID    = "repo_id"
+	aVcID      = "vc_id"
+
+	// Users.
+	aUsername   = "username"
+	aUserEmail  = "user_email"
+	aRole       = "role"
+	aPwHash     = "pw_hash"
+	aAddedBy    = "added_by_uid"
+	aUpdatedBy  = "updated_by_uid"
+	aValidFrom  = "tokens_valid_from" // epoch ms: tokens issued before are dead
+	aTokenKind  = "kind"
+	aExpiresAt  = "expires_at"
+	aRevoked    = "revoked"
+	aLoginSlots = "slots" // login attempts reserved or failed, epoch ms
+
+	// Scans and pull requests.
+	aPRRef        = "pr_ref"
+	aPRNumber     = "pr_number"
+	aWebhookID    = "webhook_id"
+	aVcType       = "vc_type"
+	aScanType     = "scan_type"
+	aVcName       = "vc_name"
+	aRepoName     = "repo_name"
+	aStatus       = "status"
+	aBlockStatus  = "block_status"
+	aOtherDetails = "other_details"
+	aStatURL      = "stat_url"
+	aSecretCount  = "secret_count"
+	aVulnCount    = "vulnerability_count"
+	aCountVer     = "cver" // version of a scan's counts
+	aPRName       = "pr_name"
+	aPRLink       = "pr_link"
+	aLastScan     = "last_scan"
+	aLastScanID   = "last_scan_id"
+	aSecScan      = "sec_scan"
+	aSecAt        = "sec_at"
+	aVulnScan     = "vuln_scan"
+	aVulnAt       = "vuln_at"
+
+	// Findings.
+	aRule     = "rule"
+	aPath     = "path"
+	aLine     = "line"
+	aAliases  = "aliases"
+	aSup      = "sup" // suppressed: in source, or by some allowlist
+	aInSource = "src" // suppressed in the scanner's source (SARIF)
+	aBy       = "by"  // allowlist ids covering it, by the index of its group
+	aFindVer  = "fv"  // version of the finding's judgement
+
+	// Allowlists, their rules and groups.
+	aGlobal    = "global"
+	aRepos     = "repos"
+	aVcs       = "vcs"
+	aComments  = "comments"
+	aCreatedBy = "created_by"
+	aUpdBy     = "updated_by"
+	aCreatedOn = "created_on"
+	aUpdatedOn = "updated_on"
+	aText      = "text"
+	aCommentBy = "by"
+	aCommentAt = "at"
+	aGroupVer  = "gv" // version of a group's rules
+	aScanID    = "scan"
+	aIndexes   = "idx"
+)

@@ -1,0 +1,295 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/scangate/scangate/pkg/retry"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// This file holds the DynamoDB helpers every item kind shares: attribute
+// values, batched reads and writes that ask again for what DynamoDB leaves
+// unprocessed, paginated queries, and the classification of errors.
+
+// DynamoDB's limits on one request.
+const (
+	batchGetMax   = 100 // keys per BatchGetItem
+	batchWriteMax = 25  // requests per BatchWriteItem
+	txMaxItems    = 100 // items per TransactWriteItems
+)
+
+// batchParallel is how many batches of one operation run at once.
+const batchParallel = 4
+
+// item is one DynamoDB item.
+type item = map[string]types.AttributeValue
+
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+func boolean(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
+
+func null() types.AttributeValue { return &types.AttributeValueMemberNULL{Value: true} }
+
+func key(pk, sk string) item { return item{aPK: str(pk), aSK: str(sk)} }
+
+// keyOf returns the key of a stored item.
+func keyOf(it item) item { return key(getS(it, aPK), getS(it, aSK)) }
+
+// keyString is a key as one string, for maps.
+func keyString(k item) string { return getS(k, aPK) + "\x00" + getS(k, aSK) }
+
+func getS(it item, name string) string {
+	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func parseN(v types.AttributeValue) int64 {
+	if n, ok := v.(*types.AttributeValueMemberN); ok {
+		i, _ := strconv.ParseInt(n.Value, 10, 64)
+		return i
+	}
+	return 0
+}
+
+func getN(it item, name string) int64 { return parseN(it[name]) }
+
+// getNp reads a number that may be absent or NULL.
+func getNp(it item, name string) *int64 {
+	if _, ok := it[name].(*types.AttributeValueMemberN); !ok {
+		return nil
+	}
+	n := getN(it, name)
+	return &n
+}
+
+func numOrNull(v *int64) types.AttributeValue {
+	if v == nil {
+		return null()
+	}
+	return num(*v)
+}
+
+// getBool reads a boolean, or def when it is absent.
+func getBool(it item, name string, def bool) bool {
+	if v, ok := it[name].(*types.AttributeValueMemberBOOL); ok {
+		return v.Value
+	}
+	return def
+}
+
+func getTime(it item, name string) scangate.Time {
+	t, _ := scangate.ParseTime(getS(it, name))
+	return t
+}
+
+// numList is a list of numbers as an attribute value.
+func numList(l []int64) types.AttributeValue {
+	v := make([]types.AttributeValue, len(l))
+	for i, n := range l {
+		v[i] = num(n)
+	}
+	return &types.AttributeValueMemberL{Value: v}
+}
+
+// setIDs stores a list of ids; an empty list is left out (and reads back
+// as empty), which the embedded server also needs.
+func setIDs(it item, name string, l []int64) {
+	if len(l) > 0 {
+		it[name] = numList(l)
+	}
+}
+
+func getIDs(it item, name string) []int64 {
+	out := []int64{}
+	if l, ok := it[name].(*types.AttributeValueMemberL); ok {
+		for _, v := range l.Value {
+			out = append(out, parseN(v))
+		}
+	}
+	return out
+}
+
+// setStrings stores a list of strings, left out when empty.
+func setStrings(it item, name string, l []string) {
+	if len(l) == 0 {
+		return
+	}
+	v := make([]types.AttributeValue, len(l))
+	for i, s := range l {
+		v[i] = str(s)
+	}
+	it[name] = &types.AttributeValueMemberL{Value: v}
+}
+
+func getStrings(it item, name string) []string {
+	var out []string
+	if l, ok := it[name].(*types.AttributeValueMemberL); ok {
+		for _, v := range l.Value {
+			if s, ok := v.(*types.AttributeValueMemberS); ok {
+				out = append(out, s.Value)
+			}
+		}
+	}
+	return out
+}
+
+// dbErr classifies a DynamoDB error and names the operation: requests the
+// store built wrongly are internal errors; a context that ended keeps its
+// kind (a deadline is unavailability, a cancellation a caller gone); the
+// rest (throttling, server errors, timeouts that outlasted the SDK's
+// retries) makes the service unavailable for a moment.
+func dbErr(op string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return retry.Context(op, err)
+	}
+	err = fmt.Errorf("%s: %w", op, err)
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ValidationException", "ResourceNotFoundException", "SerializationException":
+			return err
+		}
+	}
+	return scangate.Unavailable(err)
+}
+
+// conditionFailed reports whether a single-item write was refused by its
+// condition expression.
+func conditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// batchGet reads up to batchGetMax items with strongly consistent reads,
+// asking again for any keys DynamoDB leaves unprocessed.
+func (s *Store) batchGet(ctx context.Context, op string, keys []item) ([]item, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	req := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	var items []item
+	err := s.retry.Do(ctx, op, func(int) (bool, error) {
+		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+		if err != nil {
+			return true, dbErr(op, err)
+		}
+		items = append(items, out.Responses[s.table]...)
+		req = out.UnprocessedKeys
+		return len(req) == 0, nil
+	})
+	return items, err
+}
+
+// batchGetAll reads any number of items (keys may repeat), batchGetMax
+// keys a request.
+func (s *Store) batchGetAll(ctx context.Context, op string, keys []item) ([]item, error) {
+	seen := map[string]bool{}
+	var uniq []item
+	for _, k := range keys {
+		if ks := keyString(k); !seen[ks] {
+			seen[ks] = true
+			uniq = append(uniq, k)
+		}
+	}
+	var all []item
+	for start := 0; start < len(uniq); start += batchGetMax {
+		items, err := s.batchGet(ctx, op, uniq[start:min(start+batchGetMax, len(uniq))])
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+	}
+	return all, nil
+}
+
+// batchWrite writes requests in batches of batchWriteMax, batchParallel
+// batches at a time, asking again for unprocessed items.
+func (s *Store) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest) error {
+	var batches [][]types.WriteRequest
+	for start := 0; start < len(reqs); start += batchWriteMax {
+		batches = append(batches, reqs[start:min(start+batchWriteMax, len(reqs))])
+	}
+	return parallel(ctx, batchParallel, batches, func(ctx context.Context, batch []types.WriteRequest) error {
+		pending := map[string][]types.WriteRequest{s.table: batch}
+		return s.retry.Do(ctx, op, func(int) (bool, error) {
+			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+			if err != nil {
+				return true, dbErr(op, err)
+			}
+			pending = out.UnprocessedItems
+			return len(pending) == 0, nil
+		})
+	})
+}
+
+// parallel runs fn on every element, at most n at a time, and returns the
+// first error; after an error it starts nothing more.
+func parallel[T any](ctx context.Context, n int, elems []T, fn func(context.Context, T) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for _, e := range elems {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, e); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// queryAll runs a query to its last page.
+func (s *Store) queryAll(ctx context.Context, op string, in *dynamodb.QueryInput) ([]item, error) {
+	in.TableName = &s.table
+	in.ExpressionAttributeNames = namesOf(in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression)
+	var all []item
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, dbErr(op, err)
+		}
+		all = append(all, page.Items...)
+	}
+	return all, nil
+}
+
+// updateItem runs one UpdateItem, its placeholders named.
+func (s *Store) updateItem(ctx context.Context, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	in.TableName = &s.table
+	in.ExpressionAttributeNames = namesOf(in.UpdateExpression, in.ConditionExpression)
+	return s.db.UpdateItem(ctx, in)
+}
+
+// getItem reads one item with a strongly consistent read; nil when absent.
+func (s *Store) getItem(ctx context.Context, op string, k item) (item, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, dbErr(op, err)
+	}
+	return out.Item, nil
+}

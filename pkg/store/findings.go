@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// A finding is an item in its scan's partition:
+//
+//	SCAN#<scan> / FINDING#<nnnnnn>        the finding; GSI1: its name's group
+//	SCAN#<scan> / FINDING#<nnnnnn>#A<kk>  one entry per alias; GSI1: the alias's group
+//
+// so that a change of any group a finding belongs to finds it through the
+// index. A finding stores its judgement per group (by: the ids of the
+// allowlists covering it, keyed by the index of the group among its keys)
+// and sup, whether it is suppressed at all (in source, or by any group).
+// Each group's re-evaluation rewrites only its own entry, under the
+// finding's version fv.
+
+func findingSK(i int) string { return fmt.Sprintf("FINDING#%06d", i) }
+
+func aliasSK(i, k int) string { return fmt.Sprintf("%s#A%02d", findingSK(i), k) }
+
+func findingIndexSK(scanID int64, i int) string { return fmt.Sprintf("%019d#%06d", scanID, i) }
+
+func scanPK(id int64) string { return "SCAN#" + strconv.FormatInt(id, 10) }
+
+func parseScanPK(pk string) int64 {
+	id, _ := strconv.ParseInt(strings.TrimPrefix(pk, "SCAN#"), 10, 64)
+	return id
+}
+
+// findingKeyOf returns the key of the finding an index entry stands for:
+// the finding itself, or the finding an alias entry belongs to.
+func findingKeyOf(it item) item {
+	sk := getS(it, aSK)
+	if i := strings.Index(sk, "#A"); i >= 0 {
+		sk = sk[:i]
+	}
+	return key(getS(it, aPK), sk)
+}
+
+// findingRow is one stored finding as judgement sees it.
+type findingRow struct {
+	key    item
+	scanID int64
+	ref    scangate.FindingRef
+	src    bool            // suppressed in source
+	by     map[int][]int64 // covering allowlist ids by group index
+	fv     int64           // version of the judgement
+	groups []groupKey      // by index: ref.Keys() as groups
+}
+
+func newRow(k item, scanID int64, ref scangate.FindingRef, src bool) findingRow {
+	r := findingRow{key: k, scanID: scanID, ref: ref, src: src, by: map[int][]int64{}}
+	for _, key := range ref.Keys() {
+		r.groups = append(r.groups, groupKey{typ: ref.Type, key: key})
+	}
+	return r
+}
+
+// sup reports whether the finding is suppressed: in source, or by a group.
+func (r findingRow) sup() bool { return r.src || len(r.by) > 0 }
+
+// groupIndex is the index of g among the finding's groups, or -1.
+func (r findingRow) groupIndex(g groupKey) int { return slices.Index(r.groups, g) }
+
+// judged returns the row's judgement with group j's covering ids set.
+func (r findingRow) judged(j int, ids []int64) map[int][]int64 {
+	by := maps.Clone(r.by)
+	if len(ids) == 0 {
+		delete(by, j)
+	} else {
+		by[j] = ids
+	}
+	return by
+}
+
+// byAttr is a judgement as an attribute: NULL when empty, since the
+// embedded test server neither stores empty maps nor applies REMOVE.
+func byAttr(by map[int][]int64) types.AttributeValue {
+	if len(by) == 0 {
+		return null()
+	}
+	m := item{}
+	for j, ids := range by {
+		m[strconv.Itoa(j)] = numList(ids)
+	}
+	return &types.AttributeValueMemberM{Value: m}
+}
+
+func byFrom(it item) map[int][]int64 {
+	by := map[int][]int64{}
+	if m, ok := it[aBy].(*types.AttributeValueMemberM); ok {
+		for k := range m.Value {
+			j, _ := strconv.Atoi(k)
+			by[j] = getIDs(m.Value, k)
+		}
+	}
+	return by
+}
+
+func rowFrom(it item) findingRow {
+	ref := scangate.FindingRef{Type: scangate.ScanType(getS(it, aType)), Name: getS(it, aName),
+		Aliases: getStrings(it, aAliases), RepoID: getN(it, aRepoID), VcID: getN(it, aVcID), Path: getS(it, aPath)}
+	r := newRow(keyOf(it), parseScanPK(getS(it, aPK)), ref, getBool(it, aInSource, false))
+	r.by, r.fv = byFrom(it), getN(it, aFindVer)
+	return r
+}
+
+// findingItems are the items of a new finding: the finding and its alias
+// entries, each in the index partition of its group.
+func findingItems(r findingRow, i int, f scangate.Finding) []item {
+	it := key(scanPK(r.scanID), findingSK(i))
+	it[aType] = str(string(r.ref.Type))
+	it[aName] = str(f.Name)
+	if f.Rule != "" {
+		it[aRule] = str(f.Rule)
+	}
+	if f.Path != "" {
+		it[aPath] = str(f.Path)
+	}
+	if f.Line != nil {
+		it[aLine] = num(*f.Line)
+	}
+	setStrings(it, aAliases, r.ref.Aliases)
+	it[aRepoID] = num(r.ref.RepoID)
+	it[aVcID] = num(r.ref.VcID)
+	if r.src {
+		it[aInSource] = boolean(true)
+	}
+	if len(r.by) > 0 {
+		it[aBy] = byAttr(r.by)
+	}
+	it[aSup] = boolean(r.sup())
+	it[aGSI1PK] = str(r.groups[0].findings())
+	it[aGSI1SK] = str(findingIndexSK(r.scanID, i))
+	items := []item{it}
+	for k, g := range r.groups[1:] {
+		a := key(scanPK(r.scanID), aliasSK(i, k+1))
+		a[aGSI1PK] = str(g.findings())
+		a[aGSI1SK] = str(findingIndexSK(r.scanID, i))
+		items = append(items, a)
+	}
+	return items
+}
+
+// A recording also writes, into the partition of every group its findings
+// belong to, RECENT items naming those findings (up to recentChunk a
+// item). A re-evaluation reads the RECENT items of the last recentWindow
+// with a strongly consistent query and judges those findings too: so a
+// finding whose index entry DynamoDB has not made visible yet (the index
+// is eventually consistent) is still judged by a change that comes after
+// its recording. DynamoDB's TTL removes them a day later.
+const recentChunk = 1000
+
+func recentSK(at time.Time, scanID int64, chunk int) string {
+	return fmt.Sprintf("RECENT#%013d#%019d#%04d", at.UnixMilli(), scanID, chunk)
+}
+
+// recentItems lists, per group, the indexes of a recording's findings in it.
+func recentItems(scanID int64, rows []findingRow, at time.Time) []item {
+	byGroup := map[groupKey][]int64{}
+	var order []groupKey
+	for i, r := range rows {
+		for _, g := range r.groups {
+			if byGroup[g] == nil {
+				order = append(order, g)
+			}
+			byGroup[g] = append(byGroup[g], int64(i))
+		}
+	}
+	var items []item
+	for _, g := range order {
+		idx := byGroup[g]
+		for c := 0; c*recentChunk < len(idx); c++ {
+			it := key(g.pk(), recentSK(at, scanID, c))
+			it[aScanID] = num(scanID)
+			it[aIndexes] = numList(idx[c*recentChunk : min((c+1)*recentChunk, len(idx))])
+			it[aTTL] = num(at.Add(expiredItemGrace).Unix())
+			items = append(items, it)
+		}
+	}
+	return items
+}
+
+// putFindings writes a recording's findings, alias entries and RECENT
+// items, batched, before its scan is committed.
+func (s *Store) putFindings(ctx context.Context, scanID int64, rows []findingRow, fs []scangate.Finding, at time.Time) error {
+	var reqs []types.WriteRequest
+	put := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
+	if s.recentWindow > 0 {
+		for _, it := range recentItems(scanID, rows, at) {
+			put(it)
+		}
+	}
+	for i, r := range rows {
+		for _, it := range findingItems(r, i, fs[i]) {
+			put(it)
+		}
+	}
+	return s.batchWrite(ctx, "put findings", reqs)
+}
+
+// groupRows lists the findings of a group: those the index shows, and
+// those of recent recordings, read from the table itself.
+func (s *Store) groupRows(ctx context.Context, g groupKey, now time.Time) ([]findingRow, error) {
+	entries, err := s.queryAll(ctx, "list findings", &dynamodb.QueryInput{
+		IndexName:                 aws.String(GSI1),
+		KeyConditionExpression:    aws.String(ref(aGSI1PK) + " = :pk"),
+		ExpressionAttributeValues: item{":pk": str(g.findings())},
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string]findingRow{}
+	var missing []item // alias entries and recent findings: read from the table
+	for _, it := range entries {
+		k := findingKeyOf(it)
+		if keyString(k) == keyString(keyOf(it)) {
+			rows[keyString(k)] = rowFrom(it)
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	recent, err := s.recentKeys(ctx, g, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range recent {
+		if _, ok := rows[keyString(k)]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	items, err := s.batchGetAll(ctx, "get findings", missing)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		rows[keyString(keyOf(it))] = rowFrom(it)
+	}
+	out := make([]findingRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b findingRow) int {
+		return strings.Compare(keyString(a.key), keyString(b.key))
+	})
+	return out, nil
+}
+
+// recentKeys returns the keys of the findings recorded into g within the
+// recent window.
+func (s *Store) recentKeys(ctx context.Context, g groupKey, now time.Time) ([]item, error) {
+	if s.recentWindow <= 0 {
+		return nil, nil
+	}
+	items, err := s.queryAll(ctx, "list recent recordings", &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String(ref(aPK) + " = :pk AND " + ref(aSK) + " BETWEEN :from AND :to"),
+		ExpressionAttributeValues: item{":pk": str(g.pk()),
+			":from": str(recentSK(now.Add(-s.recentWindow), 0, 0)), ":to": str("RECENT#~")},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var keys []item
+	for _, it := range items {
+		scanID := getN(it, aScanID)
+		for _, i := range getIDs(it, aIndexes) {
+			keys = append(keys, key(scanPK(scanID), findingSK(int(i))))
+		}
+	}
+	return keys, nil
+}

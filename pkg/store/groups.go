@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// A group is the partition of every allowlist rule of one type and one
+// finding key (a name as matched: exact for secrets, upper-cased for
+// vulnerabilities):
+//
+//	GROUP#<type>#<key> / GROUP                 version item: gv, n (rules)
+//	GROUP#<type>#<key> / RULE#<allowlist id>   one item per rule
+//	GROUP#<type>#<key> / RECENT#<ms>#<scan>#<c> a recent recording (findings.go)
+//
+// Every change of a rule increments gv in the same transaction, so a
+// strongly consistent read of the version item tells whether rules read
+// earlier are still current, and a write conditioned on gv applies a
+// judgement only while it is. One rule per item keeps every item small
+// whatever the number of allowlists sharing a name.
+
+// maxCovering bounds the allowlist ids stored on a finding per group (the
+// lowest ids of those covering it), so no finding item can grow with the
+// number of allowlists of one name.
+const maxCovering = 100
+
+// groupKey names a group.
+type groupKey struct {
+	typ scangate.ScanType
+	key string // scangate.FindingKey of the name
+}
+
+func groupOf(t scangate.ScanType, name string) groupKey {
+	return groupKey{typ: t, key: scangate.FindingKey(t, name)}
+}
+
+func (g groupKey) pk() string { return "GROUP#" + string(g.typ) + "#" + g.key }
+
+func (g groupKey) versionKey() item { return key(g.pk(), "GROUP") }
+
+func ruleSK(id int64) string { return fmt.Sprintf("RULE#%019d", id) }
+
+func (g groupKey) ruleKey(id int64) item { return key(g.pk(), ruleSK(id)) }
+
+// findings is the GSI1 partition of the findings (and alias entries) that
+// carry the group's key.
+func (g groupKey) findings() string { return "FINDING#" + string(g.typ) + "#" + g.key }
+
+// parseGroupPK reads a group's key from its partition key.
+func parseGroupPK(pk string) groupKey {
+	parts := strings.SplitN(pk, "#", 3)
+	if len(parts) < 3 {
+		return groupKey{}
+	}
+	return groupKey{typ: scangate.ScanType(parts[1]), key: parts[2]}
+}
+
+// group is a snapshot of a group's rules at version gv.
+type group struct {
+	groupKey
+	gv    int64
+	rules map[int64]scangate.Rule
+}
+
+// covering returns the ids of the rules that cover f, lowest first, at
+// most maxCovering.
+func (g group) covering(f scangate.FindingRef) []int64 {
+	var ids []int64
+	for id, r := range g.rules {
+		if r.Covers(f) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids[:min(len(ids), maxCovering)]
+}
+
+func ruleItem(g groupKey, id int64, r scangate.Rule) item {
+	it := g.ruleKey(id)
+	it[aID] = num(id)
+	for k, v := range ruleAttrs(r) {
+		it[k] = v
+	}
+	return it
+}
+
+// ruleAttrs are the attributes of a rule, on its rule item and on its
+// allowlist item.
+func ruleAttrs(r scangate.Rule) item {
+	it := item{aType: str(string(r.Type)), aName: str(r.Name), aActive: boolean(r.Active), aGlobal: boolean(r.Global)}
+	setIDs(it, aRepos, r.Repos)
+	setIDs(it, aVcs, r.Vcs)
+	return it
+}
+
+func ruleFrom(it item) scangate.Rule {
+	return scangate.Rule{Type: scangate.ScanType(getS(it, aType)), Name: getS(it, aName), Active: getBool(it, aActive, false),
+		Global: getBool(it, aGlobal, false), Repos: getIDs(it, aRepos), Vcs: getIDs(it, aVcs)}
+}
+
+// Labels of group items in allowlist transactions.
+const (
+	lRule     = "rule"
+	lOldRule  = "old rule"
+	lGroup    = "group"
+	lOldGroup = "old group"
+)
+
+// setRule writes a rule into its group and moves the group's version.
+func setRule(t *tx, g groupKey, id int64, r scangate.Rule, added bool) {
+	t.put(lRule, ruleItem(g, id, r), nil)
+	n := int64(0)
+	if added {
+		n = 1
+	}
+	bumpGroup(t, lGroup, g, n)
+}
+
+// dropRule takes a rule out of its group and moves the group's version.
+func dropRule(t *tx, g groupKey, id int64) {
+	t.del(lOldRule, g.ruleKey(id), nil)
+	bumpGroup(t, lOldGroup, g, -1)
+}
+
+func bumpGroup(t *tx, label string, g groupKey, rules int64) {
+	t.update(label, g.versionKey(), "ADD "+ref(aGroupVer)+" :one, "+ref(aN)+" :n", item{":one": num(1), ":n": num(rules)}, nil)
+}
+
+// readGroups reads snapshots of groups: their version items in batches
+// (strongly consistent), then the rules of those that have any. A rule
+// read after its version item may be newer than that version; every write
+// that depends on a snapshot is conditioned on the version, and a
+// recording compares the version again after it commits, so a newer rule
+// never passes for an older version.
+func (s *Store) readGroups(ctx context.Context, keys []groupKey) (map[groupKey]group, error) {
+	versions, err := s.groupVersions(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := map[groupKey]group{}
+	var withRules []groupKey
+	for g, v := range versions {
+		out[g] = group{groupKey: g, gv: v.gv, rules: map[int64]scangate.Rule{}}
+		if v.n > 0 {
+			withRules = append(withRules, g)
+		}
+	}
+	rules := make([][]item, len(withRules))
+	idx := make([]int, len(withRules))
+	for i := range idx {
+		idx[i] = i
+	}
+	err = parallel(ctx, batchParallel, idx, func(ctx context.Context, i int) error {
+		items, err := s.queryAll(ctx, "read allowlist rules", &dynamodb.QueryInput{
+			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :rule)"),
+			ExpressionAttributeValues: item{":pk": str(withRules[i].pk()), ":rule": str("RULE#")},
+			ConsistentRead:            aws.Bool(true),
+		})
+		rules[i] = items
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range withRules {
+		for _, it := range rules[i] {
+			out[g].rules[getN(it, aID)] = ruleFrom(it)
+		}
+	}
+	return out, nil
+}
+
+// groupVersion is what a group's version item holds.
+type groupVersion struct{ gv, n int64 }
+
+// groupVersions reads the version items of groups, strongly consistent.
+func (s *Store) groupVersions(ctx context.Context, keys []groupKey) (map[groupKey]groupVersion, error) {
+	ks := make([]item, 0, len(keys))
+	out := map[groupKey]groupVersion{}
+	for _, g := range keys {
+		if _, ok := out[g]; !ok {
+			out[g] = groupVersion{}
+			ks = append(ks, g.versionKey())
+		}
+	}
+	items, err := s.batchGetAll(ctx, "read allowlist groups", ks)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		out[parseGroupPK(getS(it, aPK))] = groupVersion{gv: getN(it, aGroupVer), n: getN(it, aN)}
+	}
+	return out, nil
+}
+
+// groupCheck conditions a transaction on the group being at version gv.
+func groupCheck(t *tx, g group) {
+	c := when(ref(aGroupVer)+" = :gv", ":gv", num(g.gv))
+	if g.gv == 0 {
+		c = when("attribute_not_exists(" + ref(aGroupVer) + ")")
+	}
+	t.check(lGroup, g.versionKey(), c)
+}
+
+func idString(id int64) string { return strconv.FormatInt(id, 10) }
