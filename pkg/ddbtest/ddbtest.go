@@ -21,13 +21,16 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/retry"
 	"github.com/scangate/scangate/pkg/store"
 )
 
 // inputKey carries a call's input from the Initialize step to Finalize.
 type inputKey struct{}
 
-// Env is a store on a fresh table.
+// Env is a store on a fresh table. Its store retries lost races without
+// waiting (retry.Immediate) and its client retries failed attempts without
+// waiting; the number of attempts is the deployed service's.
 type Env struct {
 	Store *store.Store
 	DB    *dynamodb.Client
@@ -141,7 +144,7 @@ func New(t testing.TB) *Env {
 			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &e.Table})
 		})
 	}
-	e.DB, e.Store = db, store.New(db, e.Table)
+	e.DB, e.Store = db, store.New(db, e.Table, store.WithRetry(retry.Immediate))
 	e.trips.Store(0)
 	return e
 }
@@ -194,5 +197,5 @@ func (e *Env) Recorder(t testing.TB, record func(op string, input any)) *store.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store.New(db, e.Table)
+	return store.New(db, e.Table, store.WithRetry(retry.Immediate))
 }

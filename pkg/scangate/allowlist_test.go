@@ -1,6 +1,7 @@
 package scangate_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/scangate/scangate/pkg/scangate"
@@ -56,6 +57,16 @@ func TestRuleCovers(t *testing.T) {
 		{"the vc's id in repos", scangate.Rule{Type: secret, Name: "sha256:aa", Active: true, Repos: []int64{10}}, scangate.FindingRef{Type: secret, Name: "sha256:aa"}, false},
 		{"the repo's id in vcs", scangate.Rule{Type: secret, Name: "sha256:aa", Active: true, Vcs: []int64{100}}, scangate.FindingRef{Type: secret, Name: "sha256:aa"}, false},
 		{"vulnerability, vc listed, other case", scangate.Rule{Type: vuln, Name: "cve-2022-0001", Active: true, Vcs: []int64{10, 11}}, scangate.FindingRef{Type: vuln, Name: "CVE-2022-0001"}, true},
+
+		// Aliases: other ids of the same advisory, vulnerabilities only.
+		{"vulnerability named by an alias", scangate.Rule{Type: vuln, Name: "GHSA-jfh8-c2jp-5v3q", Active: true, Global: true}, scangate.FindingRef{Type: vuln, Name: "CVE-2021-44228", Aliases: []string{"GHSA-jfh8-c2jp-5v3q"}}, true},
+		{"vulnerability named by an alias in other case", scangate.Rule{Type: vuln, Name: "ghsa-JFH8-c2jp-5v3q", Active: true, Repos: []int64{100}}, scangate.FindingRef{Type: vuln, Name: "CVE-2021-44228", Aliases: []string{"GHSA-jfh8-c2jp-5v3q"}}, true},
+		{"vulnerability named by its second alias", scangate.Rule{Type: vuln, Name: "OSV-2", Active: true, Global: true}, scangate.FindingRef{Type: vuln, Name: "CVE-1", Aliases: []string{"OSV-1", "OSV-2"}}, true},
+		{"vulnerability, no alias named", scangate.Rule{Type: vuln, Name: "OSV-3", Active: true, Global: true}, scangate.FindingRef{Type: vuln, Name: "CVE-1", Aliases: []string{"OSV-1", "OSV-2"}}, false},
+		{"alias named, inactive", scangate.Rule{Type: vuln, Name: "OSV-1", Global: true}, scangate.FindingRef{Type: vuln, Name: "CVE-1", Aliases: []string{"OSV-1"}}, false},
+		{"alias named, other repo", scangate.Rule{Type: vuln, Name: "OSV-1", Active: true, Repos: []int64{101}}, scangate.FindingRef{Type: vuln, Name: "CVE-1", Aliases: []string{"OSV-1"}}, false},
+		{"secret findings have no aliases", scangate.Rule{Type: secret, Name: "sha256:bb", Active: true, Global: true}, scangate.FindingRef{Type: secret, Name: "sha256:aa", Aliases: []string{"sha256:bb"}}, false},
+		{"an alias does not cross types", scangate.Rule{Type: secret, Name: "OSV-1", Active: true, Global: true}, scangate.FindingRef{Type: vuln, Name: "CVE-1", Aliases: []string{"OSV-1"}}, false},
 	} {
 		f := c.finding
 		f.RepoID, f.VcID = 100, 10
@@ -103,6 +114,26 @@ func TestFindingKey(t *testing.T) {
 	} {
 		if got := scangate.FindingKey(c.typ, c.a) == scangate.FindingKey(c.typ, c.b); got != c.same {
 			t.Errorf("%s %q and %q match: %v; want %v", c.typ, c.a, c.b, got, c.same)
+		}
+	}
+}
+
+// TestFindingKeys: a finding is matched under its name's key and, for a
+// vulnerability, its aliases' keys, each once, the name's first.
+func TestFindingKeys(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		f    scangate.FindingRef
+		want []string
+	}{
+		{scangate.FindingRef{Type: secret, Name: "sha256:aa"}, []string{"sha256:aa"}},
+		{scangate.FindingRef{Type: secret, Name: "sha256:aa", Aliases: []string{"sha256:bb"}}, []string{"sha256:aa"}},
+		{scangate.FindingRef{Type: vuln, Name: "cve-1"}, []string{"CVE-1"}},
+		{scangate.FindingRef{Type: vuln, Name: "cve-1", Aliases: []string{"ghsa-x", "OSV-1"}}, []string{"CVE-1", "GHSA-X", "OSV-1"}},
+		{scangate.FindingRef{Type: vuln, Name: "CVE-1", Aliases: []string{"cve-1", "GHSA-x", "ghsa-X"}}, []string{"CVE-1", "GHSA-X"}},
+	} {
+		if got := c.f.Keys(); !slices.Equal(got, c.want) {
+			t.Errorf("%+v: keys %q; want %q", c.f, got, c.want)
 		}
 	}
 }
