@@ -25,7 +25,8 @@ import (
 	"github.com/scangate/scangate/pkg/store"
 )
 
-// inputKey carries a call's input from the Initialize step to Finalize.
+// inputKey carries a call's input from the Initialize step to the fault
+// injection in the Deserialize step.
 type inputKey struct{}
 
 // Env is a store on a fresh table. Its store retries lost races without
@@ -66,7 +67,7 @@ func storeMax(a *atomic.Int64, n int64) {
 }
 
 // RoundTrips returns the number of requests sent to DynamoDB so far,
-// retries included.
+// retries included; an attempt a Fault answered counts as one.
 func (e *Env) RoundTrips() int64 { return e.trips.Load() }
 
 // CountTrips returns how many round trips fn makes.
