@@ -133,11 +133,11 @@ func TestAllowlistResponse(t *testing.T) {
 		t.Errorf("comments %v; want []", b["comments"])
 	}
 	// A user may change it; updated_by follows, created_by stays.
-	u := scangate.Caller{ID: 7, Username: "u", Role: scangate.RoleUser}
+	u := h.member("ursula", scangate.RoleUser)
 	r := jsonReq(&u, `{"comment":"second"}`)
 	r.params = map[string]string{"whitelist_id": "1"}
 	c := mustOK(t, h.call("modify", r))
-	if c["created_by"] != 1.0 || c["updated_by"] != 7.0 || c["created_on"] != a["created_on"] || !reflect.DeepEqual(c["comments"], []any{1.0, 2.0}) {
+	if c["created_by"] != 1.0 || c["updated_by"] != float64(u.ID) || c["created_on"] != a["created_on"] || !reflect.DeepEqual(c["comments"], []any{1.0, 2.0}) {
 		t.Errorf("after a user's change: %v", c)
 	}
 	ro := scangate.Caller{ID: 8, Username: "r", Role: scangate.RoleReadonly}

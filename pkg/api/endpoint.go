@@ -36,8 +36,17 @@ type Reply struct {
 type Endpoint struct {
 	Name  string
 	Roles []scangate.Role
+	// Users, set on operations that write, is read for the caller's
+	// current record before the work runs: the authorizer's answer is
+	// cached, so the role and active flag it carries may be stale.
+	Users CallerStore
 	Log   *slog.Logger
 	Run   func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
+}
+
+// CallerStore reads a caller's current user record (strongly consistent).
+type CallerStore interface {
+	User(ctx context.Context, id int64) (scangate.User, error)
 }
 
 // Handle runs the endpoint and never returns an error to Lambda: every
@@ -84,7 +93,28 @@ func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, re
 			return Reply{}, scangate.Errorf(scangate.KindForbidden, "the role %s may not call %s", c.Role, e.Name)
 		}
 	}
+	if e.Users != nil && hasCaller {
+		current, err := e.currentCaller(ctx, c)
+		if err != nil {
+			return Reply{}, err
+		}
+		c = current
+	}
 	return e.Run(ctx, c, req)
+}
+
+// currentCaller checks a writing caller against its user record as it is
+// now: one strongly consistent read, no condition inside the write's
+// transaction (which would make one caller's parallel writes collide).
+func (e Endpoint) currentCaller(ctx context.Context, c scangate.Caller) (scangate.Caller, error) {
+	u, err := e.Users.User(ctx, c.ID)
+	if scangate.KindOf(err) == scangate.KindNotFound {
+		return scangate.Caller{}, scangate.Errorf(scangate.KindUnauthorized, "the token's user does not exist")
+	}
+	if err != nil {
+		return scangate.Caller{}, err
+	}
+	return c.Current(u, e.Roles...)
 }
 
 // callerOf reads the caller the authorizer put in the request context.
@@ -105,7 +135,13 @@ func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
 	if id < 1 || role == "" {
 		return scangate.Caller{}, false
 	}
-	return scangate.Caller{ID: id, Username: name, Role: scangate.Role(role)}, true
+	c := scangate.Caller{ID: id, Username: name, Role: scangate.Role(role)}
+	if s, ok := a["issued_at"].(string); ok {
+		if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+			c.IssuedAt = time.UnixMilli(ms)
+		}
+	}
+	return c, true
 }
 
 // problem is an RFC 9457 problem details body.

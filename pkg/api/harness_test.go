@@ -50,6 +50,19 @@ func newHarness(t testing.TB) *harness {
 	return h
 }
 
+// member stores a user of the role and returns it as a caller whose token
+// was issued now.
+func (h *harness) member(name string, role scangate.Role) scangate.Caller {
+	h.t.Helper()
+	at := scangate.At(time.Now())
+	u, err := h.env.Store.CreateUser(context.Background(), scangate.User{Username: name, Email: name + "@example.com",
+		Role: role, Active: true, PasswordHash: "x", CreatedAt: at, UpdatedAt: at})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return scangate.Caller{ID: u.ID, Username: u.Username, Role: u.Role, IssuedAt: time.Now()}
+}
+
 // testWriter sends log lines to the test's log, shown when it fails.
 type testWriter struct{ t testing.TB }
 

@@ -195,7 +195,7 @@ func TestGetScanErrors(t *testing.T) {
 	}
 	ro := scangate.Caller{ID: 50, Username: "x", Role: scangate.RoleReadonly}
 	expectProblem(t, h.call("record", jsonReq(&ro, scanReq{}.body())), 403)
-	u := scangate.Caller{ID: 51, Username: "y", Role: scangate.RoleUser}
+	u := h.member("yves", scangate.RoleUser)
 	if resp := h.call("record", jsonReq(&u, scanReq{}.body())); resp.StatusCode != 201 {
 		t.Errorf("user recording a scan: %d %s", resp.StatusCode, resp.Body)
 	}

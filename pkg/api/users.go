@@ -14,6 +14,7 @@ import (
 
 // UserStore keeps users.
 type UserStore interface {
+	CallerStore
 	CreateUser(ctx context.Context, u scangate.User) (scangate.User, error)
 	UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error) (scangate.User, error)
 }
@@ -45,7 +46,7 @@ func userJSON(u scangate.User) userBody {
 
 // CreateUser is POST /users: admins only; 201 with the user and its Location.
 func CreateUser(st UserStore, hash PasswordHasher, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "CreateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Log: log,
+	return Endpoint{Name: "CreateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -89,7 +90,7 @@ func CreateUser(st UserStore, hash PasswordHasher, now func() time.Time, log *sl
 // UpdateUser is PUT /users/{user_id}: admins only; replaces role, active and
 // user_email.
 func UpdateUser(st UserStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "UpdateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Log: log,
+	return Endpoint{Name: "UpdateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {

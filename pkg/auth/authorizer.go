@@ -58,9 +58,10 @@ func (a Authorizer) Handle(ctx context.Context, req events.APIGatewayCustomAutho
 			}},
 		},
 		Context: map[string]any{
-			"user_id":  strconv.FormatInt(caller.ID, 10),
-			"username": caller.Username,
-			"role":     string(caller.Role),
+			"user_id":   strconv.FormatInt(caller.ID, 10),
+			"username":  caller.Username,
+			"role":      string(caller.Role),
+			"issued_at": strconv.FormatInt(caller.IssuedAt.UnixMilli(), 10),
 		},
 	}, nil
 }
@@ -90,7 +91,7 @@ func (a Authorizer) authorize(ctx context.Context, header string) (scangate.Call
 	case tok.CreatedAt.Before(user.TokensValidFrom):
 		return scangate.Caller{}, "token issued before a deactivation", nil
 	}
-	return scangate.Caller{ID: user.ID, Username: user.Username, Role: user.Role}, "", nil
+	return scangate.Caller{ID: user.ID, Username: user.Username, Role: user.Role, IssuedAt: tok.CreatedAt}, "", nil
 }
 
 // WholeAPI turns the ARN of one method into the ARN of every method of the

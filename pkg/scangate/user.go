@@ -58,11 +58,28 @@ type UserChange struct {
 	Active bool
 }
 
-// Caller is the authenticated user a request acts for.
+// Caller is the authenticated user a request acts for, as the authorizer
+// (or its cached answer) told.
 type Caller struct {
 	ID       int64
 	Username string
 	Role     Role
+	IssuedAt time.Time // when the caller's token was issued
+}
+
+// Current checks the caller against its current user record u: a write
+// acts only for an active user, with a token issued after its last
+// deactivation (401 otherwise), in a role that may call the operation
+// (403). It returns the caller with its current role.
+func (c Caller) Current(u User, roles ...Role) (Caller, error) {
+	if !u.Active || c.IssuedAt.Before(u.TokensValidFrom) {
+		return Caller{}, Errorf(KindUnauthorized, "the token's user is not active")
+	}
+	c.Role, c.Username = u.Role, u.Username
+	if len(roles) > 0 && !c.Allowed(roles...) {
+		return Caller{}, Errorf(KindForbidden, "the role %s may not do this", c.Role)
+	}
+	return c, nil
 }
 
 // Allowed reports whether the caller holds one of the roles.

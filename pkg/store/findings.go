@@ -213,8 +213,12 @@ func (s *Store) putFindings(ctx context.Context, scanID int64, rows []findingRow
 	return s.batchWrite(ctx, "put findings", reqs)
 }
 
-// groupRows lists the findings of a group: those the index shows, and
-// those of recent recordings, read from the table itself.
+// groupRows lists the findings of a group: the keys the index shows and
+// those of recent recordings, each read from the table itself with a
+// strongly consistent read. The index (keys only) is eventually
+// consistent: it may miss a finding written a moment ago, which the RECENT
+// items supply, and it tells nothing of a finding's judgement, which is
+// read from the finding.
 func (s *Store) groupRows(ctx context.Context, g groupKey, now time.Time) ([]findingRow, error) {
 	entries, err := s.queryAll(ctx, "list findings", &dynamodb.QueryInput{
 		IndexName:                 aws.String(GSI1),
@@ -224,40 +228,26 @@ func (s *Store) groupRows(ctx context.Context, g groupKey, now time.Time) ([]fin
 	if err != nil {
 		return nil, err
 	}
-	rows := map[string]findingRow{}
-	var missing []item // alias entries and recent findings: read from the table
+	keys := make([]item, 0, len(entries))
 	for _, it := range entries {
-		k := findingKeyOf(it)
-		if keyString(k) == keyString(keyOf(it)) {
-			rows[keyString(k)] = rowFrom(it)
-		} else {
-			missing = append(missing, k)
-		}
+		keys = append(keys, findingKeyOf(it))
 	}
 	recent, err := s.recentKeys(ctx, g, now)
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range recent {
-		if _, ok := rows[keyString(k)]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	items, err := s.batchGetAll(ctx, "get findings", missing)
+	items, err := s.batchGetAll(ctx, "get findings", append(keys, recent...))
 	if err != nil {
 		return nil, err
 	}
+	rows := make([]findingRow, 0, len(items))
 	for _, it := range items {
-		rows[keyString(keyOf(it))] = rowFrom(it)
+		rows = append(rows, rowFrom(it))
 	}
-	out := make([]findingRow, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b findingRow) int {
+	slices.SortFunc(rows, func(a, b findingRow) int {
 		return strings.Compare(keyString(a.key), keyString(b.key))
 	})
-	return out, nil
+	return rows, nil
 }
 
 // recentKeys returns the keys of the findings recorded into g within the
