@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -63,7 +62,7 @@ func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Body: allowlistJSON(a, upd), Location: fmt.Sprintf("/api/whitelist/%d", a.ID)}, nil
+			return Reply{Status: http.StatusCreated, Body: allowlistJSON(a, upd), Location: location(req, "/whitelist", a.ID)}, nil
 		}}
 }
 

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -23,10 +24,12 @@ const MaxBody = 256 << 10
 // maxDepth bounds the nesting of a JSON body.
 const maxDepth = 32
 
-// httpError is an error the adapter answers with its own status.
+// httpError is an error the adapter answers with its own status, and
+// headers when some apply.
 type httpError struct {
-	status int
-	detail string
+	status  int
+	detail  string
+	headers map[string]string
 }
 
 func (e *httpError) Error() string { return e.detail }
@@ -50,9 +53,31 @@ func header(req events.APIGatewayProxyRequest, name string) string {
 	return ""
 }
 
+// hasHeader reports whether the request carries a header with a value
+// other than blanks, in either of the proxy event's header maps.
+func hasHeader(req events.APIGatewayProxyRequest, name string) bool {
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, name) && strings.TrimSpace(v) != "" {
+			return true
+		}
+	}
+	for k, vs := range req.MultiValueHeaders {
+		for _, v := range vs {
+			if strings.EqualFold(k, name) && strings.TrimSpace(v) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // body checks a request body in the order of the contract (413, 415, 400)
-// and returns its members, not yet checked against any schema.
-func body(req events.APIGatewayProxyRequest) (members, error) {
+// and returns its members, not yet checked against any schema. A body must
+// be JSON in UTF-8 with no content coding (gzip and the like).
+func body(req events.APIGatewayProxyRequest) (members, error) { return bodyUpTo(req, MaxBody) }
+
+// bodyUpTo is body with a larger limit, for the operations that take one.
+func bodyUpTo(req events.APIGatewayProxyRequest, limit int) (members, error) {
 	raw := []byte(req.Body)
 	if req.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(req.Body)
@@ -61,14 +86,21 @@ func body(req events.APIGatewayProxyRequest) (members, error) {
 		}
 		raw = b
 	}
-	if len(raw) > MaxBody {
-		return nil, failf(413, "the body is %d bytes; at most %d are accepted", len(raw), MaxBody)
+	if len(raw) > limit {
+		return nil, failf(413, "the body is %d bytes; at most %d are accepted", len(raw), limit)
+	}
+	if hasHeader(req, "Content-Encoding") {
+		return nil, &httpError{status: 415, detail: "send the body without Content-Encoding: no content coding is accepted",
+			headers: map[string]string{"Accept-Encoding": "identity"}}
 	}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		ct := header(req, "Content-Type")
-		mt, _, err := mime.ParseMediaType(ct)
+		mt, params, err := mime.ParseMediaType(ct)
 		if ct == "" || err != nil || mt != "application/json" {
 			return nil, failf(415, "send the body with Content-Type: application/json")
+		}
+		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+			return nil, failf(415, "send the body in UTF-8; charset %q is not accepted", cs)
 		}
 	}
 	return parseObject(raw)
@@ -85,6 +117,9 @@ func parseObject(raw []byte) (members, error) {
 	}
 	if err := checkJSON(raw); err != nil {
 		return nil, failf(400, "the body is not valid JSON: %v", err)
+	}
+	if at, ok := loneSurrogate(raw); ok {
+		return nil, failf(400, "the body is not I-JSON (RFC 7493): the \\u escape at byte %d is a lone surrogate", at)
 	}
 	if bytes.TrimSpace(raw)[0] != '{' {
 		return nil, failf(400, "the body must be a JSON object")
@@ -151,6 +186,50 @@ func checkJSON(raw []byte) error {
 			return errors.New("data after the top-level value")
 		}
 	}
+}
+
+// loneSurrogate finds a \u escape in a string of raw, which must be valid
+// JSON, that is half of a UTF-16 surrogate pair without its other half, and
+// returns its byte offset. encoding/json would quietly decode it as U+FFFD,
+// so two different names could become one.
+func loneSurrogate(raw []byte) (int, bool) {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			start := i
+			i++
+			if raw[i] != 'u' {
+				continue
+			}
+			r := hex4(raw[i+1 : i+5])
+			i += 4
+			if !utf16.IsSurrogate(r) {
+				continue
+			}
+			// A high surrogate followed at once by a low one is a pair.
+			if r < 0xDC00 && i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' &&
+				utf16.DecodeRune(r, hex4(raw[i+3:i+7])) != utf8.RuneError {
+				i += 6
+				continue
+			}
+			return start, true
+		}
+	}
+	return 0, false
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) rune {
+	n, err := strconv.ParseUint(string(b), 16, 16)
+	if err != nil {
+		return utf8.RuneError
+	}
+	return rune(n)
 }
 
 // PathID reads a path id: [1-9][0-9]* within 1 to 2^63-1, or a 422.

@@ -29,6 +29,24 @@ type Reply struct {
 	Status   int
 	Body     any
 	Location string
+	// Secret marks a body that carries a credential (a token): it is sent
+	// with Cache-Control: no-store and Pragma: no-cache, so that no cache
+	// keeps it (RFC 6749 section 5.1).
+	Secret bool
+}
+
+// location is the path of the record id created in collection (such as
+// "/users"): the path the request was sent to, as the client called it
+// (RequestContext.Path keeps the stage, /prod/api/users, or a custom
+// domain's base path), with the id appended. An event without that path
+// falls back to Path, then to the API's own base path.
+func location(req events.APIGatewayProxyRequest, collection string, id int64) string {
+	for _, p := range []string{req.RequestContext.Path, req.Path} {
+		if p = strings.TrimSuffix(p, "/"); strings.HasSuffix(p, "/api"+collection) {
+			return p + "/" + strconv.FormatInt(id, 10)
+		}
+	}
+	return "/api" + collection + "/" + strconv.FormatInt(id, 10)
 }
 
 // Endpoint is one operation: its name for logs, the roles that may call it
@@ -60,6 +78,10 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		resp = jsonResponse(reply.Status, reply.Body)
 		if reply.Location != "" {
 			resp.Headers["Location"] = reply.Location
+		}
+		if reply.Secret {
+			resp.Headers["Cache-Control"] = "no-store"
+			resp.Headers["Pragma"] = "no-cache"
 		}
 	} else {
 		resp = problemResponse(err)
@@ -192,9 +214,14 @@ func problemResponse(err error) events.APIGatewayProxyResponse {
 		p.Errors = de.Fields
 		retryAfter = de.RetryAfter
 	}
-	p.Status, p.Title = status, http.StatusText(status)
+	p.Status, p.Title = status, title(status)
 	resp := jsonResponse(status, p)
 	resp.Headers["Content-Type"] = "application/problem+json"
+	if he != nil {
+		for k, v := range he.headers {
+			resp.Headers[k] = v
+		}
+	}
 	if retryAfter > 0 {
 		resp.Headers["Retry-After"] = strconv.Itoa(int(math.Ceil(retryAfter.Seconds())))
 	}
@@ -202,6 +229,17 @@ func problemResponse(err error) events.APIGatewayProxyResponse {
 		resp.Headers["WWW-Authenticate"] = `Bearer realm="scangate"`
 	}
 	return resp
+}
+
+// title is a problem's title: the reason phrase of RFC 9110 for 413,
+// "Content Too Large", as API Gateway's REQUEST_TOO_LARGE answer in
+// template.yaml says (Go still says "Request Entity Too Large"), and Go's
+// reason phrase otherwise.
+func title(status int) string {
+	if status == http.StatusRequestEntityTooLarge {
+		return "Content Too Large"
+	}
+	return http.StatusText(status)
 }
 
 func jsonResponse(status int, body any) events.APIGatewayProxyResponse {

@@ -44,6 +44,6 @@ func Login(l Logins, log *slog.Logger) Endpoint {
 			}
 			return Reply{Status: http.StatusOK, Body: tokenBody{
 				AccessToken: issued.Token, TokenType: "Bearer", ExpiresIn: int64(issued.ExpiresIn.Seconds()),
-			}}, nil
+			}, Secret: true}, nil
 		}}
 }

@@ -3,9 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -103,7 +103,7 @@ func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Body: scanJSON(sc, pr), Location: fmt.Sprintf("/api/pr/scan/%d", sc.ID)}, nil
+			return Reply{Status: http.StatusCreated, Body: scanJSON(sc, pr), Location: location(req, "/pr/scan", sc.ID)}, nil
 		}}
 }
 
@@ -111,9 +111,30 @@ func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
 func readScan(m members) (scangate.NewScan, error) {
 	var p scangate.Problems
 	f := readFields(m, "", &p)
-	var ns scangate.NewScan
 	t, _ := f.enum("scan_type", true, scangate.ScanTypes)
+	ns := readEnvelope(f, scangate.ScanStatuses[0])
 	ns.Type = scangate.ScanType(t)
+	findings := f.array("findings", false)
+	if len(findings) > scangate.MaxFindings {
+		p.Add("/findings", "may hold at most %d findings", scangate.MaxFindings)
+		findings = nil
+	}
+	for i, v := range findings {
+		if ff := f.element("findings", i, v); ff != nil {
+			ns.Findings = append(ns.Findings, readFinding(ff))
+		}
+	}
+	f.done()
+	if len(p) == 0 {
+		ns.Validate(&p)
+	}
+	return ns, p.Err()
+}
+
+// readEnvelope reads what every recording has (all but the scan type and
+// the findings); status defaults as given.
+func readEnvelope(f *fields, status string) scangate.NewScan {
+	var ns scangate.NewScan
 	ns.VcType, _ = f.str("vc_type", true)
 	ns.VcID, _ = f.integer("vc_id", true)
 	ns.VcName, _ = f.str("vc_name", true)
@@ -126,35 +147,32 @@ func readScan(m members) (scangate.NewScan, error) {
 		ns.PR.Link, _ = pf.str("pr_link", true)
 		pf.done()
 	}
-	ns.Status = scangate.ScanStatuses[0]
+	ns.Status = status
 	if s, ok := f.enum("status", false, scangate.ScanStatuses); ok {
 		ns.Status = s
 	}
 	ns.StatURL = f.nullableStr("stat_url")
 	ns.OtherDetails = f.rawObject("other_details")
-	findings := f.array("findings", false)
-	if len(findings) > scangate.MaxFindings {
-		p.Add("/findings", "may hold at most %d findings", scangate.MaxFindings)
-		findings = nil
+	return ns
+}
+
+// readFinding reads one finding of a scan body.
+func readFinding(ff *fields) scangate.Finding {
+	var fd scangate.Finding
+	fd.Name, _ = ff.str("name", true)
+	fd.Rule, _ = ff.str("rule", false)
+	fd.Path, _ = ff.str("path", false)
+	if n, ok := ff.integer("line", false); ok {
+		fd.Line = &n
 	}
-	for i, v := range findings {
-		ff := f.element("findings", i, v)
-		if ff == nil {
+	for k, v := range ff.array("aliases", false) {
+		var a string
+		if json.Unmarshal(v, &a) != nil || len(v) == 0 || v[0] != '"' {
+			ff.p.Add(ff.pointer("aliases")+"/"+strconv.Itoa(k), "must be a string")
 			continue
 		}
-		var fd scangate.Finding
-		fd.Name, _ = ff.str("name", true)
-		fd.Rule, _ = ff.str("rule", false)
-		fd.Path, _ = ff.str("path", false)
-		if n, ok := ff.integer("line", false); ok {
-			fd.Line = &n
-		}
-		ff.done()
-		ns.Findings = append(ns.Findings, fd)
+		fd.Aliases = append(fd.Aliases, a)
 	}
-	f.done()
-	if len(p) == 0 {
-		ns.Validate(&p)
-	}
-	return ns, p.Err()
+	ff.done()
+	return fd
 }

@@ -83,7 +83,7 @@ func CreateUser(st UserStore, hash PasswordHasher, now func() time.Time, log *sl
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Body: userJSON(u), Location: fmt.Sprintf("/api/users/%d", u.ID)}, nil
+			return Reply{Status: http.StatusCreated, Body: userJSON(u), Location: location(req, "/users", u.ID)}, nil
 		}}
 }
 

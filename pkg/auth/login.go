@@ -37,8 +37,13 @@ type Issued struct {
 // attempt is reserved before the password is verified, so however many
 // logins for one username arrive at once, at most
 // scangate.MaxLoginAttempts passwords are verified within the window; the
-// others answer 429.
+// others answer 429. A username that no user can have
+// (scangate.ValidUsername) gets the 401 at once: it is neither read nor
+// counted, so it never reaches a key.
 func (l Login) Login(ctx context.Context, username, password string) (Issued, error) {
+	if !scangate.ValidUsername(username) {
+		return Issued{}, scangate.Errorf(scangate.KindUnauthorized, "the username or password is wrong")
+	}
 	now := l.Now()
 	a, err := l.Store.ReserveLogin(ctx, username, now)
 	if err != nil {

@@ -106,9 +106,7 @@ const (
 // Validate checks the bounds of a change's values.
 func (c AllowlistChange) Validate(p *Problems) {
 	if c.Name != nil {
-		if n := len([]rune(*c.Name)); n < 1 || n > MaxNameLen {
-			p.Add("/name", "must be 1 to %d characters", MaxNameLen)
-		}
+		checkName(p, "/name", *c.Name)
 	}
 	for _, l := range []struct {
 		ptr string

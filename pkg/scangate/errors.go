@@ -26,10 +26,11 @@ const (
 )
 
 // FieldError names the member of a request body that is wrong, as a JSON
-// pointer (RFC 6901), and says why.
+// pointer (RFC 6901), or the query parameter, and says why.
 type FieldError struct {
-	Pointer string `json:"pointer"`
-	Detail  string `json:"detail"`
+	Pointer   string `json:"pointer,omitempty"`
+	Parameter string `json:"parameter,omitempty"` // a query parameter, for errors of the query string
+	Detail    string `json:"detail"`
 }
 
 // Error is a domain error: a kind, a message meant for the caller, the

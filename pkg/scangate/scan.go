@@ -3,6 +3,7 @@ package scangate
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // ScanType is what a scan looks for.
@@ -26,6 +27,9 @@ const (
 	MaxOtherDetails = 64 << 10 // serialized bytes
 	MaxNameLen      = 256      // a finding's name, a repo's or integration's name
 	MaxTextLen      = 2048     // links, paths, titles
+	// MaxAliases bounds a finding's aliases, each of which is an index
+	// entry of its own.
+	MaxAliases = 20
 )
 
 // Finding is one secret or vulnerability found by a scan. It has the scan's
@@ -131,6 +135,13 @@ func Counts(t ScanType, suppressed []bool) (secrets, vulnerabilities int64) {
 // Validate checks the bounds of a scan to record; types were checked when
 // the body was read.
 func (s NewScan) Validate(p *Problems) {
+	s.ValidateEnvelope(p)
+	s.validateFindings(p)
+}
+
+// ValidateEnvelope checks the bounds of everything but the findings (a
+// SARIF upload's findings are checked as its log is read).
+func (s NewScan) ValidateEnvelope(p *Problems) {
 	text := func(ptr, v string, lo, hi int) {
 		if n := len([]rune(v)); n < lo || n > hi {
 			p.Add(ptr, "must be %d to %d characters", lo, hi)
@@ -156,19 +167,47 @@ func (s NewScan) Validate(p *Problems) {
 	if len(s.OtherDetails) > MaxOtherDetails {
 		p.Add("/other_details", "must be at most %d bytes of JSON", MaxOtherDetails)
 	}
+}
+
+func (s NewScan) validateFindings(p *Problems) {
+	text := func(ptr, v string, lo, hi int) {
+		if n := len([]rune(v)); n < lo || n > hi {
+			p.Add(ptr, "must be %d to %d characters", lo, hi)
+		}
+	}
 	if len(s.Findings) > MaxFindings {
 		p.Add("/findings", "may hold at most %d findings", MaxFindings)
 		return
 	}
 	for i, f := range s.Findings {
 		ptr := "/findings/" + itoa(i)
-		text(ptr+"/name", f.Name, 1, MaxNameLen)
+		checkName(p, ptr+"/name", f.Name)
+		if len(f.Aliases) > 0 && s.Type != ScanVulnerability {
+			p.Add(ptr+"/aliases", "only vulnerabilities have aliases")
+		} else if len(f.Aliases) > MaxAliases {
+			p.Add(ptr+"/aliases", "may hold at most %d aliases", MaxAliases)
+		} else {
+			for k, a := range f.Aliases {
+				checkName(p, ptr+"/aliases/"+itoa(k), a)
+			}
+		}
 		text(ptr+"/rule", f.Rule, 0, MaxNameLen)
 		text(ptr+"/path", f.Path, 0, MaxTextLen)
 		if f.Line != nil && *f.Line < 1 {
 			p.Add(ptr+"/line", "must be a positive integer")
 		}
 	}
+}
+
+// checkName checks a name that findings are matched by (a finding's name or
+// alias, an allowlist's name): 1 to MaxNameLen characters, none of them a
+// control or format character.
+func checkName(p *Problems, ptr, s string) {
+	if n := utf8.RuneCountInString(s); n < 1 || n > MaxNameLen {
+		p.Add(ptr, "must be 1 to %d characters", MaxNameLen)
+		return
+	}
+	checkHidden(p, ptr, s)
 }
 
 func itoa(i int) string {

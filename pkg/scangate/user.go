@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Role is what a user may do.
@@ -101,6 +104,24 @@ const (
 	PasswordMax = 128
 )
 
+// Byte bounds of the strings of a valid request that become part of a
+// DynamoDB key, in their keyed form (Fold, FindingKey). DynamoDB takes at
+// most 2,048 bytes in a partition key and 1,024 in a sort key; these leave
+// room for any prefix of the store's keys.
+const (
+	// UsernameKeyMax: usernames are ASCII, and folding keeps their length;
+	// a login for any other name never reaches a key.
+	UsernameKeyMax = UsernameMax
+	// EmailKeyMax: an address is at most 254 bytes as sent and, checked
+	// apart since NFKC can make a character 11 times longer, once folded.
+	EmailKeyMax = EmailMax
+	// NameKeyMax: finding names, their aliases and allowlist names are at
+	// most MaxNameLen characters of at most 4 bytes; FindingKey maps each
+	// character to one. Such a key fits a partition key with a prefix, not
+	// a sort key.
+	NameKeyMax = 4 * MaxNameLen
+)
+
 // Validate checks the rules of a new user, adding one problem per field.
 func (u NewUser) Validate(p *Problems) {
 	checkUsername(p, u.Username)
@@ -123,22 +144,43 @@ func checkUsername(p *Problems, s string) {
 		p.Add("/username", "must be %d to %d characters", UsernameMin, UsernameMax)
 		return
 	}
-	for _, c := range s {
+	if !usernameChars(s) {
+		p.Add("/username", "may hold only letters A-Z and a-z, digits and . _ -")
+	}
+}
+
+func usernameChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			p.Add("/username", "may hold only letters A-Z and a-z, digits and . _ -")
-			return
+			return false
 		}
 	}
+	return true
+}
+
+// ValidUsername reports whether some user could have the username s: 3 to
+// 64 ASCII letters, digits and . _ -. A login for any other name fails
+// without a database read.
+func ValidUsername(s string) bool {
+	return len(s) >= UsernameMin && len(s) <= UsernameMax && usernameChars(s)
 }
 
 func checkEmail(p *Problems, s string) {
 	if len(s) > EmailMax {
-		p.Add("/user_email", "must be at most %d characters", EmailMax)
+		p.Add("/user_email", "must be at most %d bytes", EmailMax)
+		return
+	}
+	if checkHidden(p, "/user_email", s) {
 		return
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Name != "" || a.Address != s || !strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".") {
 		p.Add("/user_email", "must be one plain e-mail address such as name@example.com")
+		return
+	}
+	if n := len(Fold(s)); n > EmailKeyMax {
+		p.Add("/user_email", "must be at most %d bytes once normalised (NFKC, case folded); this address is %d", EmailKeyMax, n)
 	}
 }
 
@@ -148,6 +190,11 @@ func checkRole(p *Problems, r Role) {
 	}
 }
 
-// Fold is the case-insensitive form under which usernames and e-mail
-// addresses are unique.
-func Fold(s string) string { return strings.ToLower(s) }
+// Fold is the form under which usernames and e-mail addresses are unique
+// and matched: NFKC, full Unicode case folding, NFKC again (folding can
+// leave a string unnormalised). So σ, ς and Σ are one letter, a Kelvin sign
+// is a k, full-width letters are letters and ß is ss. For the ASCII of
+// usernames it is lower-casing.
+func Fold(s string) string {
+	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
+}

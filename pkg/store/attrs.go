@@ -8,6 +8,10 @@ const (
 	aSK     = "SK"
 	aGSI1PK = "GSI1PK"
 	aGSI1SK = "GSI1SK"
+	aGSI2PK = "GSI2PK" // GSI2 and GSI3: listings in an order (projection ALL)
+	aGSI2SK = "GSI2SK"
+	aGSI3PK = "GSI3PK"
+	aGSI3SK = "GSI3SK"
 	aTTL    = "ttl" // epoch seconds; DynamoDB's TTL deletes the item some time after
 
 	// Shared by several item kinds.
@@ -59,6 +63,9 @@ const (
 	aSecAt        = "sec_at"
 	aVulnScan     = "vuln_scan"
 	aVulnAt       = "vuln_at"
+	aSecBlock     = "sec_block"  // block status of the newest SECRET scan
+	aVulnBlock    = "vuln_block" // of the newest VULNERABILITY scan
+	aBlocked      = "blocked"
 
 	// Findings.
 	aRule     = "rule"

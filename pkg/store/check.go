@@ -25,6 +25,7 @@ type tableImage struct {
 	scans    map[int64]item
 	findings []item
 	prs      map[string]prRecord
+	blocked  map[string]bool // the blocked attribute the PR listing filters on
 }
 
 // Check reads the whole table and recounts every scan from its findings:
@@ -46,7 +47,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 
 // image reads the table with a consistent Scan.
 func (s *Store) image(ctx context.Context) (tableImage, error) {
-	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]prRecord{}}
+	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]prRecord{}, blocked: map[string]bool{}}
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -71,10 +72,11 @@ func (img *tableImage) add(it item) {
 		img.groups[g].rules[getN(it, aID)] = ruleFrom(it)
 	case sk == "SCAN":
 		img.scans[getN(it, aID)] = it
-	case strings.HasPrefix(sk, "FINDING#") && !strings.Contains(sk, "#A"):
+	case strings.HasPrefix(sk, "FINDING#"):
 		img.findings = append(img.findings, it)
 	case sk == "PR":
 		img.prs[pk] = prFrom(it)
+		img.blocked[pk] = getBool(it, aBlocked, true)
 	}
 }
 
@@ -160,10 +162,13 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan) {
 	}
 	for pk, pr := range img.prs {
 		n := newestOf[pk]
-		wantSec, wantVul := want[n[string(scangate.ScanSecret)].id].SecretCount, want[n[string(scangate.ScanVulnerability)].id].VulnerabilityCount
-		if pr.LastScan.String() != n["all"].at || pr.SecretCount != wantSec || pr.VulnerabilityCount != wantVul {
-			r.Drift = append(r.Drift, fmt.Sprintf("PR %d: last scan %s counts %d/%d, its scans say %s %d/%d", pr.ID,
-				pr.LastScan, pr.SecretCount, pr.VulnerabilityCount, n["all"].at, wantSec, wantVul))
+		sec, vul := n[string(scangate.ScanSecret)].id, n[string(scangate.ScanVulnerability)].id
+		wantSec, wantVul := want[sec].SecretCount, want[vul].VulnerabilityCount
+		blocked := sec != 0 && want[sec].BlockStatus || vul != 0 && want[vul].BlockStatus
+		if pr.LastScan.String() != n["all"].at || pr.SecretCount != wantSec || pr.VulnerabilityCount != wantVul || pr.blocked() != blocked ||
+			img.blocked[pk] != blocked {
+			r.Drift = append(r.Drift, fmt.Sprintf("PR %d: last scan %s counts %d/%d blocked %v (listed %v), its scans say %s %d/%d blocked %v", pr.ID,
+				pr.LastScan, pr.SecretCount, pr.VulnerabilityCount, pr.blocked(), img.blocked[pk], n["all"].at, wantSec, wantVul, blocked))
 		}
 	}
 }

@@ -196,23 +196,35 @@ func (s *Store) batchGet(ctx context.Context, op string, keys []item) ([]item, e
 }
 
 // batchGetAll reads any number of items (keys may repeat), batchGetMax
-// keys a request.
+// keys a request, batchParallel requests at a time.
 func (s *Store) batchGetAll(ctx context.Context, op string, keys []item) ([]item, error) {
 	seen := map[string]bool{}
-	var uniq []item
+	var batches [][]item
 	for _, k := range keys {
 		if ks := keyString(k); !seen[ks] {
 			seen[ks] = true
-			uniq = append(uniq, k)
+			if n := len(batches); n == 0 || len(batches[n-1]) == batchGetMax {
+				batches = append(batches, nil)
+			}
+			batches[len(batches)-1] = append(batches[len(batches)-1], k)
 		}
 	}
+	results := make([][]item, len(batches))
+	idx := make([]int, len(batches))
+	for i := range idx {
+		idx[i] = i
+	}
+	err := parallel(ctx, batchParallel, idx, func(ctx context.Context, i int) error {
+		items, err := s.batchGet(ctx, op, batches[i])
+		results[i] = items
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	var all []item
-	for start := 0; start < len(uniq); start += batchGetMax {
-		items, err := s.batchGet(ctx, op, uniq[start:min(start+batchGetMax, len(uniq))])
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, items...)
+	for _, r := range results {
+		all = append(all, r...)
 	}
 	return all, nil
 }

@@ -18,8 +18,8 @@ import (
 
 // A finding is an item in its scan's partition:
 //
-//	SCAN#<scan> / FINDING#<nnnnnn>        the finding; GSI1: its name's group
-//	SCAN#<scan> / FINDING#<nnnnnn>#A<kk>  one entry per alias; GSI1: the alias's group
+//	SCAN#<scan> / FINDING#<nnnnnn>      the finding; GSI1: its name's group
+//	SCAN#<scan> / ALIAS#<nnnnnn>#<kk>   one entry per alias; GSI1: the alias's group
 //
 // so that a change of any group a finding belongs to finds it through the
 // index. A finding stores its judgement per group (by: the ids of the
@@ -30,7 +30,7 @@ import (
 
 func findingSK(i int) string { return fmt.Sprintf("FINDING#%06d", i) }
 
-func aliasSK(i, k int) string { return fmt.Sprintf("%s#A%02d", findingSK(i), k) }
+func aliasSK(i, k int) string { return fmt.Sprintf("ALIAS#%06d#%02d", i, k) }
 
 func findingIndexSK(scanID int64, i int) string { return fmt.Sprintf("%019d#%06d", scanID, i) }
 
@@ -45,8 +45,9 @@ func parseScanPK(pk string) int64 {
 // the finding itself, or the finding an alias entry belongs to.
 func findingKeyOf(it item) item {
 	sk := getS(it, aSK)
-	if i := strings.Index(sk, "#A"); i >= 0 {
-		sk = sk[:i]
+	if rest, ok := strings.CutPrefix(sk, "ALIAS#"); ok {
+		n, _, _ := strings.Cut(rest, "#")
+		sk = "FINDING#" + n
 	}
 	return key(getS(it, aPK), sk)
 }

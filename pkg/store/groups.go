@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -209,5 +208,3 @@ func groupCheck(t *tx, g group) {
 	}
 	t.check(lGroup, g.versionKey(), c)
 }
-
-func idString(id int64) string { return strconv.FormatInt(id, 10) }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/retry"
@@ -109,6 +112,66 @@ func TestIndexServesOldVersions(t *testing.T) {
 	}
 	if got.VulnerabilityCount != 1 {
 		t.Errorf("count %d; want 1 once the allowlist is inactive", got.VulnerabilityCount)
+	}
+	if rep, _ := env.Store.Check(ctx); len(rep.Drift) > 0 {
+		t.Errorf("drift: %v", rep.Drift)
+	}
+}
+
+// TestReevaluationPacking: a scan of 250 findings of one advisory is
+// re-evaluated in a chain of three transactions (96, 96 and 58 finding
+// updates with the scan's counts, its PR's and the group check), each
+// within DynamoDB's 100 items; three scans of 30 share one transaction.
+func TestReevaluationPacking(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var sizes []int
+	st := env.Recorder(t, func(op string, input any) {
+		if tx, ok := input.(*dynamodb.TransactWriteItemsInput); ok {
+			mu.Lock()
+			sizes = append(sizes, len(tx.TransactItems))
+			mu.Unlock()
+		}
+	})
+	names := make([]string, 250)
+	for i := range names {
+		names[i] = "CVE-2021-44228"
+	}
+	if _, _, err := env.Store.RecordScan(ctx, vulnScan(1, names...), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for repo := int64(2); repo <= 4; repo++ {
+		if _, _, err := env.Store.RecordScan(ctx, vulnScan(repo, names[:30]...), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-2021-44228", Active: true, Repos: []int64{1}}
+	a, upd, err := st.CreateAllowlist(ctx, rule, "", 1, time.Now())
+	if err != nil || upd.Vulnerabilities != 250 {
+		t.Fatalf("create: %+v %v", upd, err)
+	}
+	// The allowlist's transaction, then the chain of scan 1.
+	if want := []int{3, 96 + 3, 96 + 3, 58 + 3}; !slices.Equal(sizes, want) {
+		t.Errorf("transactions of %v items; want %v", sizes, want)
+	}
+	sizes = nil
+	if _, _, err := st.UpdateAllowlist(ctx, a.ID, scangate.AllowlistChange{Repos: &[]int64{2, 3, 4}}, 1, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The change, then one step of every scan: scan 1's chain of three
+	// (each alone, as it is full), the three small scans packed together
+	// with scan 1's first step where room allows.
+	total := 0
+	for _, n := range sizes[1:] {
+		if n > 100 {
+			t.Errorf("a transaction of %d items", n)
+		}
+		total += n
+	}
+	if want := 250 + 3*30; total < want || len(sizes) > 5 {
+		t.Errorf("transactions %v: %d items for %d finding updates", sizes, total, want)
 	}
 	if rep, _ := env.Store.Check(ctx); len(rep.Drift) > 0 {
 		t.Errorf("drift: %v", rep.Drift)

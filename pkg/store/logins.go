@@ -35,6 +35,7 @@ type loginState struct {
 	hash   string
 	active bool
 	slots  [scangate.MaxLoginAttempts]int64 // epoch ms; 0 when empty
+	failed [scangate.MaxLoginAttempts]bool
 }
 
 func (s *Store) readLogin(ctx context.Context, username string) (loginState, error) {
@@ -49,25 +50,38 @@ func (s *Store) readLogin(ctx context.Context, username string) (loginState, err
 			st.userID, st.hash, st.active = getN(it, aUserID), getS(it, aPwHash), getBool(it, aActive, true)
 		case "LOGINFAIL":
 			for i := range st.slots {
-				st.slots[i] = getN(it, slotAttr(i))
+				st.slots[i], st.failed[i] = getN(it, slotAttr(i)), getBool(it, failedAttr(i), false)
 			}
 		}
 	}
 	return st, nil
 }
 
+// pendingFor is how long a reservation whose login has not ended yet is
+// expected to be given back or kept; one older than that belongs to a
+// login that never ended, and counts as a failure.
+const pendingFor = 30 * time.Second
+
 // free returns the free places at now and, when there is none, how long
-// until the oldest one frees.
+// until one frees: a second when a login still in progress holds one (it
+// gives it back if it succeeds), else until the oldest failure leaves the
+// window.
 func (st loginState) free(now time.Time) ([]int, time.Duration) {
 	cutoff := now.Add(-scangate.LoginWindow).UnixMilli()
 	var free []int
-	oldest := int64(0)
+	oldest, pending := int64(0), false
 	for i, ms := range st.slots {
-		if ms <= cutoff {
+		switch {
+		case ms <= cutoff:
 			free = append(free, i)
-		} else if oldest == 0 || ms < oldest {
+		case !st.failed[i] && now.Sub(time.UnixMilli(ms)) < pendingFor:
+			pending = true
+		case oldest == 0 || ms < oldest:
 			oldest = ms
 		}
+	}
+	if pending {
+		return free, time.Second
 	}
 	return free, time.UnixMilli(oldest).Add(scangate.LoginWindow).Sub(now)
 }
@@ -85,7 +99,7 @@ func (s *Store) ReserveLogin(ctx context.Context, username string, now time.Time
 		free, wait := st.free(now)
 		if len(free) == 0 {
 			return true, &scangate.Error{Kind: scangate.KindTooMany, RetryAfter: wait,
-				Detail: "too many failed logins for this username; wait before trying again"}
+				Detail: "too many logins for this username failed recently or are in progress; wait before trying again"}
 		}
 		slot := free[rand.IntN(len(free))]
 		ok, err := s.takeSlot(ctx, username, slot, st.slots[slot], now)

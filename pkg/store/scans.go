@@ -3,22 +3,16 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// prKey is the PR record's key: its identity (integration, repository,
-// number), so the record is its own uniqueness marker.
-func prKey(vcID, repoID, number int64) item {
-	return key(fmt.Sprintf("PR#%d#%d#%d", vcID, repoID, number), "PR")
-}
-
 // Labels of a recording's commit.
 const (
 	lScan = "scan"
 	lPR   = "pr"
+	lPRID = "pr id"
 )
 
 // RecordScan stores a scan with its findings and creates or updates its PR
@@ -148,6 +142,9 @@ func (s *Store) commitScan(ctx context.Context, sc scangate.Scan, pref scangate.
 			t.put(lPR, next.item(), onPR)
 		default: // the PR is unchanged, but it must still be as read
 			t.check(lPR, k, onPR)
+		}
+		if !found {
+			t.put(lPRID, prIDItem(next), nil)
 		}
 		err = s.commit(ctx, "record scan", t)
 		switch {

@@ -179,8 +179,8 @@ func (s *Store) scansAndPRs(ctx context.Context, scanIDs []int64) (map[int64]ite
 
 // chain builds the steps of one scan: each step's finding updates, and
 // the scan's counts (and its PR's, when it is the PR's newest of its type)
-// as they stand after the step, under the count version the previous step
-// leaves.
+// as they stand after the step, under the count version (and PR version)
+// the previous step leaves.
 func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord) []unit {
 	var units []unit
 	sec, vul := sc.SecretCount, sc.VulnerabilityCount
@@ -208,12 +208,14 @@ func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, c
 		if moved {
 			setCounts(u.t, sc, cver, sec, vul)
 			cver++
-			k := prKey(sc.VcID, sc.RepoID, sc.PRNumber)
-			switch {
-			case sc.Type == scangate.ScanSecret && pr.secScan == sc.ID:
-				setPRCount(u.t, k, aSecScan, aSecretCount, sc.ID, sec)
-			case sc.Type == scangate.ScanVulnerability && pr.vulnScan == sc.ID:
-				setPRCount(u.t, k, aVulnScan, aVulnCount, sc.ID, vul)
+			if pr.newest(sc) {
+				n := sec
+				if sc.Type == scangate.ScanVulnerability {
+					n = vul
+				}
+				pr = pr.withCounts(sc, n, scangate.Blocks(sc.Status, sec, vul))
+				setPRCounts(u.t, pr)
+				pr.ver++
 			}
 		}
 		units = append(units, u)
@@ -245,12 +247,16 @@ func setCounts(t *tx, sc scangate.Scan, cver, sec, vul int64) {
 		item{":s": num(sec), ":v": num(vul), ":b": boolean(scangate.Blocks(sc.Status, sec, vul)), ":next": num(cver + 1)}, c)
 }
 
-// setPRCount sets a PR's count from its newest scan of that type, if that
-// scan is still its newest; the version bump makes a racing recording
-// read the record again.
-func setPRCount(t *tx, k item, pointer, count string, scanID, n int64) {
-	t.update(lPRCount, k, "SET "+ref(count)+" = :n ADD "+ref(aVer)+" :one", item{":n": num(n), ":one": num(1)},
-		when(ref(pointer)+" = :id", ":id", num(scanID)))
+// setPRCounts writes a PR's counts and block status, as its newest scans'
+// re-evaluation leaves them, under the record's version (a racing
+// recording or re-evaluation of the same PR makes this step start again).
+func setPRCounts(t *tx, r prRecord) {
+	t.update(lPRCount, prKey(r.VcID, r.RepoID, r.Number),
+		"SET "+ref(aSecretCount)+" = :s, "+ref(aSecBlock)+" = :sb, "+ref(aVulnCount)+" = :v, "+ref(aVulnBlock)+" = :vb, "+
+			ref(aBlocked)+" = :b, "+ref(aVer)+" = :next",
+		item{":s": num(r.SecretCount), ":sb": boolean(r.secBlock), ":v": num(r.VulnerabilityCount), ":vb": boolean(r.vulnBlock),
+			":b": boolean(r.blocked()), ":next": num(r.ver + 1)},
+		when(ref(aVer)+" = :ver", ":ver", num(r.ver)))
 }
 
 // runChains commits the chains step by step: the step of every live chain

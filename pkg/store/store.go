@@ -37,6 +37,8 @@ type Store struct {
 	// recentWindow is how long a recording stays visible to re-evaluations
 	// through its group's RECENT items (the index-lag fix); 0 turns it off.
 	recentWindow time.Duration
+	// auditRetention is how long audit entries are kept (the table's TTL).
+	auditRetention time.Duration
 }
 
 // Option configures a Store.
@@ -50,13 +52,16 @@ func WithRetry(p retry.Policy) Option { return func(s *Store) { s.retry = p } }
 // index. Zero turns the fix off (tests that show the gap it closes).
 func WithRecentWindow(d time.Duration) Option { return func(s *Store) { s.recentWindow = d } }
 
+// WithAuditRetention sets how long audit entries are kept.
+func WithAuditRetention(d time.Duration) Option { return func(s *Store) { s.auditRetention = d } }
+
 // DefaultRecentWindow is far beyond the index lag DynamoDB shows in
 // practice (well under a second).
 const DefaultRecentWindow = 10 * time.Minute
 
 // New returns a store on the named table.
 func New(db DB, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow}
+	s := &Store{db: db, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow, auditRetention: DefaultAuditRetention}
 	for _, o := range opts {
 		o(s)
 	}

@@ -16,6 +16,14 @@ import (
 // consistent, and updates of other attributes cost it nothing.
 const GSI1 = "GSI1"
 
+// GSI2 and GSI3 hold listings in an order (all PRs by last scan; one
+// repository's PRs by last scan; ...), projecting whole items so that a
+// page is one query.
+const (
+	GSI2 = "GSI2"
+	GSI3 = "GSI3"
+)
+
 // TableCreator is what creating the table needs.
 type TableCreator interface {
 	CreateTable(context.Context, *dynamodb.CreateTableInput, ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
@@ -39,13 +47,13 @@ func CreateTable(ctx context.Context, db TableCreator, table string) error {
 	_, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            &table,
 		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{s("PK"), s("SK"), s("GSI1PK"), s("GSI1SK")},
-		KeySchema:            ks("PK", "SK"),
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName:  aws.String(GSI1),
-			KeySchema:  ks("GSI1PK", "GSI1SK"),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
-		}},
+		AttributeDefinitions: []types.AttributeDefinition{s(aPK), s(aSK), s(aGSI1PK), s(aGSI1SK), s(aGSI2PK), s(aGSI2SK), s(aGSI3PK), s(aGSI3SK)},
+		KeySchema:            ks(aPK, aSK),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			{IndexName: aws.String(GSI1), KeySchema: ks(aGSI1PK, aGSI1SK), Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}},
+			{IndexName: aws.String(GSI2), KeySchema: ks(aGSI2PK, aGSI2SK), Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}},
+			{IndexName: aws.String(GSI3), KeySchema: ks(aGSI3PK, aGSI3SK), Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}},
+		},
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {

@@ -1,0 +1,4 @@
+package auth
+
+// DummyHash is what a login naming no user verifies against.
+const DummyHash = dummyHash

@@ -1,0 +1,90 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// TestLoginBurstVerifiesAtMostFivePasswords: 100 wrong logins for one
+// username at once verify at most 5 passwords (an attempt is reserved
+// before its password is checked); the others answer 429, none 503; the
+// right password sent after the burst answers 429 too.
+func TestLoginBurstVerifiesAtMostFivePasswords(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	newUser(t, env, "victim", scangate.RoleUser, true)
+	var checks atomic.Int64
+	l := auth.Login{Store: env.Store, TokenTTL: time.Hour, Now: time.Now,
+		Check: func(hash, pw string) (bool, error) { checks.Add(1); return auth.CheckPassword(hash, pw) }}
+	var wg sync.WaitGroup
+	kinds := make([]scangate.Kind, 100)
+	for i := range kinds {
+		wg.Go(func() {
+			_, err := l.Login(context.Background(), "victim", "wrong-password-1")
+			kinds[i] = scangate.KindOf(err)
+		})
+	}
+	wg.Wait()
+	count := map[scangate.Kind]int{}
+	for _, k := range kinds {
+		count[k]++
+	}
+	if n := checks.Load(); n > scangate.MaxLoginAttempts {
+		t.Errorf("%d passwords verified; at most %d may be", n, scangate.MaxLoginAttempts)
+	}
+	if count[scangate.KindUnauthorized]+count[scangate.KindTooMany] != 100 || count[scangate.KindUnauthorized] > scangate.MaxLoginAttempts {
+		t.Errorf("outcomes %v; want at most 5 failed logins and the rest throttled, nothing else", count)
+	}
+	_, err := l.Login(context.Background(), "VICTIM", "victim-password")
+	if scangate.KindOf(err) != scangate.KindTooMany {
+		t.Errorf("the right password after the burst: %v; want 429", err)
+	}
+	var de *scangate.Error
+	if !errors.As(err, &de) || de.RetryAfter <= 0 || de.RetryAfter > scangate.LoginWindow {
+		t.Errorf("Retry-After %v; want within the window", de)
+	}
+}
+
+// TestFailedLoginsDoTheSameWork: an unknown username, a wrong password and
+// an inactive user each verify one password against an argon2id hash of
+// the same cost, so their answers take the same time (the hashing is
+// nearly all of it) and tell nothing apart.
+func TestFailedLoginsDoTheSameWork(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	newUser(t, env, "alice", scangate.RoleUser, true)
+	newUser(t, env, "olive", scangate.RoleUser, false)
+	var hashes []string
+	l := auth.Login{Store: env.Store, TokenTTL: time.Hour, Now: time.Now,
+		Check: func(hash, pw string) (bool, error) {
+			ok, err := auth.CheckPassword(hash, pw)
+			if hash == "" {
+				hash = auth.DummyHash
+			}
+			hashes = append(hashes, hash)
+			return ok, err
+		}}
+	for _, c := range [][2]string{{"nobody", "x-password-123"}, {"alice", "wrong-password-1"}, {"olive", "olive-password"}} {
+		if _, err := l.Login(context.Background(), c[0], c[1]); scangate.KindOf(err) != scangate.KindUnauthorized {
+			t.Fatalf("%s: %v; want 401", c[0], err)
+		}
+	}
+	if len(hashes) != 3 {
+		t.Fatalf("%d verifications for 3 failed logins; want one each", len(hashes))
+	}
+	params := func(h string) string { return strings.Join(strings.Split(h, "$")[1:4], "$") }
+	for _, h := range hashes[1:] {
+		if params(h) != params(hashes[0]) {
+			t.Errorf("hash parameters %q and %q differ: the failures cost different work", params(h), params(hashes[0]))
+		}
+	}
+}

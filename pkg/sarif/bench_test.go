@@ -1,0 +1,122 @@
+package sarif
+
+import (
+	"bytes"
+	"encoding/base64"
+	"io"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkRead reads a log of 25,000 gitleaks-like results, each in a file
+// of its own (25,000 findings), as JSON, as gzip and as base64 of gzip. It
+// reports the allocation per result, the heap the report keeps, and the
+// largest live heap while reading (above the heap before it, which holds the
+// input): with 2 KiB messages the log is 6 times larger and the live heap
+// does not grow with it, since the log is streamed.
+func BenchmarkRead(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		pad  int
+	}{{"25000", 0}, {"25000-2KiB-messages", 2048}} {
+		raw, _ := io.ReadAll(&genLog{n: 25000, pad: c.pad})
+		size := int64(len(raw))
+		z := gz(b, string(raw))
+		b64 := base64.StdEncoding.EncodeToString(z)
+		for _, form := range []struct {
+			name string
+			read func() (*Report, error)
+		}{
+			{"json", func() (*Report, error) { return Read(bytes.NewReader(raw), Options{}) }},
+			{"gzip", func() (*Report, error) { return ReadGzip(bytes.NewReader(z), Options{}) }},
+			{"base64-gzip", func() (*Report, error) { return ReadBase64Gzip(b64, Options{}) }},
+		} {
+			b.Run(c.name+"/"+form.name, func(b *testing.B) {
+				b.SetBytes(size)
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for b.Loop() {
+					rep, err := form.read()
+					if err != nil || rep.Recorded != 25000 {
+						b.Fatalf("%v, %+v", err, rep)
+					}
+				}
+				runtime.ReadMemStats(&after)
+				n := float64(b.N) * 25000
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/result")
+				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/result")
+				b.ReportMetric(float64(size)/(1<<20), "log-MiB")
+				b.ReportMetric(float64(len(z))/(1<<10), "gzip-KiB")
+				peak, kept := peakLive(form.read)
+				b.ReportMetric(float64(peak)/(1<<20), "peak-live-MiB")
+				b.ReportMetric(float64(kept)/(1<<20), "report-MiB")
+			})
+		}
+		raw = nil
+	}
+}
+
+// peakLive reads once and returns the largest live heap seen while reading
+// (as the collections during the read measured it) above the live heap
+// before, and the heap the report keeps.
+func peakLive(read func() (*Report, error)) (peak, kept uint64) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	live := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	runtime.GC()
+	base := live()
+	var max atomic.Uint64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if h := live(); h > max.Load() {
+				max.Store(h)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Microsecond):
+			}
+		}
+	}()
+	rep, _ := read()
+	close(done)
+	wg.Wait()
+	runtime.GC()
+	end := live()
+	runtime.KeepAlive(rep)
+	peak = max.Load()
+	if end > peak {
+		peak = end
+	}
+	return peak - min(peak, base), end - min(end, base)
+}
+
+// BenchmarkGzipBomb refuses a 134 KiB base64 gzip that inflates to 101 MiB:
+// by its trailer (base64), and as it inflates (gzip, trailer unread).
+func BenchmarkGzipBomb(b *testing.B) {
+	z := bomb(b, `{"version":"2.1.0","runs":[`, ' ')
+	b64 := base64.StdEncoding.EncodeToString(z)
+	b.Run("base64-trailer", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ReadBase64Gzip(b64, Options{}); err == nil {
+				b.Fatal("read")
+			}
+		}
+	})
+	b.Run("gzip-streamed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ReadGzip(bytes.NewReader(z), Options{}); err == nil {
+				b.Fatal("read")
+			}
+		}
+	})
+}

@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// Audit entries are written in the transaction of the change they tell
+// of, under a ULID (time-ordered, unique without a shared counter):
+//
+//	AUDIT / <ulid>        a change (users, allowlists, tokens, bootstrap)
+//	AUDITLOGIN / <ulid>   a failed or throttled login
+//	GSI1 (keys): AUDITTARGET#<type>#<id> / <ulid>   by target
+//	GSI3:        AUDITACTOR#<user id> / <ulid>      by actor
+//
+// Failed logins, which anyone can cause, have a partition of their own, so
+// that they can never throttle the writes of changes. The log reads newest
+// first. Entries expire through the table's TTL after the retention.
+
+// DefaultAuditRetention is how long entries are kept unless configured.
+const DefaultAuditRetention = 400 * 24 * time.Hour
+
+// Audit partitions.
+const (
+	auditPK      = "AUDIT"
+	auditLoginPK = "AUDITLOGIN"
+)
+
+// lAudit labels the audit entry of a transaction.
+const lAudit = "audit"
+
+func auditPartition(action string) string {
+	if scangate.LoginAction(action) {
+		return auditLoginPK
+	}
+	return auditPK
+}
+
+// newAuditID makes an entry's id: the time to the millisecond, then 80
+// random bits.
+func newAuditID(at time.Time) string {
+	return ulid.MustNew(ulid.Timestamp(at), rand.Reader).String()
+}
+
+// Attributes of audit entries (the rest are shared: aTTL, aCreatedAt...).
+const (
+	aAction     = "action"
+	aActorID    = "actor_id"
+	aActorName  = "actor_name"
+	aActorToken = "actor_token"
+	aTargetType = "target_type"
+	aTargetID   = "target_id"
+	aChanges    = "changes"
+	aRequestID  = "request_id"
+	aSourceIP   = "source_ip"
+)
+
+func (s *Store) auditItem(e scangate.AuditEntry) item {
+	it := key(auditPartition(e.Action), e.ID)
+	it[aCreatedAt] = str(e.At.String())
+	it[aAction] = str(e.Action)
+	if a := e.Who.Actor; a != nil {
+		it[aActorID], it[aActorName], it[aActorToken] = num(a.UserID), str(a.Username), num(a.TokenID)
+		it[aGSI3PK], it[aGSI3SK] = str("AUDITACTOR#"+strconv.FormatInt(a.UserID, 10)), str(e.ID)
+	}
+	it[aTargetType], it[aTargetID] = str(e.Target.Type), str(e.Target.ID)
+	it[aGSI1PK], it[aGSI1SK] = str("AUDITTARGET#"+e.Target.Type+"#"+e.Target.ID), str(e.ID)
+	if len(e.Changes) > 0 {
+		b, _ := json.Marshal(e.Changes) // plain values only
+		it[aChanges] = str(string(b))
+	}
+	if e.Who.RequestID != "" {
+		it[aRequestID] = str(e.Who.RequestID)
+	}
+	if e.Who.SourceIP != "" {
+		it[aSourceIP] = str(e.Who.SourceIP)
+	}
+	it[aTTL] = num(e.At.Add(s.auditRetention).Unix())
+	return it
+}
+
+func auditFrom(it item) scangate.AuditEntry {
+	e := scangate.AuditEntry{
+		ID: getS(it, aSK), At: getTime(it, aCreatedAt), Action: getS(it, aAction),
+		Who:    scangate.Who{RequestID: getS(it, aRequestID), SourceIP: getS(it, aSourceIP)},
+		Target: scangate.Target{Type: getS(it, aTargetType), ID: getS(it, aTargetID)},
+	}
+	if _, ok := it[aActorID].(*types.AttributeValueMemberN); ok {
+		e.Who.Actor = &scangate.Actor{UserID: getN(it, aActorID), Username: getS(it, aActorName), TokenID: getN(it, aActorToken)}
+	}
+	if c := getS(it, aChanges); c != "" {
+		_ = json.Unmarshal([]byte(c), &e.Changes) // written by auditItem
+	}
+	return e
+}
+
+// addAudit adds an entry to a transaction, under a fresh id; an id taken
+// already (one chance in 2^80 a millisecond) fails the transaction.
+func (s *Store) addAudit(t *tx, e scangate.AuditEntry) scangate.AuditEntry {
+	e.ID = newAuditID(e.At.Time)
+	t.put(lAudit, s.auditItem(e), when("attribute_not_exists("+ref(aPK)+")"))
+	return e
+}
+
+// AuditFilter selects audit entries.
+type AuditFilter struct {
+	Action     string
+	ActorID    int64
+	TargetType string
+	TargetID   string
+	Since      time.Time // inclusive, zero for none
+	Until      time.Time // exclusive, zero for none
+}
+
+// AuditPage reads one page of the audit log, newest first. Target and
+// actor filters read their index; a failed-login action reads the login
+// partition; the rest of the filters are applied to what is read.
+func (s *Store) AuditPage(ctx context.Context, f AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error) {
+	q := pageQuery{pk: aPK, sk: aSK, value: auditPartition(f.Action), newest: true, strong: true}
+	var filters []string
+	vals := item{}
+	switch {
+	case f.TargetType != "":
+		q = pageQuery{index: GSI1, pk: aGSI1PK, sk: aGSI1SK, value: "AUDITTARGET#" + f.TargetType + "#" + f.TargetID, newest: true}
+	case f.ActorID != 0:
+		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: "AUDITACTOR#" + strconv.FormatInt(f.ActorID, 10), newest: true}
+	}
+	if f.Action != "" {
+		filters, vals[":action"] = append(filters, ref(aAction)+" = :action"), str(f.Action)
+	}
+	if f.ActorID != 0 && q.index != GSI3 {
+		filters, vals[":actor"] = append(filters, ref(aActorID)+" = :actor"), num(f.ActorID)
+	}
+	q.from, q.to = auditRange(f.Since, f.Until)
+	if len(filters) > 0 && q.index != GSI1 { // GSI1 holds keys only: filtered once read
+		q.filter, q.values = joinAnd(filters), vals
+	}
+	p, err := s.queryPage(ctx, "list audit entries", q, limit, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	items := p.Items
+	if q.index == GSI1 { // keys only: read the entries themselves
+		keys := make([]item, len(items))
+		for i, it := range items {
+			keys[i] = keyOf(it)
+		}
+		if items, err = s.batchGetAll(ctx, "get audit entries", keys); err != nil {
+			return nil, nil, err
+		}
+		items = inOrder(items, keys)
+	}
+	out := make([]scangate.AuditEntry, 0, len(items))
+	for _, it := range items {
+		e := auditFrom(it)
+		if f.Action != "" && e.Action != f.Action || f.ActorID != 0 && (e.Who.Actor == nil || e.Who.Actor.UserID != f.ActorID) {
+			continue // a filter the index query could not apply
+		}
+		out = append(out, e)
+	}
+	return out, p.Next, nil
+}
+
+// auditRange turns a time range into a range of entry ids.
+func auditRange(since, until time.Time) (string, string) {
+	from, to := "", ""
+	if !since.IsZero() || !until.IsZero() {
+		from, to = "0", "~"
+	}
+	if !since.IsZero() {
+		id, _ := ulid.New(ulid.Timestamp(since), zeroEntropy{})
+		from = id.String()
+	}
+	if !until.IsZero() {
+		id, _ := ulid.New(ulid.Timestamp(until.Add(-time.Millisecond)), maxEntropy{})
+		to = id.String()
+	}
+	return from, to
+}
+
+type zeroEntropy struct{}
+
+func (zeroEntropy) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+type maxEntropy struct{}
+
+func (maxEntropy) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 0xff
+	}
+	return len(p), nil
+}
+
+func joinAnd(exprs []string) string {
+	s := exprs[0]
+	for _, e := range exprs[1:] {
+		s += " AND " + e
+	}
+	return s
+}
+
+// inOrder orders items as their keys.
+func inOrder(items []item, keys []item) []item {
+	at := map[string]item{}
+	for _, it := range items {
+		at[keyString(keyOf(it))] = it
+	}
+	out := make([]item, 0, len(items))
+	for _, k := range keys {
+		if it, ok := at[keyString(k)]; ok {
+			out = append(out, it)
+		}
+	}
+	return out
+}

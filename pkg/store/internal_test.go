@@ -1,0 +1,251 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/scangate/scangate/pkg/retry"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+func TestNewerTieBreak(t *testing.T) {
+	const a, b = "2026-11-22T09:00:00.120Z", "2026-11-22T09:00:00.121Z"
+	for _, c := range []struct {
+		at    string
+		id    int64
+		oldAt string
+		oldID int64
+		want  bool
+	}{
+		{a, 5, "", 0, true}, // no scan yet
+		{b, 5, a, 9, true},  // later time wins whatever the id
+		{a, 9, b, 5, false}, // earlier time loses whatever the id
+		{a, 9, a, 5, true},  // same time: the greater id
+		{a, 5, a, 9, false}, // same time, smaller id
+		{a, 5, a, 5, false}, // the same scan is not newer than itself
+		{"2026-11-22T09:00:01.000Z", 1, "2026-11-22T09:00:00.999Z", 2, true},
+	} {
+		if got := newer(c.at, c.id, c.oldAt, c.oldID); got != c.want {
+			t.Errorf("newer(%s #%d than %s #%d) = %v; want %v", c.at, c.id, c.oldAt, c.oldID, got, c.want)
+		}
+	}
+}
+
+func TestPRRecordFollowsNewestScans(t *testing.T) {
+	at := func(ms int) scangate.Time { return scangate.At(time.UnixMilli(int64(1_700_000_000_000 + ms))) }
+	r := prRecord{PR: scangate.PR{ID: 1}}
+	sec := scangate.Scan{ID: 1, Type: scangate.ScanSecret, CreatedAt: at(10), SecretCount: 3}
+	r, changed := r.with(sec, scangate.PRRef{Name: "first", Link: "l1"})
+	if !changed || r.SecretCount != 3 || r.LastScan != at(10) || r.Name != "first" {
+		t.Fatalf("after the first scan: %+v", r)
+	}
+	// An older vulnerability scan sets the vulnerability count but not last_scan or the name.
+	vul := scangate.Scan{ID: 2, Type: scangate.ScanVulnerability, CreatedAt: at(5), VulnerabilityCount: 4}
+	r, changed = r.with(vul, scangate.PRRef{Name: "older", Link: "l2"})
+	if !changed || r.VulnerabilityCount != 4 || r.LastScan != at(10) || r.Name != "first" {
+		t.Fatalf("after an older scan of the other type: %+v", r)
+	}
+	// An older secret scan changes nothing.
+	if _, changed = r.with(scangate.Scan{ID: 3, Type: scangate.ScanSecret, CreatedAt: at(9), SecretCount: 9}, scangate.PRRef{}); changed {
+		t.Error("an older secret scan changed the record")
+	}
+	// A tie in time goes to the greater id.
+	r, _ = r.with(scangate.Scan{ID: 4, Type: scangate.ScanSecret, CreatedAt: at(10), SecretCount: 0}, scangate.PRRef{Name: "tie"})
+	if r.SecretCount != 0 || r.lastScanID != 4 || r.Name != "tie" {
+		t.Fatalf("after a scan at the same instant with a greater id: %+v", r)
+	}
+}
+
+// cancelDB answers every transaction with a cancellation whose reasons are
+// given by position, as DynamoDB does.
+type cancelDB struct {
+	DB
+	codes []string
+}
+
+func (d cancelDB) TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	reasons := make([]types.CancellationReason, len(d.codes))
+	for i, c := range d.codes {
+		reasons[i].Code = aws.String(c)
+	}
+	return nil, &types.TransactionCanceledException{Message: aws.String("cancelled"), CancellationReasons: reasons}
+}
+
+// TestCancellationsAreReadByLabel: a failed condition is reported by the
+// label of its item, wherever the item stands, so adding an item (an audit
+// entry, say) shifts the meaning of none.
+func TestCancellationsAreReadByLabel(t *testing.T) {
+	build := func(s *Store, extraFirst bool) *tx {
+		t := s.newTx()
+		if extraFirst {
+			t.put("audit", item{}, nil)
+		}
+		t.put(lUser, item{}, nil)
+		t.put(lUsername, item{}, nil)
+		t.put(lEmail, item{}, nil)
+		return t
+	}
+	for _, c := range []struct {
+		extra bool
+		codes []string
+		want  string
+	}{
+		{false, []string{"None", codeConditionFailed, "None"}, lUsername},
+		{false, []string{"None", "None", codeConditionFailed}, lEmail},
+		{true, []string{"None", "None", codeConditionFailed, "None"}, lUsername},
+		{true, []string{"None", "None", "None", codeConditionFailed}, lEmail},
+	} {
+		s := New(cancelDB{codes: c.codes}, "t", WithRetry(retry.Immediate))
+		err := s.commit(context.Background(), "create user", build(s, c.extra))
+		for _, l := range []string{lUser, lUsername, lEmail, "audit"} {
+			if failed(err, l) != (l == c.want) {
+				t.Errorf("codes %v: failed(%s) = %v", c.codes, l, failed(err, l))
+			}
+		}
+		if lostRace(err) {
+			t.Errorf("codes %v: a failed condition read as a conflict", c.codes)
+		}
+	}
+	s := New(cancelDB{codes: []string{"None", codeConflict}}, "t")
+	if err := s.commit(context.Background(), "op", build(s, false)); !lostRace(err) || failed(err, lUsername) {
+		t.Errorf("a conflict: %v", err)
+	}
+	// Throttling of a transaction is no cancellation by condition: 503.
+	s = New(cancelDB{codes: []string{"None", "ThrottlingError"}}, "t")
+	err := s.commit(context.Background(), "op", build(s, false))
+	if isCancelled(err) || scangate.KindOf(err) != scangate.KindUnavailable {
+		t.Errorf("a throttled transaction: %v", err)
+	}
+	var de *scangate.Error
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "op") {
+		t.Errorf("the error does not name the operation: %v", err)
+	}
+}
+
+// itemSize is an item's size by DynamoDB's rules: each attribute's name
+// plus its value; strings by UTF-8 bytes, numbers about one byte per two
+// significant digits plus one, booleans and nulls one byte, lists and maps
+// three bytes plus one per element plus their elements (and map keys).
+func itemSize(it item) int {
+	n := 0
+	for k, v := range it {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		digits := len(strings.TrimLeft(strings.TrimPrefix(v.Value, "-"), "0"))
+		return (digits+1)/2 + 1
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	panic("unsized attribute type")
+}
+
+// TestWorstCaseItemSizes builds the largest item of every kind that valid
+// requests can make and checks DynamoDB's limits: 400 KB an item, 2,048
+// bytes a partition key, 1,024 a sort key (the index's keys alike).
+func TestWorstCaseItemSizes(t *testing.T) {
+	maxRunes := func(n int) string { return strings.Repeat("\U0001F600", n) } // 4 bytes each
+	maxID := int64(math.MaxInt64)
+	ids := func(n int) []int64 {
+		l := make([]int64, n)
+		for i := range l {
+			l[i] = maxID - int64(i)
+		}
+		return l
+	}
+	at := scangate.At(time.Now())
+	user := scangate.User{ID: maxID, Username: strings.Repeat("u", scangate.UsernameMax), Email: maxRunes(scangate.EmailMax),
+		Role: scangate.RoleReadonly, PasswordHash: strings.Repeat("h", 128), CreatedAt: at, UpdatedAt: at,
+		AddedBy: &maxID, UpdatedBy: &maxID, TokensValidFrom: time.Now()}
+	url := maxRunes(scangate.MaxTextLen)
+	scan := scangate.Scan{ID: maxID, PRID: maxID, PRNumber: maxID, VcID: maxID, WebhookID: maxID, RepoID: maxID,
+		VcType: maxRunes(64), Type: scangate.ScanVulnerability, CreatedAt: at, VcName: maxRunes(scangate.MaxNameLen),
+		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(strings.Repeat("x", scangate.MaxOtherDetails)),
+		StatURL: &url, SecretCount: maxID, VulnerabilityCount: maxID}
+	name := maxRunes(scangate.MaxNameLen)
+	aliases := make([]string, 20)
+	for i := range aliases {
+		aliases[i] = maxRunes(scangate.MaxNameLen-1) + string(rune('a'+i))
+	}
+	line := maxID
+	f := scangate.Finding{Name: name, Aliases: aliases, Rule: maxRunes(scangate.MaxNameLen), Path: maxRunes(scangate.MaxTextLen), Line: &line}
+	ref := scangate.FindingRef{Type: scangate.ScanVulnerability, Name: name, Aliases: aliases, RepoID: maxID, VcID: maxID, Path: f.Path}
+	row := newRow(key(scanPK(maxID), findingSK(99_999)), maxID, ref, true)
+	for j := range row.groups {
+		row.by[j] = ids(maxCovering)
+	}
+	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: name, Active: true, Global: true,
+		Repos: ids(scangate.MaxScopeIDs), Vcs: ids(scangate.MaxScopeIDs)}
+	allow := scangate.Allowlist{ID: maxID, Rule: rule, Comments: ids(MaxComments), CreatedBy: maxID, UpdatedBy: maxID, CreatedOn: at, UpdatedOn: at}
+	rows := make([]findingRow, recentChunk)
+	for i := range rows {
+		rows[i] = row
+	}
+	pr := prRecord{PR: scangate.PR{ID: maxID, Number: maxID, Name: url, Link: url, RepoID: maxID, VcID: maxID, WebhookID: maxID,
+		CreatedAt: at, LastScan: at, SecretCount: maxID, VulnerabilityCount: maxID}, lastScanID: maxID, secScan: maxID,
+		secAt: at.String(), vulnScan: maxID, vulnAt: at.String(), ver: maxID}
+	login := loginFailKey(strings.Repeat("u", scangate.UsernameMax))
+	for i := range scangate.MaxLoginAttempts {
+		login[slotAttr(i)], login[failedAttr(i)] = num(time.Now().UnixMilli()), boolean(true)
+	}
+	login[aTTL] = num(time.Now().Unix())
+	kinds := map[string]item{
+		"user":           userItem(user, maxID),
+		"username":       merge(usernameKey(user.Username), merge(item{aUserID: num(maxID)}, loginAttrs(user))),
+		"e-mail":         merge(emailKey(user.Email), item{aUserID: num(maxID)}),
+		"token":          tokenItem(scangate.Token{Hash: strings.Repeat("f", 64), UserID: maxID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: time.Now()}),
+		"login attempts": login,
+		"scan":           scanItem(scan),
+		"finding":        findingItems(row, 99_999, f)[0],
+		"alias entry":    findingItems(row, 99_999, f)[20],
+		"recent":         recentItems(maxID, rows, time.Now())[0],
+		"PR":             pr.item(),
+		"allowlist":      allowItem(allow, maxID),
+		"rule":           ruleItem(groupOf(rule.Type, rule.Name), maxID, rule),
+		"comment":        commentItem(maxID, maxID, maxID, maxRunes(scangate.MaxCommentLen), time.Now()),
+		"group version":  merge(groupOf(rule.Type, rule.Name).versionKey(), item{aGroupVer: num(maxID), aN: num(maxID)}),
+	}
+	for kind, it := range kinds {
+		size := itemSize(it)
+		t.Logf("%-15s %7d bytes", kind, size)
+		if size > 400_000 {
+			t.Errorf("%s: %d bytes; DynamoDB allows 400 KB", kind, size)
+		}
+		for _, k := range []struct {
+			name string
+			max  int
+		}{{aPK, 2048}, {aSK, 1024}, {aGSI1PK, 2048}, {aGSI1SK, 1024}, {aGSI2PK, 2048}, {aGSI2SK, 1024}, {aGSI3PK, 2048}, {aGSI3SK, 1024}} {
+			if n := len(getS(it, k.name)); n > k.max {
+				t.Errorf("%s: %s of %d bytes; DynamoDB allows %d", kind, k.name, n, k.max)
+			}
+		}
+	}
+}
