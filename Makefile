@@ -1,10 +1,16 @@
 # scangate: make run (local API), make test (every Go test), make build (arm64 Lambdas).
 SHELL         := bash
 GO            ?= go
-FUNCTIONS     := authorizer login create-user update-user record-scan get-scan create-allowlist update-allowlist
+# Every directory of functions/ is a Lambda (api.Operations() lists the same; a
+# test keeps them, template.yaml and docs/openapi.yaml in step).
+FUNCTIONS     := $(patsubst functions/%/main.go,%,$(wildcard functions/*/main.go))
 LAMBDA_FLAGS  := -tags lambda.norpc -trimpath -ldflags='-s -w -buildid='
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 TOOLS         := $(CURDIR)/.build/tools
+
+PYTHON        ?= python3.11
+BENCH_VENV    := .build/bench-venv
+FASTAPI_DIR   := pkg/lambdarun/testdata/fastapi
 
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
@@ -21,15 +27,12 @@ build: $(FUNCTIONS:%=.build/%/bootstrap)
 FORCE:
 
 # sam build (BuildMethod: makefile) runs build-<LogicalId> with ARTIFACTS_DIR set.
-lambda = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(1)
-build-AuthorizerFunction: ; $(call lambda,authorizer)
-build-LoginFunction: ; $(call lambda,login)
-build-CreateUserFunction: ; $(call lambda,create-user)
-build-UpdateUserFunction: ; $(call lambda,update-user)
-build-RecordScanFunction: ; $(call lambda,record-scan)
-build-GetScanFunction: ; $(call lambda,get-scan)
-build-CreateAllowlistFunction: ; $(call lambda,create-allowlist)
-build-UpdateAllowlistFunction: ; $(call lambda,update-allowlist)
+# A logical id is the CamelCase of the function's directory + Function
+# (GetScanFunction: functions/get-scan), so one pattern rule serves them all.
+kebab = $(shell printf '%s' '$(1)' | sed -E 's/([a-z0-9])([A-Z])/\1-\2/g' | tr '[:upper:]' '[:lower:]')
+build-%Function:
+	@test -f functions/$(call kebab,$*)/main.go || { echo 'no functions/$(call kebab,$*) for $*Function'; exit 1; }
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(call kebab,$*)
 
 ## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server
 run:
@@ -47,13 +50,21 @@ test-race:
 test-dynamodb-local: $(DDB_LOCAL)/DynamoDBLocal.jar
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh $(GO) test -count=1 ./...
 
-## bench: cold start, size and throughput on the embedded server; allowlist
-## re-evaluation on DynamoDB Local (figures in docs/BENCHMARKS.md)
-bench: $(DDB_LOCAL)/DynamoDBLocal.jar
-	$(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
+## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
+## throughput on the embedded server; allowlist re-evaluation on DynamoDB Local
+## (figures in docs/BENCHMARKS.md)
+bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
+	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
 	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench Reevaluate -benchtime 3x ./pkg/api
+
+# The FastAPI + Mangum comparison function's packages, pinned, from PyPI.
+$(BENCH_VENV)/.pins: $(FASTAPI_DIR)/requirements.txt
+	rm -rf $(BENCH_VENV)
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check -r $<
+	cp $< $@
 
 $(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
 	mvn -q -B -f .ci/dynamodb-local/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(DDB_LOCAL) -Dmdep.stripVersion=true
@@ -77,8 +88,11 @@ fuzz-go:
 	$(GO) test -run '^$$' -fuzz '^FuzzPathID$$' -fuzztime 15s ./pkg/api
 	$(GO) test -run '^$$' -fuzz '^FuzzParseToken$$' -fuzztime 15s ./pkg/auth
 
-## lint: gofmt, go vet and golangci-lint (pinned, installed into .build/tools)
+## lint: go.mod tidy, gofmt, go vet and golangci-lint (pinned, installed into .build/tools;
+## .ci/golangci.yml: import groups std / third party / scangate, function length and
+## cognitive complexity)
 lint: $(TOOLS)/golangci-lint
+	$(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: the files above need formatting'; exit 1; }
 	$(GO) vet ./...
 	$(TOOLS)/golangci-lint run -c .ci/golangci.yml ./...

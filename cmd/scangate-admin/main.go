@@ -1,19 +1,25 @@
 // Command scangate-admin administers a scangate table, deployed or local:
 // it creates the table (local endpoints), bootstraps the first admin, issues
-// long-lived tokens for CI jobs and revokes tokens.
+// long-lived tokens for CI jobs, revokes tokens and checks the counts.
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -25,27 +31,50 @@ commands:
   bootstrap -username U -email E        create the first admin; the password comes from
                                         SCANGATE_ADMIN_PASSWORD or is generated and printed
   issue-token -username U [-ttl 720h]   print a new bearer token for U (for CI jobs)
-  revoke-token -token T                 revoke one token
+  revoke-token                          revoke the token read from SCANGATE_TOKEN or, when
+                                        that is unset, from the first line of standard input
   revoke-user-tokens -username U        revoke every token of U
   check                                 recount every scan from its findings and allowlists
                                         and list any drift (exit status 1 when there is some)
 
 -table defaults to TABLE_NAME, -endpoint to DYNAMODB_ENDPOINT (empty: AWS, with the
-usual AWS credentials and region).
+usual AWS credentials chain: environment, shared config and SSO profiles, roles).
+No command takes a secret on its command line.
 `
 
+// env is what a command may use: the table, the store on it and the
+// program's input, output and environment.
+type env struct {
+	db     *dynamodb.Client
+	st     *store.Store
+	table  string
+	in     io.Reader
+	out    io.Writer
+	getenv func(string) string
+}
+
+// commands are the subcommands, each parsing its own flags.
+var commands = map[string]func(context.Context, env, []string) error{
+	"create-table":       createTable,
+	"bootstrap":          bootstrap,
+	"issue-token":        issueToken,
+	"revoke-token":       revokeToken,
+	"revoke-user-tokens": revokeUserTokens,
+	"check":              check,
+}
+
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "scangate-admin:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+func run(ctx context.Context, args []string, in io.Reader, out io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("scangate-admin", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage) }
-	table := fs.String("table", os.Getenv("TABLE_NAME"), "table name")
-	endpoint := fs.String("endpoint", os.Getenv("DYNAMODB_ENDPOINT"), "DynamoDB endpoint URL")
+	table := fs.String("table", getenv("TABLE_NAME"), "table name")
+	endpoint := fs.String("endpoint", getenv("DYNAMODB_ENDPOINT"), "DynamoDB endpoint URL")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,97 +82,182 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.Usage()
 		return errors.New("a command and a table are required")
 	}
-	db, err := store.NewClient(ctx, *endpoint)
+	cmd, ok := commands[fs.Arg(0)]
+	if !ok {
+		fs.Usage()
+		return fmt.Errorf("unknown command %q", fs.Arg(0))
+	}
+	db, err := newClient(ctx, *endpoint, getenv)
 	if err != nil {
 		return err
 	}
-	st := store.New(db, *table)
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
-	sub := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	username := sub.String("username", "", "username")
-	email := sub.String("email", "", "e-mail address")
-	token := sub.String("token", "", "bearer token")
-	ttl := sub.Duration("ttl", 30*24*time.Hour, "token lifetime")
-	if err := sub.Parse(rest); err != nil {
+	return cmd(ctx, env{db: db, st: store.New(db, *table), table: *table, in: in, out: out, getenv: getenv}, fs.Args()[1:])
+}
+
+// newClient builds the DynamoDB client with the SDK's whole default chain
+// (profiles, SSO, assumed roles), as a person at a terminal expects, and the
+// service's retry policy and HTTP client. A local endpoint without
+// credentials gets placeholder ones.
+func newClient(ctx context.Context, endpoint string, getenv func(string) string) (*dynamodb.Client, error) {
+	opts := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithRetryer(store.NewRetryer),
+		awsconfig.WithHTTPClient(store.NewHTTPClient()),
+	}
+	if endpoint != "" {
+		if getenv("AWS_REGION") == "" && getenv("AWS_DEFAULT_REGION") == "" {
+			opts = append(opts, awsconfig.WithRegion("us-east-1"))
+		}
+		if getenv("AWS_ACCESS_KEY_ID") == "" {
+			opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+		}
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	return dynamodb.NewFromConfig(cfg, store.UseEndpoint(endpoint)), nil
+}
+
+// parse parses a command's flags, which take no positional arguments.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	switch cmd {
-	case "create-table":
-		if err := store.CreateTable(ctx, db, *table); err != nil {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s takes no arguments, got %q", fs.Name(), fs.Args())
+	}
+	return nil
+}
+
+func createTable(ctx context.Context, e env, args []string) error {
+	if err := parse(flag.NewFlagSet("create-table", flag.ContinueOnError), args); err != nil {
+		return err
+	}
+	if err := store.CreateTable(ctx, e.db, e.table); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "table %s is ready\n", e.table)
+	return nil
+}
+
+func bootstrap(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("bootstrap", flag.ContinueOnError)
+	username := fs.String("username", "", "the admin's username")
+	email := fs.String("email", "", "the admin's e-mail address")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	pw := e.getenv("SCANGATE_ADMIN_PASSWORD")
+	generated := pw == ""
+	if generated {
+		var err error
+		if pw, err = password.Generate(); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "table %s is ready\n", *table)
-	case "bootstrap":
-		password := os.Getenv("SCANGATE_ADMIN_PASSWORD")
-		generated := password == ""
-		if generated {
-			if password, err = local.GeneratePassword(); err != nil {
-				return err
-			}
+	}
+	u, err := auth.BootstrapAdmin(ctx, e.st, password.Argon2id{}, *username, *email, pw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "admin %q created with id %d\n", u.Username, u.ID)
+	if generated {
+		fmt.Fprintf(e.out, "password (shown once): %s\n", pw)
+	}
+	return nil
+}
+
+func issueToken(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("issue-token", flag.ContinueOnError)
+	username := fs.String("username", "", "whose token")
+	ttl := fs.Duration("ttl", 30*24*time.Hour, "token lifetime")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	u, err := e.st.UserByName(ctx, *username)
+	if err != nil {
+		return err
+	}
+	if !u.Active {
+		return fmt.Errorf("user %q is inactive", u.Username)
+	}
+	tok, err := auth.NewToken(u.ID)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	err = e.st.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: u.ID, Kind: "cli", CreatedAt: now, ExpiresAt: now.Add(*ttl)})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.out, tok)
+	return nil
+}
+
+// revokeToken reads the token from SCANGATE_TOKEN or standard input, never
+// from the command line, where it would stay in the shell's history and be
+// visible to every user of the machine in the process list.
+func revokeToken(ctx context.Context, e env, args []string) error {
+	if err := parse(flag.NewFlagSet("revoke-token", flag.ContinueOnError), args); err != nil {
+		return err
+	}
+	token := e.getenv("SCANGATE_TOKEN")
+	if token == "" {
+		line, err := bufio.NewReader(e.in).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read the token from standard input: %w", err)
 		}
-		u, err := local.BootstrapAdmin(ctx, st, *username, *email, password)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "admin %q created with id %d\n", u.Username, u.ID)
-		if generated {
-			fmt.Fprintf(out, "password (shown once): %s\n", password)
-		}
-	case "issue-token":
-		u, err := st.UserByName(ctx, *username)
-		if err != nil {
-			return err
-		}
-		if !u.Active {
-			return fmt.Errorf("user %q is inactive", u.Username)
-		}
-		tok, err := auth.NewToken(u.ID)
-		if err != nil {
-			return err
-		}
-		now := time.Now()
-		err = st.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: u.ID, Kind: "cli", CreatedAt: now, ExpiresAt: now.Add(*ttl)})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(out, tok)
-	case "revoke-token":
-		if _, err := auth.ParseToken(*token); err != nil {
-			return fmt.Errorf("-token: %w", err)
-		}
-		ok, err := st.RevokeToken(ctx, auth.HashToken(*token))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errors.New("no such token")
-		}
-		fmt.Fprintln(out, "token revoked")
-	case "revoke-user-tokens":
-		u, err := st.UserByName(ctx, *username)
-		if err != nil {
-			return err
-		}
-		n, err := st.RevokeUserTokens(ctx, u.ID)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "%d tokens of %q revoked\n", n, u.Username)
-	case "check":
-		r, err := st.Check(ctx)
-		if err != nil {
-			return err
-		}
-		for _, d := range r.Drift {
-			fmt.Fprintln(out, "drift:", d)
-		}
-		fmt.Fprintf(out, "checked %d scans, %d findings, %d PRs: %d drift\n", r.Scans, r.Findings, r.PRs, len(r.Drift))
-		if len(r.Drift) > 0 {
-			return fmt.Errorf("%d counts drifted", len(r.Drift))
-		}
-	default:
-		fs.Usage()
-		return fmt.Errorf("unknown command %q", cmd)
+		token = line
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return errors.New("no token: set SCANGATE_TOKEN or write it to standard input")
+	}
+	if _, err := auth.ParseToken(token); err != nil {
+		return fmt.Errorf("the token: %w", err)
+	}
+	ok, err := e.st.RevokeToken(ctx, auth.HashToken(token))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("no such token")
+	}
+	fmt.Fprintln(e.out, "token revoked")
+	return nil
+}
+
+func revokeUserTokens(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("revoke-user-tokens", flag.ContinueOnError)
+	username := fs.String("username", "", "whose tokens")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	u, err := e.st.UserByName(ctx, *username)
+	if err != nil {
+		return err
+	}
+	n, err := e.st.RevokeUserTokens(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "%d tokens of %q revoked\n", n, u.Username)
+	return nil
+}
+
+func check(ctx context.Context, e env, args []string) error {
+	if err := parse(flag.NewFlagSet("check", flag.ContinueOnError), args); err != nil {
+		return err
+	}
+	r, err := e.st.Check(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range r.Drift {
+		fmt.Fprintln(e.out, "drift:", d)
+	}
+	fmt.Fprintf(e.out, "checked %d scans, %d findings, %d PRs: %d drift\n", r.Scans, r.Findings, r.PRs, len(r.Drift))
+	if len(r.Drift) > 0 {
+		return fmt.Errorf("%d counts drifted", len(r.Drift))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/ddbtest"
 )
 
@@ -20,53 +22,140 @@ import (
 func TestAdminCLI(t *testing.T) {
 	env := ddbtest.New(t)
 	ctx := context.Background()
-	admin := func(args ...string) (string, error) {
+	vars := map[string]string{}
+	admin := func(stdin string, args ...string) (string, error) {
 		var out bytes.Buffer
-		err := run(ctx, append([]string{"-table", env.Table, "-endpoint", env.Endpoint}, args...), &out)
+		err := run(ctx, append([]string{"-table", env.Table, "-endpoint", env.Endpoint}, args...), strings.NewReader(stdin), &out,
+			func(name string) string { return vars[name] })
 		return out.String(), err
 	}
-	if out, err := admin("create-table"); err != nil || !strings.Contains(out, "ready") {
+	if out, err := admin("", "create-table"); err != nil || !strings.Contains(out, "ready") {
 		t.Fatalf("create-table on an existing table: %q, %v", out, err)
 	}
-	t.Setenv("SCANGATE_ADMIN_PASSWORD", "")
-	out, err := admin("bootstrap", "-username", "root", "-email", "root@example.com")
+	out, err := admin("", "bootstrap", "-username", "root", "-email", "root@example.com")
 	if err != nil || !strings.Contains(out, "id 1") || !strings.Contains(out, "password (shown once): ") {
 		t.Fatalf("bootstrap: %q, %v", out, err)
 	}
-	if _, err := admin("bootstrap", "-username", "root2", "-email", "root2@example.com"); err == nil {
+	if _, err := admin("", "bootstrap", "-username", "root2", "-email", "root2@example.com"); err == nil {
 		t.Fatal("a second bootstrap succeeded")
 	}
-	token, err := admin("issue-token", "-username", "ROOT", "-ttl", "2h")
+	token, err := admin("", "issue-token", "-username", "ROOT", "-ttl", "2h")
 	if err != nil {
 		t.Fatal(err)
 	}
 	token = strings.TrimSpace(token)
 	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	check := func() error {
+	valid := func(token string) bool {
 		_, err := a.Handle(ctx, events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: "Bearer " + token, MethodArn: "arn:aws:execute-api:r:1:a/s/GET/x"})
-		return err
+		return err == nil
 	}
-	if err := check(); err != nil {
-		t.Fatalf("the issued token is refused: %v", err)
+	if !valid(token) {
+		t.Fatal("the issued token is refused")
 	}
-	if out, err := admin("revoke-token", "-token", token); err != nil || out != "token revoked\n" {
-		t.Fatalf("revoke-token: %q, %v", out, err)
+
+	// revoke-token never takes the token on its command line.
+	if _, err := admin("", "revoke-token", "-token", token); err == nil || !valid(token) {
+		t.Fatalf("revoke-token -token was accepted (%v)", err)
 	}
-	if err := check(); err == nil {
+	if _, err := admin("", "revoke-token", token); err == nil || !valid(token) {
+		t.Fatalf("revoke-token with the token as an argument was accepted (%v)", err)
+	}
+	if _, err := admin("", "revoke-token"); err == nil || !strings.Contains(err.Error(), "SCANGATE_TOKEN") {
+		t.Fatalf("revoke-token without a token: %v", err)
+	}
+	if _, err := admin("sgt_1_notatoken\n", "revoke-token"); err == nil || !valid(token) {
+		t.Fatalf("revoke-token of a malformed token: %v", err)
+	}
+	// From standard input.
+	if out, err := admin(token+"\n", "revoke-token"); err != nil || out != "token revoked\n" {
+		t.Fatalf("revoke-token from stdin: %q, %v", out, err)
+	}
+	if valid(token) {
 		t.Fatal("a revoked token still works")
 	}
-	token, _ = admin("issue-token", "-username", "root")
+	if _, err := admin(token+"\n", "revoke-token"); err != nil {
+		t.Fatalf("revoking a revoked token again: %v", err)
+	}
+	// From the environment, which wins over standard input.
+	token, _ = admin("", "issue-token", "-username", "root")
 	token = strings.TrimSpace(token)
-	if out, err := admin("revoke-user-tokens", "-username", "root"); err != nil || !strings.HasPrefix(out, "2 tokens") {
+	vars["SCANGATE_TOKEN"] = token
+	if out, err := admin("garbage\n", "revoke-token"); err != nil || out != "token revoked\n" {
+		t.Fatalf("revoke-token from SCANGATE_TOKEN: %q, %v", out, err)
+	}
+	if valid(token) {
+		t.Fatal("a token revoked through SCANGATE_TOKEN still works")
+	}
+	delete(vars, "SCANGATE_TOKEN")
+
+	token, _ = admin("", "issue-token", "-username", "root")
+	token = strings.TrimSpace(token)
+	if out, err := admin("", "revoke-user-tokens", "-username", "root"); err != nil || !strings.HasPrefix(out, "3 tokens") {
 		t.Fatalf("revoke-user-tokens: %q, %v", out, err)
 	}
-	if err := check(); err == nil {
+	if valid(token) {
 		t.Fatal("a token survived revoke-user-tokens")
 	}
-	if _, err := admin("issue-token", "-username", "nobody"); err == nil {
+	if _, err := admin("", "issue-token", "-username", "nobody"); err == nil {
 		t.Fatal("issue-token for an unknown user succeeded")
 	}
-	if _, err := admin("frobnicate"); err == nil {
+	if out, err := admin("", "check"); err != nil || !strings.Contains(out, ": 0 drift") {
+		t.Fatalf("check: %q, %v", out, err)
+	}
+
+	// Each command has only its own flags.
+	for _, args := range [][]string{
+		{"issue-token", "-username", "root", "-email", "x@example.com"},
+		{"bootstrap", "-username", "x", "-email", "x@example.com", "-ttl", "1h"},
+		{"check", "-username", "root"},
+		{"create-table", "extra"},
+	} {
+		if _, err := admin("", args...); err == nil {
+			t.Errorf("%v succeeded", args)
+		}
+	}
+	if _, err := admin("", "frobnicate"); err == nil {
 		t.Fatal("an unknown command succeeded")
+	}
+}
+
+// TestBootstrapPasswordFromEnvironment: a chosen password is used and never printed.
+func TestBootstrapPasswordFromEnvironment(t *testing.T) {
+	env := ddbtest.New(t)
+	var out bytes.Buffer
+	getenv := func(name string) string {
+		if name == "SCANGATE_ADMIN_PASSWORD" {
+			return "chosen-password-1"
+		}
+		return ""
+	}
+	err := run(context.Background(), []string{"-table", env.Table, "-endpoint", env.Endpoint, "bootstrap", "-username", "root", "-email", "root@example.com"},
+		strings.NewReader(""), &out, getenv)
+	if err != nil || strings.Contains(out.String(), "chosen-password-1") || strings.Contains(out.String(), "password") {
+		t.Fatalf("bootstrap: %q, %v", out.String(), err)
+	}
+	l := auth.Login{Store: env.Store, Passwords: password.Argon2id{}, TokenTTL: time.Hour, Now: time.Now}
+	if _, err := l.Login(context.Background(), "root", "chosen-password-1"); err != nil {
+		t.Fatalf("the admin cannot log in with the chosen password: %v", err)
+	}
+}
+
+// TestLinksNoLocalStack: the admin CLI, which runs against deployed tables,
+// links neither the embedded DynamoDB server, the local API Gateway nor YAML.
+func TestLinksNoLocalStack(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps listed %d packages", len(deps))
+	}
+	for _, d := range deps {
+		for _, banned := range []string{"github.com/truora/minidyn", "gopkg.in/yaml.v3", "github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local"} {
+			if d == banned || strings.HasPrefix(d, banned+"/") {
+				t.Errorf("scangate-admin links %s", d)
+			}
+		}
 	}
 }

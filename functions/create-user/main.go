@@ -2,7 +2,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"time"
@@ -10,15 +9,15 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/store"
 )
 
 func main() {
-	st, cfg, err := store.Open(context.Background(), os.Getenv)
+	st, cfg, err := store.Open(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "create-user:", err)
 		os.Exit(1)
 	}
-	lambda.Start(api.CreateUser(st, auth.HashPassword, time.Now, cfg.Logger(os.Stdout)).Handle)
+	lambda.Start(api.NewCreateUser(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg, Passwords: password.Argon2id{}}))
 }

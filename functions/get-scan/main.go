@@ -2,9 +2,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -13,10 +13,10 @@ import (
 )
 
 func main() {
-	st, cfg, err := store.Open(context.Background(), os.Getenv)
+	st, cfg, err := store.Open(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "get-scan:", err)
 		os.Exit(1)
 	}
-	lambda.Start(api.GetScan(st, cfg.Logger(os.Stdout)).Handle)
+	lambda.Start(api.NewGetScan(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg}))
 }

@@ -2,7 +2,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"time"
@@ -10,16 +9,15 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/store"
 )
 
 func main() {
-	st, cfg, err := store.Open(context.Background(), os.Getenv)
+	st, cfg, err := store.Open(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "login:", err)
 		os.Exit(1)
 	}
-	l := auth.Login{Store: st, TokenTTL: cfg.TokenTTL, Now: time.Now}
-	lambda.Start(api.Login(l, cfg.Logger(os.Stdout)).Handle)
+	lambda.Start(api.NewLogin(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg, Passwords: password.Argon2id{}}))
 }

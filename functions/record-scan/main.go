@@ -2,7 +2,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"time"
@@ -14,10 +13,10 @@ import (
 )
 
 func main() {
-	st, cfg, err := store.Open(context.Background(), os.Getenv)
+	st, cfg, err := store.Open(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "record-scan:", err)
 		os.Exit(1)
 	}
-	lambda.Start(api.RecordScan(st, time.Now, cfg.Logger(os.Stdout)).Handle)
+	lambda.Start(api.NewRecordScan(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg}))
 }

@@ -15,14 +15,14 @@ import (
 
 func (h *harness) allow(body string) events.APIGatewayProxyResponse {
 	h.t.Helper()
-	return h.call("allow", jsonReq(&h.admin, body))
+	return h.call("create-allowlist", jsonReq(&h.admin, body))
 }
 
 func (h *harness) modify(id int, body string) events.APIGatewayProxyResponse {
 	h.t.Helper()
 	r := jsonReq(&h.admin, body)
 	r.params = map[string]string{"whitelist_id": strconv.Itoa(id)}
-	return h.call("modify", r)
+	return h.call("update-allowlist", r)
 }
 
 // mustOK decodes a 200 or 201 answer.
@@ -136,14 +136,14 @@ func TestAllowlistResponse(t *testing.T) {
 	u := h.member("ursula", scangate.RoleUser)
 	r := jsonReq(&u, `{"comment":"second"}`)
 	r.params = map[string]string{"whitelist_id": "1"}
-	c := mustOK(t, h.call("modify", r))
+	c := mustOK(t, h.call("update-allowlist", r))
 	if c["created_by"] != 1.0 || c["updated_by"] != float64(u.ID) || c["created_on"] != a["created_on"] || !reflect.DeepEqual(c["comments"], []any{1.0, 2.0}) {
 		t.Errorf("after a user's change: %v", c)
 	}
 	ro := scangate.Caller{ID: 8, Username: "r", Role: scangate.RoleReadonly}
 	r.caller = &ro
-	expectProblem(t, h.call("modify", r), 403)
-	expectProblem(t, h.call("allow", jsonReq(&ro, `{"type":"SECRET","name":"x"}`)), 403)
+	expectProblem(t, h.call("update-allowlist", r), 403)
+	expectProblem(t, h.call("create-allowlist", jsonReq(&ro, `{"type":"SECRET","name":"x"}`)), 403)
 }
 
 func TestAllowlistPartialUpdate(t *testing.T) {
@@ -187,7 +187,7 @@ func TestAllowlistPartialUpdate(t *testing.T) {
 			t.Errorf("create %s: pointers %v; want %v", body, got, ptrs)
 		}
 	}
-	expectProblem(t, h.call("modify", request{caller: &h.admin, body: `{}`, params: map[string]string{"whitelist_id": "x"}, headers: map[string]string{"Content-Type": "application/json"}}), 422)
+	expectProblem(t, h.call("update-allowlist", request{caller: &h.admin, body: `{}`, params: map[string]string{"whitelist_id": "x"}, headers: map[string]string{"Content-Type": "application/json"}}), 422)
 	if n := h.countItems()["ALLOW"]; n != 1 {
 		t.Fatalf("%d allowlists stored; want 1", n)
 	}

@@ -54,7 +54,7 @@ func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
 	h := newHarness(t)
 	matchingScans(h)
 	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","repos":[100]}`))
-	h.call("create", jsonReq(&h.admin, createBody("yara", "user")))
+	h.call("create-user", jsonReq(&h.admin, createBody("yara", "user")))
 
 	for _, c := range []struct {
 		name, op string
@@ -68,16 +68,16 @@ func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
 		{"login's token write fails", "TransactWriteItems", internal, func() events.APIGatewayProxyResponse { return h.login("admin", adminPassword) }, nil, false},
 		{"create user's transaction fails", "TransactWriteItems", internal,
 			func() events.APIGatewayProxyResponse {
-				return h.call("create", jsonReq(&h.admin, createBody("zack", "user")))
+				return h.call("create-user", jsonReq(&h.admin, createBody("zack", "user")))
 			},
 			func(t *testing.T) { // the username was not taken by half
-				if resp := h.call("create", jsonReq(&h.admin, createBody("zack", "user"))); resp.StatusCode != 201 {
+				if resp := h.call("create-user", jsonReq(&h.admin, createBody("zack", "user"))); resp.StatusCode != 201 {
 					t.Errorf("create after the failure: %d %s", resp.StatusCode, resp.Body)
 				}
 			}, false},
 		{"update user's transaction throttled", "TransactWriteItems", throttled,
 			func() events.APIGatewayProxyResponse {
-				return h.call("update", update(h, "2", `{"role":"admin","active":true,"user_email":"yara2@example.com"}`))
+				return h.call("update-user", update(h, "2", `{"role":"admin","active":true,"user_email":"yara2@example.com"}`))
 			},
 			func(t *testing.T) {
 				u, err := h.env.Store.User(context.Background(), 2)
@@ -149,7 +149,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 	}
 	for _, call := range []func() events.APIGatewayProxyResponse{
 		func() events.APIGatewayProxyResponse {
-			return h.call("create", jsonReq(&h.admin, createBody("abe", "user")))
+			return h.call("create-user", jsonReq(&h.admin, createBody("abe", "user")))
 		},
 		func() events.APIGatewayProxyResponse {
 			return h.record(scanReq{Status: "completed", Findings: []string{"sha256:aa"}})
@@ -158,7 +158,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 			return h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true}`)
 		},
 		func() events.APIGatewayProxyResponse {
-			return h.call("update", update(h, "2", `{"role":"readonly","active":true,"user_email":"abe@example.com"}`))
+			return h.call("update-user", update(h, "2", `{"role":"readonly","active":true,"user_email":"abe@example.com"}`))
 		},
 	} {
 		left.Store(3)

@@ -55,7 +55,7 @@ func loginBody(username, password string) string {
 func TestLoginWithImpossibleUsernameIsUnread(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	mustOK(t, h.call("create", jsonReq(&h.admin, `{"username":"kevin","user_email":"kevin@example.com","password":"kevin password 1","role":"user"}`)))
+	mustOK(t, h.call("create-user", jsonReq(&h.admin, `{"username":"kevin","user_email":"kevin@example.com","password":"kevin password 1","role":"user"}`)))
 	for _, name := range []string{strings.Repeat("k", 2100), strings.Repeat("k", 65), "ke", "\u212Aevin", "ｋｅｖｉｎ", "kevin\u200b", "\u202ekevin", "kev\x00in"} {
 		var resp events.APIGatewayProxyResponse
 		n := h.env.CountTrips(func() { resp = h.login(name, "kevin password 1") })
@@ -115,7 +115,7 @@ func TestEmailUniquenessFoldsUnicode(t *testing.T) {
 	h := newHarness(t)
 	create := func(username, email string) events.APIGatewayProxyResponse {
 		b, _ := json.Marshal(map[string]string{"username": username, "user_email": email, "password": "a long password", "role": "user"})
-		return h.call("create", jsonReq(&h.admin, string(b)))
+		return h.call("create-user", jsonReq(&h.admin, string(b)))
 	}
 	sigma := mustOK(t, create("sigma", "σ@example.com"))
 	mustOK(t, create("kevin", "kevin@example.com"))
@@ -129,7 +129,7 @@ func TestEmailUniquenessFoldsUnicode(t *testing.T) {
 	update := func(id any, email string) events.APIGatewayProxyResponse {
 		r := jsonReq(&h.admin, fmt.Sprintf(`{"role":"user","active":true,"user_email":%q}`, email))
 		r.params = map[string]string{"user_id": fmt.Sprint(id)}
-		return h.call("update", r)
+		return h.call("update-user", r)
 	}
 	expectProblem(t, update(other["id"], "ς@example.com"), http.StatusConflict)
 	if u := mustOK(t, update(sigma["id"], "Σ@Example.com")); u["user_email"] != "Σ@Example.com" {
@@ -149,13 +149,13 @@ func TestIdentifiersRefuseHiddenCharacters(t *testing.T) {
 			fn, body, pointer string
 			params            map[string]string
 		}{
-			{"create", `{"username":"alice","user_email":"ali` + hide + `ce@example.com","password":"a long password","role":"user"}`, "/user_email", nil},
-			{"create", `{"username":"ali` + hide + `ce","user_email":"alice@example.com","password":"a long password","role":"user"}`, "/username", nil},
-			{"update", `{"role":"admin","active":true,"user_email":"admin@exa` + hide + `mple.com"}`, "/user_email", map[string]string{"user_id": "1"}},
-			{"allow", `{"type":"SECRET","name":"sha256:` + hide + `aa"}`, "/name", nil},
-			{"allow", `{"type":"VULNERABILITY","name":"CVE-2021-44228` + hide + `"}`, "/name", nil},
-			{"modify", `{"name":"` + hide + `CVE-2021-44228"}`, "/name", map[string]string{"whitelist_id": "1"}},
-			{"record", fmt.Sprintf(scanBody, `"sha256:`+hide+`bb"`), "/findings/0/name", nil},
+			{"create-user", `{"username":"alice","user_email":"ali` + hide + `ce@example.com","password":"a long password","role":"user"}`, "/user_email", nil},
+			{"create-user", `{"username":"ali` + hide + `ce","user_email":"alice@example.com","password":"a long password","role":"user"}`, "/username", nil},
+			{"update-user", `{"role":"admin","active":true,"user_email":"admin@exa` + hide + `mple.com"}`, "/user_email", map[string]string{"user_id": "1"}},
+			{"create-allowlist", `{"type":"SECRET","name":"sha256:` + hide + `aa"}`, "/name", nil},
+			{"create-allowlist", `{"type":"VULNERABILITY","name":"CVE-2021-44228` + hide + `"}`, "/name", nil},
+			{"update-allowlist", `{"name":"` + hide + `CVE-2021-44228"}`, "/name", map[string]string{"whitelist_id": "1"}},
+			{"record-scan", fmt.Sprintf(scanBody, `"sha256:`+hide+`bb"`), "/findings/0/name", nil},
 		} {
 			r := jsonReq(&h.admin, c.body)
 			r.params = c.params
@@ -179,11 +179,11 @@ func TestLoneSurrogateEscapesAre400(t *testing.T) {
 	before := len(h.items())
 	for _, s := range []string{`\ud800`, `\udc00x`, `\uDBFF`, `a\ud800b`, `\ud800\u0041`, `\ud800\ud800`, `\udbff\udbff\udc00`, `\ud83d\\ude00`, `\ud83d\n`, `x\udfff`} {
 		for _, c := range []struct{ fn, body string }{
-			{"allow", `{"type":"SECRET","name":"sha256:` + s + `"}`},
-			{"allow", `{"type":"SECRET","name":"sha256:aa","comment":"` + s + `"}`},
-			{"allow", `{"type":"SECRET","name":"sha256:aa","` + s + `":1}`},
-			{"record", fmt.Sprintf(scanBody, `"sha256:`+s+`"`)},
-			{"create", `{"username":"` + s + `alice","user_email":"alice@example.com","password":"a long password","role":"user"}`},
+			{"create-allowlist", `{"type":"SECRET","name":"sha256:` + s + `"}`},
+			{"create-allowlist", `{"type":"SECRET","name":"sha256:aa","comment":"` + s + `"}`},
+			{"create-allowlist", `{"type":"SECRET","name":"sha256:aa","` + s + `":1}`},
+			{"record-scan", fmt.Sprintf(scanBody, `"sha256:`+s+`"`)},
+			{"create-user", `{"username":"` + s + `alice","user_email":"alice@example.com","password":"a long password","role":"user"}`},
 			{"login", `{"username":"admin` + s + `","password":"` + adminPassword + `"}`},
 		} {
 			var caller *scangate.Caller
@@ -282,8 +282,8 @@ func TestContentEncodingAndCharsetAre415(t *testing.T) {
 	// A write answers the same way and stores nothing.
 	before := h.countUsers()
 	body := `{"username":"alice","user_email":"alice@example.com","password":"a long password","role":"user"}`
-	expectProblem(t, h.send("create", &h.admin, ev(gzipped(t, body), true, "Content-Type", "application/json", "Content-Encoding", "gzip")), 415)
-	expectProblem(t, h.send("create", &h.admin, ev(body, false, "Content-Type", "application/json; charset=windows-1252")), 415)
+	expectProblem(t, h.send("create-user", &h.admin, ev(gzipped(t, body), true, "Content-Type", "application/json", "Content-Encoding", "gzip")), 415)
+	expectProblem(t, h.send("create-user", &h.admin, ev(body, false, "Content-Type", "application/json; charset=windows-1252")), 415)
 	if h.countUsers() != before {
 		t.Fatal("a refused body created a user")
 	}
@@ -304,7 +304,7 @@ func TestLocationFollowsRequestPath(t *testing.T) {
 		"/pr/scan":   func() string { return fmt.Sprintf(scanBody, `"sha256:aa"`) },
 		"/whitelist": func() string { return `{"type":"SECRET","name":"sha256:aa"}` },
 	}
-	fns := map[string]string{"/users": "create", "/pr/scan": "record", "/whitelist": "allow"}
+	fns := map[string]string{"/users": "create-user", "/pr/scan": "record-scan", "/whitelist": "create-allowlist"}
 	for _, route := range []string{"/users", "/pr/scan", "/whitelist"} {
 		for _, c := range []struct {
 			name, path, contextPath, stage, want string
@@ -382,7 +382,7 @@ func TestContentTooLargeTitleMatchesGateway(t *testing.T) {
 
 	h := newHarness(t)
 	big := `{"type":"SECRET","name":"` + strings.Repeat("a", api.MaxBody) + `"}`
-	for _, fn := range []string{"allow", "login"} {
+	for _, fn := range []string{"create-allowlist", "login"} {
 		var caller *scangate.Caller
 		if fn != "login" {
 			caller = &h.admin

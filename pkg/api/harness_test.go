@@ -13,8 +13,9 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/ddbtest"
-	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -23,7 +24,9 @@ type harness struct {
 	t     testing.TB
 	env   *ddbtest.Env
 	admin scangate.Caller
-	fns   map[string]api.Handler
+	// fns are the REST proxy handlers of api.Operations(), by the name of
+	// their function (create-user, get-scan, ...).
+	fns map[string]api.Handler
 }
 
 const adminPassword = "admin-password-123"
@@ -31,22 +34,20 @@ const adminPassword = "admin-password-123"
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	env := ddbtest.New(t)
-	admin, err := local.BootstrapAdmin(context.Background(), env.Store, "admin", "admin@example.com", adminPassword)
+	admin, err := auth.BootstrapAdmin(context.Background(), env.Store, password.Argon2id{}, "admin", "admin@example.com", adminPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewJSONHandler(testWriter{t}, nil))
-	login := auth.Login{Store: env.Store, TokenTTL: time.Hour, Now: time.Now}
-	h := &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role},
-		fns: map[string]api.Handler{
-			"create": api.CreateUser(env.Store, auth.HashPassword, time.Now, log).Handle,
-			"update": api.UpdateUser(env.Store, time.Now, log).Handle,
-			"login":  api.Login(login, log).Handle,
-			"record": api.RecordScan(env.Store, time.Now, log).Handle,
-			"get":    api.GetScan(env.Store, log).Handle,
-			"allow":  api.CreateAllowlist(env.Store, time.Now, log).Handle,
-			"modify": api.UpdateAllowlist(env.Store, time.Now, log).Handle,
-		}}
+	deps := api.Deps{
+		Store: env.Store, Log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), Now: time.Now,
+		Config: config.Config{Table: env.Table, TokenTTL: time.Hour}, Passwords: password.Argon2id{},
+	}
+	h := &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role}, fns: map[string]api.Handler{}}
+	for _, op := range api.Operations() {
+		if op.API != nil {
+			h.fns[op.Name] = op.API(deps)
+		}
+	}
 	return h
 }
 
@@ -94,7 +95,11 @@ func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 			"role":        string(r.caller.Role),
 		}
 	}
-	resp, err := h.fns[fn](context.Background(), ev)
+	handle, ok := h.fns[fn]
+	if !ok {
+		h.t.Fatalf("no operation %q: handlers are named by their directory under functions/", fn)
+	}
+	resp, err := handle(context.Background(), ev)
 	if err != nil {
 		h.t.Fatalf("%s returned an error to Lambda: %v", fn, err)
 	}

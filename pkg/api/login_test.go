@@ -95,7 +95,7 @@ func TestLoginThrottle(t *testing.T) {
 		}
 	}
 	// Throttling is per username, existing or not.
-	if resp := h.call("create", jsonReq(&h.admin, createBody("rita", "user"))); resp.StatusCode != 201 {
+	if resp := h.call("create-user", jsonReq(&h.admin, createBody("rita", "user"))); resp.StatusCode != 201 {
 		t.Fatal(resp.Body)
 	}
 	if resp := h.login("rita", "password-of-rita"); resp.StatusCode != 200 {
@@ -110,7 +110,7 @@ func TestLoginThrottle(t *testing.T) {
 func TestDeactivatedUserLosesAccess(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.call("create", jsonReq(&h.admin, createBody("sam", "user")))
+	h.call("create-user", jsonReq(&h.admin, createBody("sam", "user")))
 	resp := h.login("sam", "password-of-sam")
 	if resp.StatusCode != 200 {
 		t.Fatal(resp.Body)
@@ -119,7 +119,7 @@ func TestDeactivatedUserLosesAccess(t *testing.T) {
 	if err := h.authorize(token); err != nil {
 		t.Fatal(err)
 	}
-	if resp := h.call("update", update(h, "2", `{"role":"user","active":false,"user_email":"sam@example.com"}`)); resp.StatusCode != 200 {
+	if resp := h.call("update-user", update(h, "2", `{"role":"user","active":false,"user_email":"sam@example.com"}`)); resp.StatusCode != 200 {
 		t.Fatal(resp.Body)
 	}
 	expectProblem(t, h.login("sam", "password-of-sam"), 401)

@@ -57,12 +57,12 @@ func (s scanReq) body() string {
 
 func (h *harness) record(s scanReq) events.APIGatewayProxyResponse {
 	h.t.Helper()
-	return h.call("record", jsonReq(&h.admin, s.body()))
+	return h.call("record-scan", jsonReq(&h.admin, s.body()))
 }
 
 func (h *harness) get(c *scangate.Caller, id string) events.APIGatewayProxyResponse {
 	h.t.Helper()
-	return h.call("get", request{caller: c, params: map[string]string{"pr_scan_id": id}})
+	return h.call("get-scan", request{caller: c, params: map[string]string{"pr_scan_id": id}})
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -194,9 +194,9 @@ func TestGetScanErrors(t *testing.T) {
 		}
 	}
 	ro := scangate.Caller{ID: 50, Username: "x", Role: scangate.RoleReadonly}
-	expectProblem(t, h.call("record", jsonReq(&ro, scanReq{}.body())), 403)
+	expectProblem(t, h.call("record-scan", jsonReq(&ro, scanReq{}.body())), 403)
 	u := h.member("yves", scangate.RoleUser)
-	if resp := h.call("record", jsonReq(&u, scanReq{}.body())); resp.StatusCode != 201 {
+	if resp := h.call("record-scan", jsonReq(&u, scanReq{}.body())); resp.StatusCode != 201 {
 		t.Errorf("user recording a scan: %d %s", resp.StatusCode, resp.Body)
 	}
 }
@@ -241,7 +241,7 @@ func TestRecordScanValidation(t *testing.T) {
 		{"unknown field", scanReq{Extra: `,"secret_count":3`}.body(), 422, []string{"/secret_count"}},
 		{"malformed", `{"scan_type":`, 400, nil},
 	} {
-		ptrs := expectProblem(t, h.call("record", jsonReq(&h.admin, c.body)), c.status)
+		ptrs := expectProblem(t, h.call("record-scan", jsonReq(&h.admin, c.body)), c.status)
 		if !reflect.DeepEqual(ptrs, c.pointers) {
 			t.Errorf("%s: pointers %v; want %v", c.name, ptrs, c.pointers)
 		}

@@ -21,7 +21,7 @@ func createBody(name, role string) string {
 func TestCreateUser(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	var resp = h.call("create", jsonReq(&h.admin, `{"username":"Alice.B_c-1","user_email":"alice@example.com","password":"a long password","role":"user"}`))
+	var resp = h.call("create-user", jsonReq(&h.admin, `{"username":"Alice.B_c-1","user_email":"alice@example.com","password":"a long password","role":"user"}`))
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("status %d: %s", resp.StatusCode, resp.Body)
 	}
@@ -61,7 +61,7 @@ func TestCreateUser(t *testing.T) {
 	}
 
 	// active may be given; false is kept.
-	resp = h.call("create", jsonReq(&h.admin, `{"username":"bob","user_email":"bob@example.com","password":"bob password 1","role":"readonly","active":false}`))
+	resp = h.call("create-user", jsonReq(&h.admin, `{"username":"bob","user_email":"bob@example.com","password":"bob password 1","role":"readonly","active":false}`))
 	if resp.StatusCode != http.StatusCreated || decode(t, resp)["active"] != false {
 		t.Fatalf("create inactive: %d %s", resp.StatusCode, resp.Body)
 	}
@@ -89,7 +89,7 @@ func TestCreateUserValidation(t *testing.T) {
 		{"short password", `{"username":"carol","user_email":"carol@example.com","password":"short","role":"user"}`, []string{"/password"}},
 		{"long password", `{"username":"carol","user_email":"carol@example.com","password":"` + strings.Repeat("p", 129) + `","role":"user"}`, []string{"/password"}},
 	} {
-		ptrs := expectProblem(t, h.call("create", jsonReq(&h.admin, c.body)), http.StatusUnprocessableEntity)
+		ptrs := expectProblem(t, h.call("create-user", jsonReq(&h.admin, c.body)), http.StatusUnprocessableEntity)
 		if !reflect.DeepEqual(ptrs, c.pointers) {
 			t.Errorf("%s: pointers %v; want %v", c.name, ptrs, c.pointers)
 		}
@@ -122,10 +122,10 @@ func TestBadInputStoresNothing(t *testing.T) {
 		{"text/plain", request{caller: &h.admin, body: valid, headers: map[string]string{"Content-Type": "text/plain"}}, 415},
 		{"wrong types", jsonReq(&h.admin, `{"username":"dave","user_email":"dave@example.com","password":12345678901234,"role":"user"}`), 422},
 	} {
-		expectProblem(t, h.call("create", c.req), c.status)
+		expectProblem(t, h.call("create-user", c.req), c.status)
 	}
 	// A charset parameter and any header case are fine.
-	resp := h.call("create", request{caller: &h.admin, body: valid, headers: map[string]string{"content-type": "application/json; charset=utf-8"}})
+	resp := h.call("create-user", request{caller: &h.admin, body: valid, headers: map[string]string{"content-type": "application/json; charset=utf-8"}})
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("charset content type: %d %s", resp.StatusCode, resp.Body)
 	}
@@ -140,16 +140,16 @@ func TestProblemOrder(t *testing.T) {
 	readonly := scangate.Caller{ID: 9, Username: "ro", Role: scangate.RoleReadonly}
 	big := strings.Repeat(" ", 300<<10)
 	// 403 before 413, 413 before 415, 415 before 400, 400 before 422 (path), 422 (path) before 422 (body).
-	expectProblem(t, h.call("create", request{caller: &readonly, body: big}), 403)
-	expectProblem(t, h.call("create", request{caller: &h.admin, body: "x" + big}), 413)
-	expectProblem(t, h.call("create", request{caller: &h.admin, body: "x"}), 415)
-	expectProblem(t, h.call("update", request{caller: &h.admin, body: "x", params: map[string]string{"user_id": "abc"}, headers: map[string]string{"Content-Type": "application/json"}}), 400)
-	ptrs := expectProblem(t, h.call("update", request{caller: &h.admin, body: `{"role":"x"}`, params: map[string]string{"user_id": "abc"}, headers: map[string]string{"Content-Type": "application/json"}}), 422)
+	expectProblem(t, h.call("create-user", request{caller: &readonly, body: big}), 403)
+	expectProblem(t, h.call("create-user", request{caller: &h.admin, body: "x" + big}), 413)
+	expectProblem(t, h.call("create-user", request{caller: &h.admin, body: "x"}), 415)
+	expectProblem(t, h.call("update-user", request{caller: &h.admin, body: "x", params: map[string]string{"user_id": "abc"}, headers: map[string]string{"Content-Type": "application/json"}}), 400)
+	ptrs := expectProblem(t, h.call("update-user", request{caller: &h.admin, body: `{"role":"x"}`, params: map[string]string{"user_id": "abc"}, headers: map[string]string{"Content-Type": "application/json"}}), 422)
 	if !reflect.DeepEqual(ptrs, []string{"/user_id"}) {
 		t.Errorf("pointers %v; want the path id alone", ptrs)
 	}
 	// 422 (body) before 404.
-	ptrs = expectProblem(t, h.call("update", request{caller: &h.admin, body: `{"role":"x"}`, params: map[string]string{"user_id": "99"}, headers: map[string]string{"Content-Type": "application/json"}}), 422)
+	ptrs = expectProblem(t, h.call("update-user", request{caller: &h.admin, body: `{"role":"x"}`, params: map[string]string{"user_id": "99"}, headers: map[string]string{"Content-Type": "application/json"}}), 422)
 	if len(ptrs) == 0 {
 		t.Error("no pointers for an invalid body")
 	}
@@ -160,12 +160,12 @@ func TestRolesOnUserOperations(t *testing.T) {
 	h := newHarness(t)
 	for _, role := range []scangate.Role{scangate.RoleUser, scangate.RoleReadonly} {
 		c := scangate.Caller{ID: 5, Username: "someone", Role: role}
-		expectProblem(t, h.call("create", jsonReq(&c, createBody("frank", "user"))), http.StatusForbidden)
+		expectProblem(t, h.call("create-user", jsonReq(&c, createBody("frank", "user"))), http.StatusForbidden)
 		r := jsonReq(&c, `{"role":"admin","active":true,"user_email":"x@example.com"}`)
 		r.params = map[string]string{"user_id": "1"}
-		expectProblem(t, h.call("update", r), http.StatusForbidden)
+		expectProblem(t, h.call("update-user", r), http.StatusForbidden)
 	}
-	expectProblem(t, h.call("create", jsonReq(nil, createBody("frank", "user"))), http.StatusUnauthorized)
+	expectProblem(t, h.call("create-user", jsonReq(nil, createBody("frank", "user"))), http.StatusUnauthorized)
 	if n := h.countUsers(); n != 1 {
 		t.Fatalf("%d users; want 1", n)
 	}
@@ -174,17 +174,17 @@ func TestRolesOnUserOperations(t *testing.T) {
 func TestDuplicatesIgnoreCase(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	if resp := h.call("create", jsonReq(&h.admin, createBody("grace", "user"))); resp.StatusCode != 201 {
+	if resp := h.call("create-user", jsonReq(&h.admin, createBody("grace", "user"))); resp.StatusCode != 201 {
 		t.Fatal(resp.Body)
 	}
-	expectProblem(t, h.call("create", jsonReq(&h.admin, `{"username":"GRACE","user_email":"other@example.com","password":"password-123","role":"user"}`)), http.StatusConflict)
-	expectProblem(t, h.call("create", jsonReq(&h.admin, `{"username":"grace2","user_email":"Grace@Example.com","password":"password-123","role":"user"}`)), http.StatusConflict)
+	expectProblem(t, h.call("create-user", jsonReq(&h.admin, `{"username":"GRACE","user_email":"other@example.com","password":"password-123","role":"user"}`)), http.StatusConflict)
+	expectProblem(t, h.call("create-user", jsonReq(&h.admin, `{"username":"grace2","user_email":"Grace@Example.com","password":"password-123","role":"user"}`)), http.StatusConflict)
 	if n := h.countUsers(); n != 2 {
 		t.Fatalf("%d users; want 2", n)
 	}
 	// The loser's markers are not left behind: the name and address are
 	// still free for the next create.
-	if resp := h.call("create", jsonReq(&h.admin, `{"username":"other","user_email":"other@example.com","password":"password-123","role":"user"}`)); resp.StatusCode != 201 {
+	if resp := h.call("create-user", jsonReq(&h.admin, `{"username":"other","user_email":"other@example.com","password":"password-123","role":"user"}`)); resp.StatusCode != 201 {
 		t.Fatalf("other: %d %s", resp.StatusCode, resp.Body)
 	}
 }
@@ -198,8 +198,8 @@ func update(h *harness, id string, body string) request {
 func TestUpdateUser(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	created := decode(t, h.call("create", jsonReq(&h.admin, createBody("heidi", "readonly"))))
-	resp := h.call("update", update(h, "2", `{"role":"user","active":false,"user_email":"HEIDI@example.com"}`))
+	created := decode(t, h.call("create-user", jsonReq(&h.admin, createBody("heidi", "readonly"))))
+	resp := h.call("update-user", update(h, "2", `{"role":"user","active":false,"user_email":"HEIDI@example.com"}`))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, resp.Body)
 	}
@@ -212,30 +212,30 @@ func TestUpdateUser(t *testing.T) {
 		t.Errorf("updated_at went back: %v < %v", u["updated_at"], created["updated_at"])
 	}
 	// username and password are not part of the update: 422 saying so.
-	ptrs := expectProblem(t, h.call("update", update(h, "2", `{"role":"user","active":true,"user_email":"heidi@example.com","username":"x","password":"new password 1"}`)), 422)
+	ptrs := expectProblem(t, h.call("update-user", update(h, "2", `{"role":"user","active":true,"user_email":"heidi@example.com","username":"x","password":"new password 1"}`)), 422)
 	if !reflect.DeepEqual(ptrs, []string{"/password", "/username"}) {
 		t.Errorf("pointers %v", ptrs)
 	}
 	// All three fields are required.
-	ptrs = expectProblem(t, h.call("update", update(h, "2", `{}`)), 422)
+	ptrs = expectProblem(t, h.call("update-user", update(h, "2", `{}`)), 422)
 	if !reflect.DeepEqual(ptrs, []string{"/role", "/active", "/user_email"}) {
 		t.Errorf("pointers %v", ptrs)
 	}
-	expectProblem(t, h.call("update", update(h, "99", `{"role":"user","active":true,"user_email":"z@example.com"}`)), 404)
+	expectProblem(t, h.call("update-user", update(h, "99", `{"role":"user","active":true,"user_email":"z@example.com"}`)), 404)
 	for _, bad := range []string{"abc", "0", "-1", "01", "+1", "1.5", "9223372036854775808", ""} {
-		expectProblem(t, h.call("update", update(h, bad, `{"role":"user","active":true,"user_email":"z@example.com"}`)), 422)
+		expectProblem(t, h.call("update-user", update(h, bad, `{"role":"user","active":true,"user_email":"z@example.com"}`)), 422)
 	}
 	// The address of another user is taken, ignoring case; one's own is not.
-	h.call("create", jsonReq(&h.admin, createBody("ivan", "user")))
-	expectProblem(t, h.call("update", update(h, "2", `{"role":"user","active":true,"user_email":"IVAN@example.com"}`)), 409)
-	if resp := h.call("update", update(h, "2", `{"role":"user","active":true,"user_email":"heidi@EXAMPLE.com"}`)); resp.StatusCode != 200 {
+	h.call("create-user", jsonReq(&h.admin, createBody("ivan", "user")))
+	expectProblem(t, h.call("update-user", update(h, "2", `{"role":"user","active":true,"user_email":"IVAN@example.com"}`)), 409)
+	if resp := h.call("update-user", update(h, "2", `{"role":"user","active":true,"user_email":"heidi@EXAMPLE.com"}`)); resp.StatusCode != 200 {
 		t.Fatalf("own address in another case: %d %s", resp.StatusCode, resp.Body)
 	}
 	// Heidi's old address is free again after she changes it.
-	if resp := h.call("update", update(h, "2", `{"role":"user","active":true,"user_email":"heidi2@example.com"}`)); resp.StatusCode != 200 {
+	if resp := h.call("update-user", update(h, "2", `{"role":"user","active":true,"user_email":"heidi2@example.com"}`)); resp.StatusCode != 200 {
 		t.Fatal(resp.Body)
 	}
-	if resp := h.call("create", jsonReq(&h.admin, `{"username":"judy","user_email":"heidi@example.com","password":"password-123","role":"user"}`)); resp.StatusCode != 201 {
+	if resp := h.call("create-user", jsonReq(&h.admin, `{"username":"judy","user_email":"heidi@example.com","password":"password-123","role":"user"}`)); resp.StatusCode != 201 {
 		t.Fatalf("the freed address: %d %s", resp.StatusCode, resp.Body)
 	}
 }
@@ -243,22 +243,22 @@ func TestUpdateUser(t *testing.T) {
 func TestLastActiveAdmin(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	expectProblem(t, h.call("update", update(h, "1", `{"role":"user","active":true,"user_email":"admin@example.com"}`)), 409)
-	expectProblem(t, h.call("update", update(h, "1", `{"role":"admin","active":false,"user_email":"admin@example.com"}`)), 409)
+	expectProblem(t, h.call("update-user", update(h, "1", `{"role":"user","active":true,"user_email":"admin@example.com"}`)), 409)
+	expectProblem(t, h.call("update-user", update(h, "1", `{"role":"admin","active":false,"user_email":"admin@example.com"}`)), 409)
 	// With a second admin, one of the two may go, but not both.
-	h.call("create", jsonReq(&h.admin, createBody("ken", "admin")))
-	if resp := h.call("update", update(h, "1", `{"role":"readonly","active":true,"user_email":"admin@example.com"}`)); resp.StatusCode != 200 {
+	h.call("create-user", jsonReq(&h.admin, createBody("ken", "admin")))
+	if resp := h.call("update-user", update(h, "1", `{"role":"readonly","active":true,"user_email":"admin@example.com"}`)); resp.StatusCode != 200 {
 		t.Fatalf("demote with a second admin: %d %s", resp.StatusCode, resp.Body)
 	}
 	// The demoted admin can no longer act as one; ken acts from here on.
-	expectProblem(t, h.call("update", update(h, "2", `{"role":"admin","active":true,"user_email":"ken@example.com"}`)), 403)
+	expectProblem(t, h.call("update-user", update(h, "2", `{"role":"admin","active":true,"user_email":"ken@example.com"}`)), 403)
 	h.admin = scangate.Caller{ID: 2, Username: "ken", Role: scangate.RoleAdmin, IssuedAt: time.Now()}
-	expectProblem(t, h.call("update", update(h, "2", `{"role":"admin","active":false,"user_email":"ken@example.com"}`)), 409)
+	expectProblem(t, h.call("update-user", update(h, "2", `{"role":"admin","active":false,"user_email":"ken@example.com"}`)), 409)
 	// An inactive admin does not count; reactivating one does.
-	h.call("create", jsonReq(&h.admin, `{"username":"lea","user_email":"lea@example.com","password":"password-123","role":"admin","active":false}`))
-	expectProblem(t, h.call("update", update(h, "2", `{"role":"user","active":true,"user_email":"ken@example.com"}`)), 409)
-	h.call("update", update(h, "3", `{"role":"admin","active":true,"user_email":"lea@example.com"}`))
-	if resp := h.call("update", update(h, "2", `{"role":"user","active":true,"user_email":"ken@example.com"}`)); resp.StatusCode != 200 {
+	h.call("create-user", jsonReq(&h.admin, `{"username":"lea","user_email":"lea@example.com","password":"password-123","role":"admin","active":false}`))
+	expectProblem(t, h.call("update-user", update(h, "2", `{"role":"user","active":true,"user_email":"ken@example.com"}`)), 409)
+	h.call("update-user", update(h, "3", `{"role":"admin","active":true,"user_email":"lea@example.com"}`))
+	if resp := h.call("update-user", update(h, "2", `{"role":"user","active":true,"user_email":"ken@example.com"}`)); resp.StatusCode != 200 {
 		t.Fatalf("demote with a reactivated admin: %d %s", resp.StatusCode, resp.Body)
 	}
 }
@@ -267,7 +267,7 @@ func TestConcurrentDemotionsKeepOneAdmin(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	for _, n := range []string{"mia", "ned", "oli"} {
-		h.call("create", jsonReq(&h.admin, createBody(n, "admin")))
+		h.call("create-user", jsonReq(&h.admin, createBody(n, "admin")))
 	}
 	// The store is called directly: through the API, an admin demoted a
 	// moment earlier would be refused (403) before the count is reached.
@@ -299,7 +299,7 @@ func TestConcurrentCreates(t *testing.T) {
 	codes := make([]int, 20)
 	for i := range 20 {
 		wg.Go(func() {
-			codes[i] = h.call("create", jsonReq(&h.admin, fmt.Sprintf(`{"username":"Pat","user_email":"pat%d@example.com","password":"password-123","role":"user"}`, i))).StatusCode
+			codes[i] = h.call("create-user", jsonReq(&h.admin, fmt.Sprintf(`{"username":"Pat","user_email":"pat%d@example.com","password":"password-123","role":"user"}`, i))).StatusCode
 		})
 	}
 	wg.Wait()
@@ -320,7 +320,7 @@ func TestConcurrentCreates(t *testing.T) {
 	ids := make([]float64, 50)
 	for i := range 50 {
 		wg.Go(func() {
-			resp := h.call("create", jsonReq(&h.admin, createBody(fmt.Sprintf("user%02d", i), "user")))
+			resp := h.call("create-user", jsonReq(&h.admin, createBody(fmt.Sprintf("user%02d", i), "user")))
 			if resp.StatusCode == 201 {
 				ids[i] = decode(t, resp)["id"].(float64)
 			}
@@ -342,12 +342,12 @@ func TestConcurrentCreates(t *testing.T) {
 func TestUserRoundTrips(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	trips := h.env.CountTrips(func() { h.call("create", jsonReq(&h.admin, createBody("quinn", "user"))) })
+	trips := h.env.CountTrips(func() { h.call("create-user", jsonReq(&h.admin, createBody("quinn", "user"))) })
 	if trips > 3 {
 		t.Errorf("create user: %d round trips; budget 2 and the caller's current record", trips)
 	}
 	trips = h.env.CountTrips(func() {
-		h.call("update", update(h, "2", `{"role":"readonly","active":true,"user_email":"quinn2@example.com"}`))
+		h.call("update-user", update(h, "2", `{"role":"readonly","active":true,"user_email":"quinn2@example.com"}`))
 	})
 	if trips > 3 {
 		t.Errorf("update user: %d round trips; budget 2 and the caller's current record", trips)

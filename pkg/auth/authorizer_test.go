@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -34,7 +35,7 @@ func newUser(t *testing.T, env *ddbtest.Env, name string, role scangate.Role, ac
 
 func mustHash(t *testing.T, pw string) string {
 	t.Helper()
-	h, err := auth.HashPassword(pw)
+	h, err := password.Hash(pw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,19 @@ type LoginStore interface {
 	LoginFailed(ctx context.Context, username string, a scangate.LoginAttempt) error
 }
 
+// PasswordChecker checks a password against its stored hash; an empty
+// hash costs the same time as a real one and never matches
+// (pkg/auth/password.Argon2id).
+type PasswordChecker interface {
+	Check(hash, password string) (bool, error)
+}
+
 // Login exchanges a username and password for a bearer token.
 type Login struct {
-	Store    LoginStore
-	TokenTTL time.Duration
-	Now      func() time.Time
-	// Check verifies a password against a hash; nil means CheckPassword.
-	Check func(hash, password string) (bool, error)
+	Store     LoginStore
+	Passwords PasswordChecker
+	TokenTTL  time.Duration
+	Now       func() time.Time
 }
 
 // Issued is a new token and how long it lives.
@@ -49,11 +55,7 @@ func (l Login) Login(ctx context.Context, username, password string) (Issued, er
 	if err != nil {
 		return Issued{}, err
 	}
-	check := l.Check
-	if check == nil {
-		check = CheckPassword
-	}
-	ok, err := check(a.PasswordHash, password)
+	ok, err := l.Passwords.Check(a.PasswordHash, password)
 	if err != nil {
 		return Issued{}, fmt.Errorf("check password of user %d: %w", a.UserID, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -24,7 +25,7 @@ func TestLoginBurstVerifiesAtMostFivePasswords(t *testing.T) {
 	newUser(t, env, "victim", scangate.RoleUser, true)
 	var checks atomic.Int64
 	l := auth.Login{Store: env.Store, TokenTTL: time.Hour, Now: time.Now,
-		Check: func(hash, pw string) (bool, error) { checks.Add(1); return auth.CheckPassword(hash, pw) }}
+		Passwords: checkFunc(func(hash, pw string) (bool, error) { checks.Add(1); return password.Check(hash, pw) })}
 	var wg sync.WaitGroup
 	kinds := make([]scangate.Kind, 100)
 	for i := range kinds {
@@ -65,14 +66,14 @@ func TestFailedLoginsDoTheSameWork(t *testing.T) {
 	newUser(t, env, "olive", scangate.RoleUser, false)
 	var hashes []string
 	l := auth.Login{Store: env.Store, TokenTTL: time.Hour, Now: time.Now,
-		Check: func(hash, pw string) (bool, error) {
-			ok, err := auth.CheckPassword(hash, pw)
+		Passwords: checkFunc(func(hash, pw string) (bool, error) {
+			ok, err := password.Check(hash, pw)
 			if hash == "" {
-				hash = auth.DummyHash
+				hash = password.DummyHash
 			}
 			hashes = append(hashes, hash)
 			return ok, err
-		}}
+		})}
 	for _, c := range [][2]string{{"nobody", "x-password-123"}, {"alice", "wrong-password-1"}, {"olive", "olive-password"}} {
 		if _, err := l.Login(context.Background(), c[0], c[1]); scangate.KindOf(err) != scangate.KindUnauthorized {
 			t.Fatalf("%s: %v; want 401", c[0], err)
@@ -88,3 +89,8 @@ func TestFailedLoginsDoTheSameWork(t *testing.T) {
 		}
 	}
 }
+
+// checkFunc is an auth.PasswordChecker made of a function.
+type checkFunc func(hash, password string) (bool, error)
+
+func (f checkFunc) Check(hash, password string) (bool, error) { return f(hash, password) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -18,7 +19,7 @@ func TestLoginRefusesImpossibleUsernamesUnread(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
 	newUser(t, env, "kevin", scangate.RoleUser, true)
-	l := auth.Login{Store: env.Store, TokenTTL: time.Hour, Now: time.Now}
+	l := auth.Login{Store: env.Store, Passwords: password.Argon2id{}, TokenTTL: time.Hour, Now: time.Now}
 	ctx := context.Background()
 	for _, name := range []string{
 		strings.Repeat("k", 2100), strings.Repeat("k", scangate.UsernameMax+1), "", "ke",

@@ -52,3 +52,32 @@ func TestOpenAPIRoutesMatchTemplate(t *testing.T) {
 		t.Fatalf("routes differ:\nopenapi.yaml  %v\ntemplate.yaml %v", fromDoc, fromTemplate)
 	}
 }
+
+// TestCollections: exactly the paths of DESIGN.md section 3 take a trailing
+// slash, derived from the template's routes.
+func TestCollections(t *testing.T) {
+	tpl, err := ReadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p := range tpl.Collections {
+		got = append(got, p)
+	}
+	slices.Sort(got)
+	if want := []string{"/api/pr/scan", "/api/users", "/api/whitelist"}; !slices.Equal(got, want) {
+		t.Fatalf("collections %v; want %v", got, want)
+	}
+	s := &Server{t: tpl}
+	for _, c := range []struct {
+		method, path string
+		ok           bool
+	}{
+		{"POST", "/api/users/", true}, {"POST", "/api/pr/scan/", true}, {"POST", "/api/whitelist/", true},
+		{"POST", "/api/auth/token/", false}, {"GET", "/api/pr/scan/1/", false}, {"PUT", "/api/users/1/", false},
+	} {
+		if _, _, ok := s.match(c.method, c.path); ok != c.ok {
+			t.Errorf("%s %s routed: %v; want %v", c.method, c.path, ok, c.ok)
+		}
+	}
+}

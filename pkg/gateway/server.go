@@ -26,10 +26,6 @@ type Handler func(context.Context, events.APIGatewayProxyRequest) (events.APIGat
 // AuthorizerHandler is a TOKEN authorizer Lambda handler.
 type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRequest) (events.APIGatewayCustomAuthorizerResponse, error)
 
-// slashPaths are the collection paths that are also served with a trailing
-// slash (the spec's sample request for Create New User ends in one).
-var slashPaths = map[string]bool{"/api/users": true, "/api/pr/scan": true, "/api/whitelist": true}
-
 // maxPayload is API Gateway's request payload limit (10 MB).
 const maxPayload = 10 << 20
 
@@ -58,20 +54,25 @@ type cached struct {
 	expires time.Time
 }
 
-// NewServer wires the template's functions to their handlers. Every function
-// of the template must have a handler, and every handler a function, so the
-// local routing cannot drift from the deployed one. ttl overrides the
-// template's authorizer cache TTL when it is not negative.
+// NewServer wires the template's routes to their functions' handlers. Every
+// function with an API route must have a handler, every handler must be a
+// function of the template, and the authorizer must be there, so the local
+// routing cannot drift from the deployed one. (Functions that API Gateway
+// does not invoke, such as event handlers, are not the gateway's.) ttl
+// overrides the template's authorizer cache TTL when it is not negative.
 func NewServer(t *Template, functions map[string]Handler, authorizer AuthorizerHandler, ttl time.Duration, log *slog.Logger) (*Server, error) {
-	for _, id := range t.Functions {
-		if _, ok := functions[id]; !ok && id != t.Authorizer.Function {
-			return nil, fmt.Errorf("the template's function %s has no local handler", id)
+	for _, r := range t.Routes {
+		if _, ok := functions[r.Function]; !ok {
+			return nil, fmt.Errorf("the template's function %s (%s %s) has no local handler", r.Function, r.Method, r.Path)
 		}
 	}
 	for id := range functions {
 		if !contains(t.Functions, id) {
 			return nil, fmt.Errorf("the local handler %s is not a function of the template", id)
 		}
+	}
+	if authorizer == nil {
+		return nil, fmt.Errorf("the template's authorizer %s has no local handler", t.Authorizer.Function)
 	}
 	if ttl < 0 {
 		ttl = time.Duration(t.Authorizer.TTL) * time.Second
@@ -91,7 +92,7 @@ func contains(list []string, s string) bool {
 // match finds the route of a request path and its path parameters.
 func (s *Server) match(method, escapedPath string) (Route, map[string]string, bool) {
 	p := escapedPath
-	if strings.HasSuffix(p, "/") && slashPaths[strings.TrimSuffix(p, "/")] {
+	if strings.HasSuffix(p, "/") && s.t.Collections[strings.TrimSuffix(p, "/")] {
 		p = strings.TrimSuffix(p, "/")
 	}
 	segs := strings.Split(p, "/")

@@ -44,6 +44,9 @@ type Template struct {
 	Authorizer *Authorizer
 	Responses  map[string]Response
 	Functions  []string // logical ids of every function
+	// Collections are the paths also served with a trailing slash
+	// (DESIGN.md section 3): see collections.
+	Collections map[string]bool
 }
 
 // ReadTemplate reads a SAM template file.
@@ -178,7 +181,30 @@ func ParseTemplate(b []byte) (*Template, error) {
 	sort.Slice(t.Routes, func(i, j int) bool {
 		return t.Routes[i].Path+" "+t.Routes[i].Method < t.Routes[j].Path+" "+t.Routes[j].Method
 	})
+	t.Collections = collections(t.Routes)
 	return t, nil
+}
+
+// collections returns the collection paths of the routes: a path without
+// parameters that takes a POST (it creates) and whose items have routes of
+// their own (the path followed by one parameter segment). The spec's sample
+// request for Create New User ends in a slash, so these are served with one
+// too (docs/DECISIONS.md).
+func collections(routes []Route) map[string]bool {
+	items := map[string]bool{}
+	for _, r := range routes {
+		i := strings.LastIndex(r.Path, "/")
+		if parent := r.Path[:max(i, 0)]; i >= 0 && strings.HasPrefix(r.Path[i+1:], "{") && !strings.Contains(parent, "{") {
+			items[parent] = true
+		}
+	}
+	out := map[string]bool{}
+	for _, r := range routes {
+		if r.Method == "POST" && items[r.Path] {
+			out[r.Path] = true
+		}
+	}
+	return out
 }
 
 func (t *Template) readAPI(p node) error {

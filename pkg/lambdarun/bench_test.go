@@ -11,26 +11,50 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/lambdarun"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
 
-// functions are the Lambdas measured, after the baseline.
-var functions = []string{"authorizer", "login", "create-user", "update-user", "record-scan", "get-scan", "create-allowlist", "update-allowlist"}
+// functions are the Lambdas measured, after the baseline: every function
+// of the operations table.
+func functions() []string {
+	var names []string
+	for _, op := range api.Operations() {
+		names = append(names, op.Name)
+	}
+	return names
+}
 
 const baselinePkg = "./pkg/lambdarun/testdata/baseline"
 
+// pkgOf is the main package of a measured binary.
+func pkgOf(name string) string {
+	if name == "baseline" {
+		return baselinePkg
+	}
+	return "./functions/" + name
+}
+
 // build compiles a main package with the Lambda flags of the Makefile.
 func build(b *testing.B, dir, pkg, goarch string) string {
+	return buildWith(b, dir, pkg, goarch, "-s -w -buildid=")
+}
+
+// buildWith compiles a main package with the Lambda flags but ldflags.
+func buildWith(b *testing.B, dir, pkg, goarch, ldflags string) string {
 	b.Helper()
-	out := filepath.Join(dir, goarch, filepath.Base(pkg), "bootstrap")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w -buildid=", "-o", out, pkg)
+	out := filepath.Join(dir, goarch+ldflags, filepath.Base(pkg), "bootstrap")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags="+ldflags, "-o", out, pkg)
 	cmd.Dir = "../.."
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -76,8 +100,8 @@ func newFixture(b *testing.B) fixture {
 		b.Fatal(err)
 	}
 	st := store.New(db, "bench")
-	const password = "bench-password-1"
-	if _, err := local.BootstrapAdmin(ctx, st, "admin", "admin@example.com", password); err != nil {
+	const adminPassword = "bench-password-1"
+	if _, err := auth.BootstrapAdmin(ctx, st, password.Argon2id{}, "admin", "admin@example.com", adminPassword); err != nil {
 		b.Fatal(err)
 	}
 	tok, _ := auth.NewToken(1)
@@ -94,7 +118,7 @@ func newFixture(b *testing.B) fixture {
 		`"status":"completed","pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:5f2b9c0e8d1a"}]}`
 	run := time.Now().UnixNano()
 	return fixture{
-		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench",
+		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench",
 			"AWS_SECRET_ACCESS_KEY=bench", "LOG_LEVEL=ERROR"},
 		events: map[string]func(int) []byte{
 			"baseline": func(int) []byte { return []byte(`{}`) },
@@ -102,7 +126,7 @@ func newFixture(b *testing.B) fixture {
 				return []byte(`{"type":"TOKEN","authorizationToken":"Bearer ` + tok + `","methodArn":"arn:aws:execute-api:us-east-1:1:a/prod/GET/api/pr/scan/1"}`)
 			},
 			"login": func(int) []byte {
-				return proxy("POST", "/api/auth/token", nil, `{"username":"admin","password":"`+password+`"}`)
+				return proxy("POST", "/api/auth/token", nil, `{"username":"admin","password":"`+adminPassword+`"}`)
 			},
 			"create-user": func(i int) []byte {
 				return proxy("POST", "/api/users", nil, fmt.Sprintf(`{"username":"u%d-%d","user_email":"u%d-%d@example.com","password":"password-123","role":"user"}`, run, i, run, i))
@@ -112,6 +136,7 @@ func newFixture(b *testing.B) fixture {
 			},
 			"record-scan": func(int) []byte { return proxy("POST", "/api/pr/scan", nil, scan) },
 			"get-scan":    func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
+			"fastapi":     func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
 			"create-allowlist": func(int) []byte {
 				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228"}`)
 			},
@@ -122,71 +147,115 @@ func newFixture(b *testing.B) fixture {
 	}
 }
 
+// rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
+// overrides it.
+func rounds(b *testing.B) int {
+	n := 15
+	if v := os.Getenv("SCANGATE_BENCH_ROUNDS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("SCANGATE_BENCH_ROUNDS %q", v)
+		}
+	}
+	return n
+}
+
+// samples are what the runs of one binary measured.
+type samples struct {
+	inits, warm []time.Duration
+	rss         int64
+}
+
 // BenchmarkColdStart runs each function's bootstrap (built for this
-// machine) under the local Runtime API, beside the baseline: init (process
-// start to first poll of next), warm invocation latency (invocations after
-// the first) and peak memory, with ratios to the baseline.
+// machine) under the local Runtime API, beside the baseline and, when
+// SCANGATE_BENCH_PYTHON names a Python with the packages of
+// testdata/fastapi/requirements.txt (make bench installs them), the FastAPI
+// + Mangum function started by awslambdaric: init (process start to first
+// poll of next), warm invocation latency (invocations after the first) and
+// peak memory, with ratios to the baseline. The binaries take turns, one
+// start each per round, so a drift of the machine during the run touches
+// them all alike.
 func BenchmarkColdStart(b *testing.B) {
 	dir := b.TempDir()
 	fx := newFixture(b)
-	var baseInit time.Duration
-	var baseRSS float64
-	for _, name := range append([]string{"baseline"}, functions...) {
-		pkg := "./functions/" + name
-		if name == "baseline" {
-			pkg = baselinePkg
-		}
-		bin := build(b, dir, pkg, runtime.GOARCH)
-		// One unmeasured run first, so that every binary starts from a warm
-		// page cache, as the baseline would otherwise pay for all of them.
-		if _, err := lambdarun.Run(context.Background(), bin, fx.env, nil); err != nil {
+	ctx := context.Background()
+	names := append([]string{"baseline"}, functions()...)
+	procs := map[string]lambdarun.Process{}
+	for _, name := range names {
+		procs[name] = lambdarun.Process{Argv: []string{build(b, dir, pkgOf(name), runtime.GOARCH)}, Env: fx.env}
+	}
+	if py := os.Getenv("SCANGATE_BENCH_PYTHON"); py != "" {
+		names = append(names, "fastapi")
+		procs["fastapi"] = lambdarun.Process{Argv: []string{py, "-m", "awslambdaric", "app.handler"}, Dir: "testdata/fastapi",
+			Env: append(slices.Clone(fx.env), "PYTHONDONTWRITEBYTECODE=1")}
+	} else {
+		b.Log("SCANGATE_BENCH_PYTHON is not set: the FastAPI + Mangum function is not measured (make bench sets it)")
+	}
+	// One unmeasured run each first, so that every binary starts from a
+	// warm page cache.
+	for _, name := range names {
+		if _, err := lambdarun.RunProcess(ctx, procs[name], nil); err != nil {
 			b.Fatalf("%s: %v", name, err)
 		}
+	}
+	got := map[string]*samples{}
+	for round := range rounds(b) {
+		for _, name := range names {
+			events := make([][]byte, 6)
+			for j := range events {
+				events[j] = fx.events[name](6*round + j)
+			}
+			res, err := lambdarun.RunProcess(ctx, procs[name], events)
+			if err != nil {
+				b.Fatalf("%s: %v", name, err)
+			}
+			for _, r := range res.Responses {
+				var resp struct {
+					StatusCode int `json:"statusCode"`
+				}
+				if name != "baseline" && name != "authorizer" && (json.Unmarshal(r, &resp) != nil || resp.StatusCode/100 != 2) {
+					b.Fatalf("%s answered %s", name, r)
+				}
+			}
+			if got[name] == nil {
+				got[name] = &samples{}
+			}
+			s := got[name]
+			s.inits = append(s.inits, res.Init)
+			s.warm = append(s.warm, res.Invocations[1:]...)
+			s.rss = max(s.rss, res.PeakRSS)
+		}
+	}
+	base := got["baseline"]
+	for _, name := range names {
+		s := got[name]
 		b.Run(name, func(b *testing.B) {
-			var inits, warm []time.Duration
-			var rss int64
-			for i := 0; b.Loop(); i++ {
-				events := make([][]byte, 6)
-				for j := range events {
-					events[j] = fx.events[name](6*i + j)
-				}
-				res, err := lambdarun.Run(context.Background(), bin, fx.env, events)
-				if err != nil {
-					b.Fatalf("%s: %v", name, err)
-				}
-				for _, r := range res.Responses {
-					if name != "baseline" && name != "authorizer" && !bytes.Contains(r, []byte(`"statusCode":20`)) {
-						b.Fatalf("%s answered %s", name, r)
-					}
-				}
-				inits = append(inits, res.Init)
-				warm = append(warm, res.Invocations[1:]...)
-				rss = max(rss, res.PeakRSS)
+			for b.Loop() {
 			}
-			init := median(inits)
-			if name == "baseline" {
-				baseInit, baseRSS = init, float64(rss)
-			}
+			init := median(s.inits)
 			b.ReportMetric(float64(init.Microseconds())/1000, "init-ms")
-			b.ReportMetric(float64(init)/float64(baseInit), "init-x-baseline")
-			b.ReportMetric(float64(median(warm).Microseconds())/1000, "warm-ms")
-			b.ReportMetric(float64(rss)/1024, "peak-MiB")
-			b.ReportMetric(float64(rss)/baseRSS, "mem-x-baseline")
+			b.ReportMetric(float64(init)/float64(median(base.inits)), "init-x-baseline")
+			b.ReportMetric(float64(median(s.warm).Microseconds())/1000, "warm-ms")
+			b.ReportMetric(float64(s.rss)/1024, "peak-MiB")
+			b.ReportMetric(float64(s.rss)/float64(base.rss), "mem-x-baseline")
 		})
 	}
 }
 
 // BenchmarkSize builds each linux/arm64 bootstrap as `make build` does,
-// zips it as SAM does, and compares both with the baseline's.
+// zips it as SAM does, and compares both with the baseline's. It also
+// reads the symbols of each binary built with its symbol table (go tool
+// nm) and fails if a function that never hashes a password links argon2.
 func BenchmarkSize(b *testing.B) {
 	dir := b.TempDir()
 	var base, baseZip float64
-	for _, name := range append([]string{"baseline"}, functions...) {
-		pkg := "./functions/" + name
-		if name == "baseline" {
-			pkg = baselinePkg
+	for _, name := range append([]string{"baseline"}, functions()...) {
+		bin := build(b, dir, pkgOf(name), "arm64")
+		argon2 := argon2Symbols(b, buildWith(b, dir, pkgOf(name), "arm64", "-buildid="))
+		hashes := name == "login" || name == "create-user"
+		if hashes != (argon2 > 0) {
+			b.Fatalf("%s links %d symbols of golang.org/x/crypto/argon2", name, argon2)
 		}
-		bin := build(b, dir, pkg, "arm64")
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 			}
@@ -206,6 +275,23 @@ func BenchmarkSize(b *testing.B) {
 			b.ReportMetric(float64(len(raw))/base, "size-x-baseline")
 			b.ReportMetric(float64(zipped.Len())/(1<<20), "zip-MiB")
 			b.ReportMetric(float64(zipped.Len())/baseZip, "zip-x-baseline")
+			b.ReportMetric(float64(argon2), "argon2-symbols")
 		})
 	}
+}
+
+// argon2Symbols counts the symbols of golang.org/x/crypto/argon2 in a
+// binary built with its symbol table.
+func argon2Symbols(b *testing.B, bin string) int {
+	out, err := exec.Command("go", "tool", "nm", bin).Output()
+	if err != nil {
+		b.Fatalf("go tool nm %s: %v", bin, err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && strings.HasPrefix(f[len(f)-1], "golang.org/x/crypto/argon2.") {
+			n++
+		}
+	}
+	return n
 }

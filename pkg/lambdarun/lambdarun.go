@@ -1,11 +1,13 @@
-// Package lambdarun runs a Lambda bootstrap binary the way the provided
-// runtimes do: as a process polling a Lambda Runtime API (the next,
-// response and error endpoints), served here on a loopback port. It
+// Package lambdarun runs a Lambda function the way Lambda's runtimes do: as
+// a process (a provided.al2023 bootstrap binary, or a runtime interface
+// client such as Python's awslambdaric) polling a Lambda Runtime API (the
+// next, response and error endpoints), served here on a loopback port. It
 // measures the process's init (start to its first poll of next), each
 // invocation's latency and the process's peak memory.
 package lambdarun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -82,9 +84,22 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Process is how to start a function: its command line, working
+// directory (empty: this one) and environment beyond this process's.
+type Process struct {
+	Argv []string
+	Dir  string
+	Env  []string
+}
+
 // Run starts binary with env under a fresh Runtime API, waits for its first
 // poll, hands it the events one by one and stops it.
 func Run(ctx context.Context, binary string, env []string, events [][]byte) (Result, error) {
+	return RunProcess(ctx, Process{Argv: []string{binary}, Env: env}, events)
+}
+
+// RunProcess is Run for any process.
+func RunProcess(ctx context.Context, p Process, events [][]byte) (Result, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return Result{}, fmt.Errorf("listen: %w", err)
@@ -94,12 +109,14 @@ func Run(ctx context.Context, binary string, env []string, events [][]byte) (Res
 	go func() { _ = srv.Serve(ln) }()
 	defer func() { _ = srv.Close() }()
 
-	cmd := exec.CommandContext(ctx, binary)
-	cmd.Env = append(append(os.Environ(), env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
+	cmd.Dir = p.Dir
+	cmd.Env = append(append(os.Environ(), p.Env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("start %s: %w", binary, err)
+		return Result{}, fmt.Errorf("start %s: %w", p.Argv[0], err)
 	}
 	defer func() {
 		_ = cmd.Process.Kill()
@@ -112,7 +129,7 @@ func Run(ctx context.Context, binary string, env []string, events [][]byte) (Res
 	case o := <-api.results:
 		return res, o.err
 	case <-time.After(30 * time.Second):
-		return res, errors.New("no poll of next within 30 s")
+		return res, fmt.Errorf("no poll of next within 30 s: %s", tail(stderr.String()))
 	}
 	for i, ev := range events {
 		inv := invocation{id: fmt.Sprintf("req-%d", i), event: ev, sent: time.Now()}
@@ -145,4 +162,31 @@ func peakRSS(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// lockedBuffer keeps a process's error output, written by exec's copying
+// goroutine and read when the process fails.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// tail is the end of a process's error output, for an error message.
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "..." + s[len(s)-2000:]
+	}
+	return s
 }

@@ -4,11 +4,7 @@
 package local
 
 import (
-	"context"
-	"crypto/rand"
 	"fmt"
-	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"time"
@@ -16,10 +12,7 @@ import (
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/gateway"
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
 )
 
 // Embedded is the in-process DynamoDB-API server (minidyn) on a loopback port.
@@ -44,50 +37,39 @@ func StartEmbedded() (*Embedded, error) {
 // Close stops the embedded server.
 func (e *Embedded) Close() error { return e.srv.Close() }
 
-// Handlers wires each function of template.yaml, by logical id, to the
-// handler its Lambda runs. storeFor gives each function its store (the
-// local server gives all the same one; a test may tell them apart).
-func Handlers(storeFor func(function string) *store.Store, tokenTTL time.Duration, log *slog.Logger) (map[string]gateway.Handler, gateway.AuthorizerHandler) {
-	login := auth.Login{Store: storeFor("LoginFunction"), TokenTTL: tokenTTL, Now: time.Now}
-	fns := map[string]gateway.Handler{
-		"LoginFunction":           api.Login(login, log).Handle,
-		"CreateUserFunction":      api.CreateUser(storeFor("CreateUserFunction"), auth.HashPassword, time.Now, log).Handle,
-		"UpdateUserFunction":      api.UpdateUser(storeFor("UpdateUserFunction"), time.Now, log).Handle,
-		"RecordScanFunction":      api.RecordScan(storeFor("RecordScanFunction"), time.Now, log).Handle,
-		"GetScanFunction":         api.GetScan(storeFor("GetScanFunction"), log).Handle,
-		"CreateAllowlistFunction": api.CreateAllowlist(storeFor("CreateAllowlistFunction"), time.Now, log).Handle,
-		"UpdateAllowlistFunction": api.UpdateAllowlist(storeFor("UpdateAllowlistFunction"), time.Now, log).Handle,
-	}
-	a := auth.Authorizer{Store: storeFor("AuthorizerFunction"), Now: time.Now, Log: log}
-	return fns, a.Handle
+// Function is one function of the operations table built for the local
+// stack: its logical id in template.yaml and its handler, in the form
+// lambda.Start would be given it.
+type Function struct {
+	LogicalID string
+	Handler   any
 }
 
-// BootstrapAdmin creates the first admin of a deployment; it fails with a
-// conflict when an active admin exists already or the name is taken.
-func BootstrapAdmin(ctx context.Context, st *store.Store, username, email, password string) (scangate.User, error) {
-	var p scangate.Problems
-	scangate.NewUser{Username: username, Email: email, Password: password, Role: scangate.RoleAdmin}.Validate(&p)
-	if err := p.Err(); err != nil {
-		return scangate.User{}, fmt.Errorf("bootstrap admin: %v", p)
+// Functions builds every function of api.Operations(); deps gives each its
+// dependencies by logical id (the local server gives all the same store; a
+// test may tell them apart).
+func Functions(deps func(logicalID string) api.Deps) []Function {
+	var fns []Function
+	for _, op := range api.Operations() {
+		id := api.LogicalID(op.Name)
+		fns = append(fns, Function{LogicalID: id, Handler: op.Handler(deps(id))})
 	}
-	hash, err := auth.HashPassword(password)
-	if err != nil {
-		return scangate.User{}, err
-	}
-	now := scangate.At(time.Now())
-	return st.Bootstrap(ctx, scangate.User{Username: username, Email: email, PasswordHash: hash, CreatedAt: now, UpdatedAt: now})
+	return fns
 }
 
-// GeneratePassword returns a random password of 24 letters and digits.
-func GeneratePassword() (string, error) {
-	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
-	b := make([]byte, 24)
-	for i := range b {
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil {
-			return "", fmt.Errorf("generate password: %w", err)
+// gatewayHandlers sorts the functions for the local API Gateway: REST
+// proxy handlers by logical id, and the TOKEN authorizer. Functions of
+// other kinds are invoked by their triggers through Stack.Invoke.
+func gatewayHandlers(fns []Function) (map[string]gateway.Handler, gateway.AuthorizerHandler) {
+	proxies := map[string]gateway.Handler{}
+	var authorizer gateway.AuthorizerHandler
+	for _, f := range fns {
+		switch h := f.Handler.(type) {
+		case api.Handler:
+			proxies[f.LogicalID] = gateway.Handler(h)
+		case api.AuthorizerHandler:
+			authorizer = gateway.AuthorizerHandler(h)
 		}
-		b[i] = alphabet[n.Int64()]
 	}
-	return string(b), nil
+	return proxies, authorizer
 }

@@ -2,15 +2,20 @@ package local
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/auth"
+	passwordpkg "github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
@@ -22,7 +27,7 @@ type Options struct {
 	Table    string           // table name
 	Endpoint string           // DynamoDB endpoint; empty starts the embedded server
 	Client   *dynamodb.Client // a client to use instead of one built for Endpoint
-	// StoreFor, when set, gives each function its own store (see Handlers).
+	// StoreFor, when set, gives each function its own store, by logical id.
 	StoreFor      func(function string) *store.Store
 	AdminUsername string        // first admin's username
 	AdminPassword string        // first admin's password; generated when empty
@@ -39,6 +44,18 @@ type Stack struct {
 	Store     *store.Store
 	Embedded  *Embedded // nil on an external endpoint
 	AdminNote string    // how to log in as the first admin
+	functions map[string]lambda.Handler
+}
+
+// Invoke runs a function of the template with an event as Lambda would:
+// the event's JSON in, the answer's JSON out. The local triggers that are
+// not API Gateway (S3 events, schedules) invoke their functions this way.
+func (s *Stack) Invoke(ctx context.Context, logicalID string, event []byte) ([]byte, error) {
+	h, ok := s.functions[logicalID]
+	if !ok {
+		return nil, fmt.Errorf("invoke: no function %s", logicalID)
+	}
+	return h.Invoke(ctx, event)
 }
 
 // Close stops the embedded DynamoDB server, if any.
@@ -57,63 +74,94 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{}
+	if err := s.start(ctx, t, o); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error {
 	db := o.Client
 	if db == nil {
 		endpoint := o.Endpoint
 		if endpoint == "" {
+			var err error
 			if s.Embedded, err = StartEmbedded(); err != nil {
-				return nil, err
+				return err
 			}
 			endpoint = s.Embedded.URL
 		}
+		var err error
 		if db, err = store.NewClient(ctx, endpoint); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := store.CreateTable(ctx, db, o.Table); err != nil {
-		return nil, err
+		return err
 	}
 	s.Store = store.New(db, o.Table)
+	if err := s.bootstrap(ctx, o); err != nil {
+		return err
+	}
+	if o.Seed {
+		if err := Seed(ctx, s.Store, time.Now()); err != nil {
+			return err
+		}
+	}
+	return s.wire(t, o)
+}
 
+// bootstrap creates the first admin unless the table has one.
+func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 	password, generated := o.AdminPassword, false
 	if password == "" {
-		if password, err = GeneratePassword(); err != nil {
-			return nil, err
+		var err error
+		if password, err = passwordpkg.Generate(); err != nil {
+			return err
 		}
 		generated = true
 	}
-	_, err = BootstrapAdmin(ctx, s.Store, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
+	_, err := auth.BootstrapAdmin(ctx, s.Store, passwordpkg.Argon2id{}, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
 	switch {
 	case scangate.KindOf(err) == scangate.KindConflict:
 		s.AdminNote = "an admin exists already in this table; log in with its password"
 	case err != nil:
-		return nil, err
+		return err
 	default:
 		s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
 		if generated && o.PasswordFile != "" {
 			if err := writeSecret(o.PasswordFile, password); err != nil {
-				return nil, err
+				return err
 			}
 			s.AdminNote += " (also in " + o.PasswordFile + ")"
 		}
 	}
+	return nil
+}
 
-	if o.Seed {
-		if err := Seed(ctx, s.Store, time.Now()); err != nil {
-			return nil, err
-		}
-	}
+// wire builds every function of the operations table and puts the local
+// API Gateway in front of them.
+func (s *Stack) wire(t *gateway.Template, o Options) error {
 	storeFor := o.StoreFor
 	if storeFor == nil {
 		storeFor = func(string) *store.Store { return s.Store }
 	}
-	fns, authorizer := Handlers(storeFor, o.TokenTTL, o.Log)
-	gw, err := gateway.NewServer(t, fns, authorizer, o.AuthorizerTTL, o.Log)
+	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL}
+	fns := Functions(func(id string) api.Deps {
+		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}}
+	})
+	s.functions = map[string]lambda.Handler{}
+	for _, f := range fns {
+		s.functions[f.LogicalID] = lambda.NewHandler(f.Handler)
+	}
+	proxies, authorizer := gatewayHandlers(fns)
+	gw, err := gateway.NewServer(t, proxies, authorizer, o.AuthorizerTTL, o.Log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.Handler = gw
-	return s, nil
+	return nil
 }
 
 func writeSecret(path, secret string) error {

@@ -2,13 +2,15 @@ package store
 
 import (
 	"context"
-	"fmt"
+	"errors"
+	"net"
+	"net/http"
 	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdkretry "github.com/aws/aws-sdk-go-v2/aws/retry"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -23,50 +25,92 @@ const (
 	sdkMaxBackoff  = time.Second
 )
 
-// NewClient builds the DynamoDB client. With an endpoint (DynamoDB Local,
-// the embedded server) it talks to that endpoint, with dummy credentials
-// when none are configured; otherwise to AWS as the environment says.
-func NewClient(ctx context.Context, endpoint string, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
-	opts := []func(*awsconfig.LoadOptions) error{
-		awsconfig.WithRetryer(func() aws.Retryer {
-			return sdkretry.NewStandard(func(o *sdkretry.StandardOptions) {
-				o.MaxAttempts = sdkMaxAttempts
-				o.MaxBackoff = sdkMaxBackoff
-			})
-		}),
+// HTTP client of the DynamoDB client: DynamoDB is a regional endpoint in
+// the function's own region, so a connection or TLS handshake that takes
+// longer than this has failed and is better retried than waited for.
+const (
+	dialTimeout         = 3 * time.Second
+	tlsHandshakeTimeout = 3 * time.Second
+)
+
+// NewRetryer is the SDK retry policy of every scangate DynamoDB client.
+func NewRetryer() aws.Retryer {
+	return sdkretry.NewStandard(func(o *sdkretry.StandardOptions) {
+		o.MaxAttempts = sdkMaxAttempts
+		o.MaxBackoff = sdkMaxBackoff
+	})
+}
+
+// NewHTTPClient is the HTTP client of every scangate DynamoDB client.
+func NewHTTPClient() *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
+		WithTransportOptions(func(t *http.Transport) { t.TLSHandshakeTimeout = tlsHandshakeTimeout })
+}
+
+// UseEndpoint points a client at a DynamoDB-compatible endpoint (DynamoDB
+// Local, the embedded server) instead of AWS; empty leaves it on AWS.
+func UseEndpoint(endpoint string) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		if endpoint == "" {
+			return
+		}
+		o.BaseEndpoint = aws.String(endpoint)
+		// The embedded server sends no CRC32 header.
+		o.DisableValidateResponseChecksum = true
 	}
+}
+
+// ClientFromEnv builds the DynamoDB client from what Lambda puts in a
+// function's environment: AWS_REGION, and the role's credentials in
+// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN. It reads
+// no file and calls no credential endpoint, so a function links and starts
+// without the SDK's default chain (docs/DECISIONS.md). With an endpoint it
+// talks to that endpoint, with a placeholder region and credentials when
+// the environment has none.
+func ClientFromEnv(getenv func(string) string, endpoint string, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
+	region := getenv("AWS_REGION")
+	if region == "" {
+		region = getenv("AWS_DEFAULT_REGION")
+	}
+	id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
 	if endpoint != "" {
-		if os.Getenv("AWS_REGION") == "" && os.Getenv("AWS_DEFAULT_REGION") == "" {
-			opts = append(opts, awsconfig.WithRegion("us-east-1"))
+		if region == "" {
+			region = "us-east-1"
 		}
-		if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
-			opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+		if id == "" {
+			id, secret = "local", "local"
 		}
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS config: %w", err)
+	switch {
+	case region == "":
+		return nil, errors.New("dynamodb client: AWS_REGION is not set")
+	case id == "" || secret == "":
+		return nil, errors.New("dynamodb client: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
 	}
-	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint = aws.String(endpoint)
-			// The embedded server sends no CRC32 header.
-			o.DisableValidateResponseChecksum = true
-		}
-		for _, fn := range optFns {
-			fn(o)
-		}
-	}), nil
+	opts := dynamodb.Options{
+		Region:      region,
+		Credentials: credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN")),
+		Retryer:     NewRetryer(),
+		HTTPClient:  NewHTTPClient(),
+	}
+	return dynamodb.New(opts, append([]func(*dynamodb.Options){UseEndpoint(endpoint)}, optFns...)...), nil
+}
+
+// NewClient builds the DynamoDB client from this process's environment
+// (ClientFromEnv with os.Getenv), for the local stack and tests.
+func NewClient(_ context.Context, endpoint string, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
+	return ClientFromEnv(os.Getenv, endpoint, optFns...)
 }
 
 // Open reads the configuration through getenv and builds the store on it:
 // what every function's main does once, at init.
-func Open(ctx context.Context, getenv func(string) string) (*Store, config.Config, error) {
+func Open(getenv func(string) string) (*Store, config.Config, error) {
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return nil, cfg, err
 	}
-	db, err := NewClient(ctx, cfg.Endpoint)
+	db, err := ClientFromEnv(getenv, cfg.Endpoint)
 	if err != nil {
 		return nil, cfg, err
 	}

@@ -1,4 +1,7 @@
-package auth
+// Package password hashes and checks passwords with argon2id, and generates
+// passwords. It is its own package so that only the programs that hash a
+// password (login, create-user, the admin CLI, the local stack) link argon2.
+package password
 
 import (
 	"crypto/rand"
@@ -6,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"golang.org/x/crypto/argon2"
@@ -23,9 +27,9 @@ const (
 
 var b64 = base64.RawStdEncoding
 
-// HashPassword returns the argon2id hash of password in PHC string format,
+// Hash returns the argon2id hash of password in PHC string format,
 // with a fresh random salt.
-func HashPassword(password string) (string, error) {
+func Hash(password string) (string, error) {
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("read salt: %w", err)
@@ -35,15 +39,16 @@ func HashPassword(password string) (string, error) {
 		argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
-// dummyHash is verified against when a login names no user, so that an
-// unknown username costs the same time as a wrong password.
-const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$c2NhbmdhdGUtZHVtbXktc2FsdA$1YV9J6nS0Kc8c9kzKMEvJ8P5n2JtqSx6n4m3QnUvx3o"
+// DummyHash is verified against when a login names no user, so that an
+// unknown username costs the same time as a wrong password. It is the hash
+// of no password anyone uses.
+const DummyHash = "$argon2id$v=19$m=19456,t=2,p=1$c2NhbmdhdGUtZHVtbXktc2FsdA$1YV9J6nS0Kc8c9kzKMEvJ8P5n2JtqSx6n4m3QnUvx3o"
 
-// CheckPassword reports whether password matches the PHC-format hash. An
+// Check reports whether password matches the PHC-format hash. An
 // empty hash is checked against a dummy hash and never matches.
-func CheckPassword(hash, password string) (bool, error) {
+func Check(hash, password string) (bool, error) {
 	if hash == "" {
-		_, _ = CheckPassword(dummyHash, password)
+		_, _ = Check(DummyHash, password)
 		return false, nil
 	}
 	parts := strings.Split(hash, "$")
@@ -69,4 +74,28 @@ func CheckPassword(hash, password string) (bool, error) {
 	}
 	got := argon2.IDKey([]byte(password), salt, passes, memory, threads, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// Argon2id is the password scheme of scangate: Hash and Check as methods,
+// for the handlers that take them as a dependency.
+type Argon2id struct{}
+
+// Hash returns the argon2id hash of password (see Hash).
+func (Argon2id) Hash(password string) (string, error) { return Hash(password) }
+
+// Check reports whether password matches hash (see Check).
+func (Argon2id) Check(hash, password string) (bool, error) { return Check(hash, password) }
+
+// Generate returns a random password of 24 letters and digits.
+func Generate() (string, error) {
+	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+	b := make([]byte, 24)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			return "", fmt.Errorf("generate password: %w", err)
+		}
+		b[i] = alphabet[n.Int64()]
+	}
+	return string(b), nil
 }

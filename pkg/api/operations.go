@@ -1,0 +1,128 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/config"
+)
+
+// AuthorizerHandler is the signature of the TOKEN authorizer.
+type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRequest) (events.APIGatewayCustomAuthorizerResponse, error)
+
+// Store is every store method a handler uses: the union of the handlers'
+// own small interfaces, which pkg/store's Store satisfies.
+type Store interface {
+	UserStore
+	ScanStore
+	AllowlistStore
+	auth.LoginStore
+	auth.TokenStore
+}
+
+// Passwords hashes and checks passwords (pkg/auth/password.Argon2id).
+type Passwords interface {
+	auth.PasswordHasher
+	auth.PasswordChecker
+}
+
+// Deps is what a function's handler is built from: what its main reads and
+// builds once, at init.
+type Deps struct {
+	Store  Store
+	Log    *slog.Logger
+	Now    func() time.Time
+	Config config.Config
+	// Passwords is set only for the functions that hash or check a
+	// password, so that no other function links argon2.
+	Passwords Passwords
+}
+
+// Operation is one Lambda function of template.yaml.
+type Operation struct {
+	// Name is the function's directory under functions/; its logical id in
+	// template.yaml is LogicalID(Name).
+	Name string
+	// Exactly one of these builds its handler, by what invokes it.
+	API        func(Deps) Handler           // API Gateway, REST proxy
+	Authorizer func(Deps) AuthorizerHandler // API Gateway, TOKEN authorizer
+}
+
+// Handler builds the operation's handler in the form lambda.Start takes
+// it: a Handler, an AuthorizerHandler, or (for the kinds of later
+// triggers) any other handler signature aws-lambda-go accepts.
+func (o Operation) Handler(d Deps) any {
+	switch {
+	case o.API != nil:
+		return o.API(d)
+	case o.Authorizer != nil:
+		return o.Authorizer(d)
+	}
+	return nil
+}
+
+// LogicalID is the logical id in template.yaml of the function in
+// functions/<name>: its name in CamelCase and "Function" (get-scan:
+// GetScanFunction).
+func LogicalID(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String() + "Function"
+}
+
+// Operations is the table of every function of the service. The local
+// stack, the tests and the checks of template.yaml, docs/openapi.yaml and
+// functions/ derive from it. It is a function rather than a variable so
+// that a Lambda, whose main calls only its own constructor, links none of
+// the others.
+func Operations() []Operation {
+	return []Operation{
+		{Name: "authorizer", Authorizer: NewAuthorizer},
+		{Name: "login", API: NewLogin},
+		{Name: "create-user", API: NewCreateUser},
+		{Name: "update-user", API: NewUpdateUser},
+		{Name: "record-scan", API: NewRecordScan},
+		{Name: "get-scan", API: NewGetScan},
+		{Name: "create-allowlist", API: NewCreateAllowlist},
+		{Name: "update-allowlist", API: NewUpdateAllowlist},
+	}
+}
+
+// NewAuthorizer builds the TOKEN authorizer.
+func NewAuthorizer(d Deps) AuthorizerHandler {
+	return auth.Authorizer{Store: d.Store, Now: d.Now, Log: d.Log}.Handle
+}
+
+// NewLogin builds POST /auth/token; it needs d.Passwords.
+func NewLogin(d Deps) Handler {
+	return Login(auth.Login{Store: d.Store, Passwords: d.Passwords, TokenTTL: d.Config.TokenTTL, Now: d.Now}, d.Log).Handle
+}
+
+// NewCreateUser builds POST /users; it needs d.Passwords.
+func NewCreateUser(d Deps) Handler {
+	return CreateUser(d.Store, d.Passwords.Hash, d.Now, d.Log).Handle
+}
+
+// NewUpdateUser builds PUT /users/{user_id}.
+func NewUpdateUser(d Deps) Handler { return UpdateUser(d.Store, d.Now, d.Log).Handle }
+
+// NewRecordScan builds POST /pr/scan.
+func NewRecordScan(d Deps) Handler { return RecordScan(d.Store, d.Now, d.Log).Handle }
+
+// NewGetScan builds GET /pr/scan/{pr_scan_id}.
+func NewGetScan(d Deps) Handler { return GetScan(d.Store, d.Log).Handle }
+
+// NewCreateAllowlist builds POST /whitelist.
+func NewCreateAllowlist(d Deps) Handler { return CreateAllowlist(d.Store, d.Now, d.Log).Handle }
+
+// NewUpdateAllowlist builds PUT /whitelist/{whitelist_id}.
+func NewUpdateAllowlist(d Deps) Handler { return UpdateAllowlist(d.Store, d.Now, d.Log).Handle }

@@ -1,0 +1,36 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// AdminStore creates the first admin of a table.
+type AdminStore interface {
+	Bootstrap(ctx context.Context, u scangate.User) (scangate.User, error)
+}
+
+// PasswordHasher turns a password into the only form in which it is stored
+// (pkg/auth/password.Argon2id).
+type PasswordHasher interface {
+	Hash(password string) (string, error)
+}
+
+// BootstrapAdmin creates the first admin of a deployment; it fails with a
+// conflict when an active admin exists already or the name is taken.
+func BootstrapAdmin(ctx context.Context, st AdminStore, pw PasswordHasher, username, email, password string) (scangate.User, error) {
+	var p scangate.Problems
+	scangate.NewUser{Username: username, Email: email, Password: password, Role: scangate.RoleAdmin}.Validate(&p)
+	if err := p.Err(); err != nil {
+		return scangate.User{}, fmt.Errorf("bootstrap admin: %v", p)
+	}
+	hash, err := pw.Hash(password)
+	if err != nil {
+		return scangate.User{}, fmt.Errorf("bootstrap admin: %w", err)
+	}
+	now := scangate.At(time.Now())
+	return st.Bootstrap(ctx, scangate.User{Username: username, Email: email, PasswordHash: hash, CreatedAt: now, UpdatedAt: now})
+}

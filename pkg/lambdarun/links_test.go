@@ -1,0 +1,55 @@
+package lambdarun_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/scangate/scangate/pkg/api"
+)
+
+// TestFunctionsLinkOnlyWhatTheyUse reads every function's dependencies
+// (go list, for the Lambda build tags): none links the SDK's default
+// credential chain, the embedded DynamoDB server, the local gateway or
+// YAML, and only the functions that hash or check a password link argon2.
+// (make bench's BenchmarkSize checks the same of argon2 in the binaries'
+// symbols with go tool nm.)
+func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
+	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./functions/...")
+	cmd.Dir = "../.."
+	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		deps[strings.TrimPrefix(f[0], "github.com/scangate/scangate/functions/")] = f[1:]
+	}
+	banned := []string{
+		"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
+		"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso",
+		"github.com/truora/minidyn", "gopkg.in/yaml.v3",
+		"github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local",
+	}
+	for _, op := range api.Operations() {
+		list, ok := deps[op.Name]
+		if !ok {
+			t.Errorf("go list did not list functions/%s", op.Name)
+			continue
+		}
+		argon2 := false
+		for _, d := range list {
+			for _, b := range banned {
+				if d == b || strings.HasPrefix(d, b+"/") {
+					t.Errorf("%s links %s", op.Name, d)
+				}
+			}
+			argon2 = argon2 || d == "golang.org/x/crypto/argon2"
+		}
+		if hashes := op.Name == "login" || op.Name == "create-user"; argon2 != hashes {
+			t.Errorf("%s: links argon2 %v, hashes or checks passwords %v", op.Name, argon2, hashes)
+		}
+	}
+}
