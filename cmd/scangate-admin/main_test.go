@@ -17,9 +17,9 @@ import (
 	"github.com/scangate/scangate/pkg/ddbtest"
 )
 
-// TestAdminCLI runs every subcommand against a fresh table. It sets the
-// process's environment (t.Setenv), so it does not run in parallel.
+// TestAdminCLI runs every subcommand against a fresh table.
 func TestAdminCLI(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	vars := map[string]string{}
@@ -121,6 +121,7 @@ func TestAdminCLI(t *testing.T) {
 
 // TestBootstrapPasswordFromEnvironment: a chosen password is used and never printed.
 func TestBootstrapPasswordFromEnvironment(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	var out bytes.Buffer
 	getenv := func(name string) string {
