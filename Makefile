@@ -15,7 +15,7 @@ FASTAPI_DIR   := pkg/lambdarun/testdata/fastapi
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
 
-.PHONY: build run test test-race test-dynamodb-local bench load fuzz fuzz-go validate lint tools clean
+.PHONY: build run test test-race test-dynamodb-local test-scanners bench load fuzz fuzz-go validate lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -50,6 +50,13 @@ test-race:
 test-dynamodb-local: $(DDB_LOCAL)/DynamoDBLocal.jar
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh $(GO) test -count=1 ./...
 
+## test-scanners: real scanners (gitleaks, semgrep, bandit, checkov; pinned, offline, from the
+## Go proxy and PyPI) over fixtures; their SARIF uploaded through the local server and checked
+## against facts computed independently by .ci/sarif_facts.py
+test-scanners:
+	bash .ci/scanners.sh
+	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif $(GO) test -count=1 -run '^TestScannerUploads$$' -v ./pkg/local
+
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
 ## throughput on the embedded server; allowlist re-evaluation on DynamoDB Local
 ## (figures in docs/BENCHMARKS.md)
@@ -57,7 +64,8 @@ bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
 	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
-	  $(GO) test -run '^$$' -bench Reevaluate -benchtime 3x ./pkg/api
+	  $(GO) test -run '^$$' -bench 'Reevaluate|SARIFUpload' -benchtime 3x ./pkg/api
+	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./pkg/sarif
 
 # The FastAPI + Mangum comparison function's packages, pinned, from PyPI.
 $(BENCH_VENV)/.pins: $(FASTAPI_DIR)/requirements.txt
@@ -82,11 +90,12 @@ validate:
 fuzz:
 	bash .ci/fuzz.sh
 
-## fuzz-go: the Go fuzz tests of request bodies, path ids and tokens, 15 s each
+## fuzz-go: the Go fuzz tests of request bodies, path ids, tokens and SARIF logs, 15 s each
 fuzz-go:
 	$(GO) test -run '^$$' -fuzz '^FuzzBody$$' -fuzztime 15s ./pkg/api
 	$(GO) test -run '^$$' -fuzz '^FuzzPathID$$' -fuzztime 15s ./pkg/api
 	$(GO) test -run '^$$' -fuzz '^FuzzParseToken$$' -fuzztime 15s ./pkg/auth
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 15s ./pkg/sarif
 
 ## lint: go.mod tidy, gofmt, go vet and golangci-lint (pinned, installed into .build/tools;
 ## .ci/golangci.yml: import groups std / third party / scangate, function length and

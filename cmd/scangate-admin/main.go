@@ -20,6 +20,7 @@ import (
 
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -155,7 +156,7 @@ func bootstrap(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	u, err := auth.BootstrapAdmin(ctx, e.st, password.Argon2id{}, *username, *email, pw)
+	u, err := auth.BootstrapAdmin(ctx, e.st, password.Argon2id{}, fold.Fold, *username, *email, pw)
 	if err != nil {
 		return err
 	}

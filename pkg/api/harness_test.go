@@ -16,6 +16,7 @@ import (
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -34,13 +35,13 @@ const adminPassword = "admin-password-123"
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	env := ddbtest.New(t)
-	admin, err := auth.BootstrapAdmin(context.Background(), env.Store, password.Argon2id{}, "admin", "admin@example.com", adminPassword)
+	admin, err := auth.BootstrapAdmin(context.Background(), env.Store, password.Argon2id{}, fold.Fold, "admin", "admin@example.com", adminPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
 	deps := api.Deps{
 		Store: env.Store, Log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), Now: time.Now,
-		Config: config.Config{Table: env.Table, TokenTTL: time.Hour}, Passwords: password.Argon2id{},
+		Config: config.Config{Table: env.Table, TokenTTL: time.Hour}, Passwords: password.Argon2id{}, Fold: fold.Fold,
 	}
 	h := &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role}, fns: map[string]api.Handler{}}
 	for _, op := range api.Operations() {

@@ -41,6 +41,9 @@ type Deps struct {
 	// Passwords is set only for the functions that hash or check a
 	// password, so that no other function links argon2.
 	Passwords Passwords
+	// Fold (pkg/fold.Fold) is set only for the functions that store an
+	// e-mail address, so that no other function links x/text's tables.
+	Fold Folder
 }
 
 // Operation is one Lambda function of template.yaml.
@@ -91,6 +94,7 @@ func Operations() []Operation {
 		{Name: "create-user", API: NewCreateUser},
 		{Name: "update-user", API: NewUpdateUser},
 		{Name: "record-scan", API: NewRecordScan},
+		{Name: "record-sarif", API: NewRecordSARIF},
 		{Name: "get-scan", API: NewGetScan},
 		{Name: "create-allowlist", API: NewCreateAllowlist},
 		{Name: "update-allowlist", API: NewUpdateAllowlist},
@@ -109,14 +113,17 @@ func NewLogin(d Deps) Handler {
 
 // NewCreateUser builds POST /users; it needs d.Passwords.
 func NewCreateUser(d Deps) Handler {
-	return CreateUser(d.Store, d.Passwords.Hash, d.Now, d.Log).Handle
+	return CreateUser(d.Store, d.Passwords.Hash, d.Fold, d.Now, d.Log).Handle
 }
 
 // NewUpdateUser builds PUT /users/{user_id}.
-func NewUpdateUser(d Deps) Handler { return UpdateUser(d.Store, d.Now, d.Log).Handle }
+func NewUpdateUser(d Deps) Handler { return UpdateUser(d.Store, d.Fold, d.Now, d.Log).Handle }
 
 // NewRecordScan builds POST /pr/scan.
 func NewRecordScan(d Deps) Handler { return RecordScan(d.Store, d.Now, d.Log).Handle }
+
+// NewRecordSARIF builds POST /pr/scan/sarif.
+func NewRecordSARIF(d Deps) Handler { return RecordSARIF(d.Store, d.Now, d.Log).Handle }
 
 // NewGetScan builds GET /pr/scan/{pr_scan_id}.
 func NewGetScan(d Deps) Handler { return GetScan(d.Store, d.Log).Handle }

@@ -20,10 +20,15 @@ type PasswordHasher interface {
 }
 
 // BootstrapAdmin creates the first admin of a deployment; it fails with a
-// conflict when an active admin exists already or the name is taken.
-func BootstrapAdmin(ctx context.Context, st AdminStore, pw PasswordHasher, username, email, password string) (scangate.User, error) {
+// conflict when an active admin exists already or the name is taken. fold
+// is pkg/fold.Fold, handed in so that this package does not link it.
+func BootstrapAdmin(ctx context.Context, st AdminStore, pw PasswordHasher, fold func(string) string, username, email, password string) (scangate.User, error) {
 	var p scangate.Problems
 	scangate.NewUser{Username: username, Email: email, Password: password, Role: scangate.RoleAdmin}.Validate(&p)
+	key := fold(email)
+	if len(p) == 0 {
+		scangate.CheckEmailKey(&p, key)
+	}
 	if err := p.Err(); err != nil {
 		return scangate.User{}, fmt.Errorf("bootstrap admin: %v", p)
 	}
@@ -32,5 +37,5 @@ func BootstrapAdmin(ctx context.Context, st AdminStore, pw PasswordHasher, usern
 		return scangate.User{}, fmt.Errorf("bootstrap admin: %w", err)
 	}
 	now := scangate.At(time.Now())
-	return st.Bootstrap(ctx, scangate.User{Username: username, Email: email, PasswordHash: hash, CreatedAt: now, UpdatedAt: now})
+	return st.Bootstrap(ctx, scangate.User{Username: username, Email: email, EmailKey: key, PasswordHash: hash, CreatedAt: now, UpdatedAt: now})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/lambdarun"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
@@ -101,7 +102,7 @@ func newFixture(b *testing.B) fixture {
 	}
 	st := store.New(db, "bench")
 	const adminPassword = "bench-password-1"
-	if _, err := auth.BootstrapAdmin(ctx, st, password.Argon2id{}, "admin", "admin@example.com", adminPassword); err != nil {
+	if _, err := auth.BootstrapAdmin(ctx, st, password.Argon2id{}, fold.Fold, "admin", "admin@example.com", adminPassword); err != nil {
 		b.Fatal(err)
 	}
 	tok, _ := auth.NewToken(1)

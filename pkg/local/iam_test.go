@@ -149,6 +149,11 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
 		// A recording whose findings' group has rules reads them.
 		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		// A SARIF upload whose secret's group has rules (sha256 of "v").
+		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:4c94485e0c21ae6c41ce1dfe7b6bfaceea5ab68e40a2476f50208e526f506080","global_":true}`},
+		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},` +
+			`"sarif":{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"k","message":{"text":"m"},` +
+			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":1,"snippet":{"text":"v"}}}}]}]}]}}`},
 	}
 	for _, s := range steps {
 		if resp, body := do(t, s.method, api+s.path, admin, s.body); resp.StatusCode >= 500 {
@@ -160,7 +165,8 @@ func TestIAMPolicies(t *testing.T) {
 	racing := map[string][]string{
 		// a scan that is not its PR's newest checks the PR is unchanged; a
 		// group changed while the scan was recorded is settled under a check.
-		"RecordScanFunction": {"dynamodb:ConditionCheckItem"},
+		"RecordScanFunction":  {"dynamodb:ConditionCheckItem"},
+		"RecordSarifFunction": {"dynamodb:ConditionCheckItem"},
 	}
 	for fn, acts := range racing {
 		for _, a := range acts {

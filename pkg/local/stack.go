@@ -16,6 +16,7 @@ import (
 	"github.com/scangate/scangate/pkg/auth"
 	passwordpkg "github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
@@ -122,7 +123,7 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 		}
 		generated = true
 	}
-	_, err := auth.BootstrapAdmin(ctx, s.Store, passwordpkg.Argon2id{}, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
+	_, err := auth.BootstrapAdmin(ctx, s.Store, passwordpkg.Argon2id{}, fold.Fold, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
 	switch {
 	case scangate.KindOf(err) == scangate.KindConflict:
 		s.AdminNote = "an admin exists already in this table; log in with its password"
@@ -149,7 +150,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	}
 	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL}
 	fns := Functions(func(id string) api.Deps {
-		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}}
+		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold}
 	})
 	s.functions = map[string]lambda.Handler{}
 	for _, f := range fns {

@@ -36,7 +36,17 @@ func allowItem(a scangate.Allowlist, ver int64) item {
 	it[aCreatedOn] = str(a.CreatedOn.String())
 	it[aUpdatedOn] = str(a.UpdatedOn.String())
 	it[aVer] = num(ver)
+	// Listings: all allowlists by id; by name ignoring case (secrets' names,
+	// which compare exactly, are filtered once read).
+	it[aGSI2PK], it[aGSI2SK] = str("ALLOWS"), str(fmt.Sprintf("%019d", a.ID))
+	it[aGSI3PK], it[aGSI3SK] = str(allowNamePK(a.Rule.Name)), str(fmt.Sprintf("%019d", a.ID))
 	return it
+}
+
+// allowNamePK is the GSI3 partition of the allowlists of a name, whatever
+// its case.
+func allowNamePK(name string) string {
+	return "ALLOWNAME#" + scangate.FindingKey(scangate.ScanVulnerability, name)
 }
 
 func allowFrom(it item) (scangate.Allowlist, int64) {

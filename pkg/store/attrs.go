@@ -30,6 +30,7 @@ const (
 	// Users.
 	aUsername   = "username"
 	aUserEmail  = "user_email"
+	aEmailKey   = "email_key" // the address folded: its marker's key
 	aRole       = "role"
 	aPwHash     = "pw_hash"
 	aAddedBy    = "added_by_uid"

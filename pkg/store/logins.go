@@ -22,7 +22,7 @@ import (
 // and so at most that many passwords are verified.
 
 func loginFailKey(username string) item {
-	return key("LOGINFAIL#"+scangate.Fold(username), "LOGINFAIL")
+	return key("LOGINFAIL#"+scangate.FoldUsername(username), "LOGINFAIL")
 }
 
 func slotAttr(i int) string   { return "s" + strconv.Itoa(i) }

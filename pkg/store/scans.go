@@ -13,6 +13,7 @@ const (
 	lScan = "scan"
 	lPR   = "pr"
 	lPRID = "pr id"
+	lOnce = "once"
 )
 
 // RecordScan stores a scan with its findings and creates or updates its PR
@@ -31,6 +32,46 @@ const (
 // after the second read finds the findings through the index, or, while
 // the index lags, through the RECENT items written with them.
 func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Time) (scangate.Scan, scangate.PR, error) {
+	sc, pr, _, err := s.RecordScanOnce(ctx, ns, now, "")
+	return sc, pr, err
+}
+
+// onceTTL is how long a recording remembers its once key: far beyond the
+// redeliveries of an event (S3 retries within hours).
+const onceTTL = 7 * 24 * time.Hour
+
+func onceKey(k string) item { return key("ONCE#"+k, "ONCE") }
+
+// RecordScanOnce is RecordScan for work that may be delivered more than
+// once (an S3 event): the first recording under the key once records the
+// scan; any other, concurrent or later, records nothing and returns that
+// scan, with recorded false. An empty key records every time.
+func (s *Store) RecordScanOnce(ctx context.Context, ns scangate.NewScan, now time.Time, once string) (scangate.Scan, scangate.PR, bool, error) {
+	if once != "" {
+		sc, pr, found, err := s.recordedOnce(ctx, once)
+		if err != nil || found {
+			return sc, pr, false, err
+		}
+	}
+	sc, pr, err := s.record(ctx, ns, now, once)
+	if failed(err, lOnce) { // a concurrent delivery recorded it first
+		sc, pr, _, err = s.recordedOnce(ctx, once)
+		return sc, pr, false, err
+	}
+	return sc, pr, err == nil, err
+}
+
+// recordedOnce reads the scan recorded under a once key, if any.
+func (s *Store) recordedOnce(ctx context.Context, once string) (scangate.Scan, scangate.PR, bool, error) {
+	it, err := s.getItem(ctx, "get recording key", onceKey(once))
+	if err != nil || it == nil {
+		return scangate.Scan{}, scangate.PR{}, false, err
+	}
+	sc, pr, err := s.Scan(ctx, getN(it, aScanID))
+	return sc, pr, err == nil, err
+}
+
+func (s *Store) record(ctx context.Context, ns scangate.NewScan, now time.Time, once string) (scangate.Scan, scangate.PR, error) {
 	id, err := s.nextID(ctx, "scan")
 	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
@@ -48,7 +89,7 @@ func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Ti
 	if err := s.putFindings(ctx, id, rows, ns.Findings, now); err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
 	}
-	sc, pr, err := s.commitScan(ctx, newScan(id, ns, rows, now), ns.PR)
+	sc, pr, err := s.commitScan(ctx, newScan(id, ns, rows, now), ns.PR, once)
 	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
 	}
@@ -110,7 +151,7 @@ func newScan(id int64, ns scangate.NewScan, rows []findingRow, now time.Time) sc
 // transaction. The first scan of a PR puts the record under
 // attribute_not_exists; a racing first scan loses that condition, reads
 // the record and updates it under its version instead.
-func (s *Store) commitScan(ctx context.Context, sc scangate.Scan, pref scangate.PRRef) (scangate.Scan, scangate.PR, error) {
+func (s *Store) commitScan(ctx context.Context, sc scangate.Scan, pref scangate.PRRef, once string) (scangate.Scan, scangate.PR, error) {
 	var pr scangate.PR
 	var newPRID int64
 	err := s.retry.Do(ctx, "record scan", func(int) (bool, error) {
@@ -146,11 +187,17 @@ func (s *Store) commitScan(ctx context.Context, sc scangate.Scan, pref scangate.
 		if !found {
 			t.put(lPRID, prIDItem(next), nil)
 		}
+		if once != "" {
+			it := merge(onceKey(once), item{aScanID: num(sc.ID), aTTL: num(sc.CreatedAt.Add(onceTTL).Unix())})
+			t.put(lOnce, it, when("attribute_not_exists("+ref(aPK)+")"))
+		}
 		err = s.commit(ctx, "record scan", t)
 		switch {
 		case err == nil:
 			pr = next.PR
 			return true, nil
+		case failed(err, lOnce):
+			return true, err
 		case lostRace(err, lPR):
 			return false, nil
 		}

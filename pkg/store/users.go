@@ -2,16 +2,32 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
 // Item keys of users and their uniqueness markers.
-func userKey(id int64) item            { return key("USER#"+strconv.FormatInt(id, 10), "USER") }
-func usernameKey(username string) item { return key("USERNAME#"+scangate.Fold(username), "USERNAME") }
-func emailKey(email string) item       { return key("EMAIL#"+scangate.Fold(email), "EMAIL") }
+func userKey(id int64) item { return key("USER#"+strconv.FormatInt(id, 10), "USER") }
+func usernameKey(username string) item {
+	return key("USERNAME#"+scangate.FoldUsername(username), "USERNAME")
+}
+
+// emailKey is the marker of an address by its folded form (pkg/fold, which
+// the store does not link: the caller folds).
+func emailKey(folded string) item { return key("EMAIL#"+folded, "EMAIL") }
+
+// emailKeyOf is a user's folded address; records from before the address
+// was stored folded were marked lower-cased.
+func emailKeyOf(u scangate.User) string {
+	if u.EmailKey != "" {
+		return u.EmailKey
+	}
+	return strings.ToLower(u.Email)
+}
 
 // adminsKey is the item counting active admins, so that the last one cannot
 // be demoted or deactivated even by concurrent updates.
@@ -31,6 +47,7 @@ func userItem(u scangate.User, ver int64) item {
 	it[aID] = num(u.ID)
 	it[aUsername] = str(u.Username)
 	it[aUserEmail] = str(u.Email)
+	it[aEmailKey] = str(emailKeyOf(u))
 	it[aRole] = str(string(u.Role))
 	it[aActive] = boolean(u.Active)
 	it[aCreatedAt] = str(u.CreatedAt.String())
@@ -41,6 +58,7 @@ func userItem(u scangate.User, ver int64) item {
 		it[aValidFrom] = num(u.TokensValidFrom.UnixMilli())
 	}
 	it[aVer] = num(ver)
+	it[aGSI2PK], it[aGSI2SK] = str("USERS"), str(fmt.Sprintf("%019d", u.ID)) // the users by id
 	return it
 }
 
@@ -114,7 +132,7 @@ func (s *Store) createUser(ctx context.Context, u scangate.User, first bool) (sc
 	t := s.newTx()
 	t.put(lUser, userItem(u, 1), when("attribute_not_exists("+ref(aPK)+")"))
 	putMarker(t, lUsername, usernameKey(u.Username), id, loginAttrs(u))
-	putMarker(t, lEmail, emailKey(u.Email), id, nil)
+	putMarker(t, lEmail, emailKey(emailKeyOf(u)), id, nil)
 	if u.Role == scangate.RoleAdmin && u.Active {
 		addAdmins(t, 1, first)
 	}
@@ -193,9 +211,9 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.
 func (s *Store) userUpdateTx(old, u scangate.User, ver int64) *tx {
 	t := s.newTx()
 	t.put(lUser, userItem(u, ver+1), when(ref(aVer)+" = :ver", ":ver", num(ver)))
-	if scangate.Fold(old.Email) != scangate.Fold(u.Email) {
-		putMarker(t, lEmail, emailKey(u.Email), u.ID, nil)
-		t.del(lOldEmail, emailKey(old.Email), nil)
+	if emailKeyOf(old) != emailKeyOf(u) {
+		putMarker(t, lEmail, emailKey(emailKeyOf(u)), u.ID, nil)
+		t.del(lOldEmail, emailKey(emailKeyOf(old)), nil)
 	}
 	if old.Active != u.Active {
 		t.update(lUsername, usernameKey(u.Username), "SET "+ref(aActive)+" = :a", item{":a": boolean(u.Active)},

@@ -1,0 +1,55 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scangate/scangate/pkg/ddbtest"
+)
+
+// TestRecordScanOnce: deliveries of the same work under one key, at once
+// and later, record one scan; all answer with it.
+func TestRecordScanOnce(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	ids := make([]int64, 6)
+	fresh := make([]bool, 6)
+	for i := range 5 {
+		wg.Go(func() {
+			sc, _, recorded, err := env.Store.RecordScanOnce(ctx, vulnScan(1, "CVE-1", "CVE-2"), time.Now(), "upload#7#VULNERABILITY")
+			if err != nil {
+				t.Error(err)
+			}
+			ids[i], fresh[i] = sc.ID, recorded
+		})
+	}
+	wg.Wait()
+	sc, _, recorded, err := env.Store.RecordScanOnce(ctx, vulnScan(1, "CVE-1"), time.Now(), "upload#7#VULNERABILITY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids[5], fresh[5] = sc.ID, recorded
+	n := 0
+	for i, id := range ids {
+		if id != ids[0] || id == 0 {
+			t.Errorf("delivery %d answered scan %d; the first %d", i, id, ids[0])
+		}
+		if fresh[i] {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d deliveries recorded; want 1", n)
+	}
+	if sc.VulnerabilityCount != 2 {
+		t.Errorf("the scan answered has %d findings counted; want the first delivery's 2", sc.VulnerabilityCount)
+	}
+	rep, err := env.Store.Check(ctx)
+	if err != nil || rep.Scans != 1 || len(rep.Drift) > 0 {
+		t.Errorf("check: %+v %v", rep, err)
+	}
+}
