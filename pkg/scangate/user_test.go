@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -149,30 +150,41 @@ func TestUserChangeValidate(t *testing.T) {
 	}
 }
 
-// TestFoldASCII: usernames and e-mail addresses are unique ignoring ASCII
-// case, and only case: Fold maps the spellings of one name to one key and
-// keeps different names apart.
+// TestFoldASCII: usernames (scangate.FoldUsername) and e-mail addresses
+// (fold.Fold) are unique ignoring ASCII case, and only case: each folding
+// maps the spellings of one name to one key and keeps different names
+// apart. On valid usernames the two foldings agree.
 func TestFoldASCII(t *testing.T) {
 	t.Parallel()
+	folds := map[string]func(string) string{"username": scangate.FoldUsername, "e-mail": fold.Fold}
 	for _, c := range []struct {
+		kind string
 		a, b string
 		same bool
 	}{
-		{"alice", "ALICE", true},
-		{"Alice", "aLiCe", true},
-		{"a.b_c-1", "A.B_C-1", true},
-		{"Alice@Example.COM", "alice@example.com", true},
-		{"alice", "alice1", false},
-		{"a.b", "a_b", false},
-		{"a-b", "a_b", false},
-		{"alice@example.com", "alice@example.co", false},
-		{"alice@example.com", "alice+x@example.com", false},
+		{"username", "alice", "ALICE", true},
+		{"username", "Alice", "aLiCe", true},
+		{"username", "a.b_c-1", "A.B_C-1", true},
+		{"username", "alice", "alice1", false},
+		{"username", "a.b", "a_b", false},
+		{"username", "a-b", "a_b", false},
+		{"e-mail", "Alice@Example.COM", "alice@example.com", true},
+		{"e-mail", "ALICE@EXAMPLE.COM", "alice@example.com", true},
+		{"e-mail", "alice@example.com", "alice@example.co", false},
+		{"e-mail", "alice@example.com", "alice+x@example.com", false},
+		{"e-mail", "a.lice@example.com", "alice@example.com", false},
 	} {
-		if got := scangate.Fold(c.a) == scangate.Fold(c.b); got != c.same {
-			t.Errorf("Fold(%q) == Fold(%q): %v; want %v", c.a, c.b, got, c.same)
+		f := folds[c.kind]
+		if got := f(c.a) == f(c.b); got != c.same {
+			t.Errorf("%s: %q and %q fold alike: %v; want %v", c.kind, c.a, c.b, got, c.same)
 		}
-		if f := scangate.Fold(c.a); scangate.Fold(f) != f {
-			t.Errorf("Fold(Fold(%q)) = %q; not %q", c.a, scangate.Fold(f), f)
+		if k := f(c.a); f(k) != k {
+			t.Errorf("%s: folding %q twice gives %q, not %q", c.kind, c.a, f(k), k)
+		}
+	}
+	for _, u := range []string{"abc", "Alice.B_c-1", "ZZZ", "._-", strings.Repeat("Q", scangate.UsernameMax)} {
+		if scangate.FoldUsername(u) != fold.Fold(u) {
+			t.Errorf("username %q: FoldUsername %q, fold.Fold %q", u, scangate.FoldUsername(u), fold.Fold(u))
 		}
 	}
 }
