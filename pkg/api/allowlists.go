@@ -17,8 +17,8 @@ import (
 // AllowlistStore keeps allowlists and re-evaluates what they cover.
 type AllowlistStore interface {
 	CallerStore
-	CreateAllowlist(ctx context.Context, r scangate.Rule, comment string, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error)
-	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error)
+	CreateAllowlist(ctx context.Context, r scangate.Rule, comment string, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error)
+	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error)
 }
 
 // allowlistBody is the allowlist change response of spec section 2.4.
@@ -58,7 +58,7 @@ func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 				return Reply{}, err
 			}
 			r := ch.Apply(scangate.Rule{Active: true, Repos: []int64{}, Vcs: []int64{}})
-			a, upd, err := st.CreateAllowlist(ctx, r, ch.Comment, c.ID, now())
+			a, upd, err := st.CreateAllowlist(ctx, r, ch.Comment, whoOf(c, req), now())
 			if err != nil {
 				return Reply{}, err
 			}
@@ -82,7 +82,7 @@ func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 			if err != nil {
 				return Reply{}, err
 			}
-			a, upd, err := st.UpdateAllowlist(ctx, id, ch, c.ID, now())
+			a, upd, err := st.UpdateAllowlist(ctx, id, ch, whoOf(c, req), now())
 			if err != nil {
 				return Reply{}, err
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ type harness struct {
 	admin scangate.Caller
 	// fns are the REST proxy handlers of api.Operations(), by the name of
 	// their function (create-user, get-scan, ...).
-	fns map[string]api.Handler
+	fns      map[string]api.Handler
+	requests atomic.Int64
 }
 
 const adminPassword = "admin-password-123"
@@ -35,7 +37,7 @@ const adminPassword = "admin-password-123"
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	env := ddbtest.New(t)
-	admin, err := auth.BootstrapAdmin(context.Background(), env.Store, password.Argon2id{}, fold.Fold, "admin", "admin@example.com", adminPassword)
+	admin, err := auth.Bootstrap{Store: env.Store, Passwords: password.Argon2id{}, Fold: fold.Fold, Who: scangate.Who{RequestID: "test-bootstrap"}}.Admin(context.Background(), "admin", "admin@example.com", adminPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func (h *harness) member(name string, role scangate.Role) scangate.Caller {
 	h.t.Helper()
 	at := scangate.At(time.Now())
 	u, err := h.env.Store.CreateUser(context.Background(), scangate.User{Username: name, Email: name + "@example.com",
-		Role: role, Active: true, PasswordHash: "x", CreatedAt: at, UpdatedAt: at})
+		Role: role, Active: true, PasswordHash: "x", CreatedAt: at, UpdatedAt: at}, scangate.Who{RequestID: "test"})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -94,8 +96,15 @@ func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 			"user_id":     strconv.FormatInt(r.caller.ID, 10),
 			"username":    r.caller.Username,
 			"role":        string(r.caller.Role),
+			"token_id":    strconv.FormatInt(r.caller.TokenID, 10),
+			"issued_at":   strconv.FormatInt(r.caller.IssuedAt.UnixMilli(), 10),
+		}
+		if r.caller.Scope != "" {
+			ev.RequestContext.Authorizer["scope"] = r.caller.Scope
 		}
 	}
+	ev.RequestContext.RequestID = "req-" + strconv.FormatInt(h.requests.Add(1), 10)
+	ev.RequestContext.Identity.SourceIP = "192.0.2.7"
 	handle, ok := h.fns[fn]
 	if !ok {
 		h.t.Fatalf("no operation %q: handlers are named by their directory under functions/", fn)

@@ -23,6 +23,7 @@ type Store interface {
 	AllowlistStore
 	auth.LoginStore
 	auth.TokenStore
+	TokenStore
 }
 
 // Passwords hashes and checks passwords (pkg/auth/password.Argon2id).
@@ -98,6 +99,9 @@ func Operations() []Operation {
 		{Name: "get-scan", API: NewGetScan},
 		{Name: "create-allowlist", API: NewCreateAllowlist},
 		{Name: "update-allowlist", API: NewUpdateAllowlist},
+		{Name: "create-token", API: NewCreateToken},
+		{Name: "revoke-token", API: NewRevokeToken},
+		{Name: "logout", API: NewLogout},
 	}
 }
 
@@ -133,3 +137,12 @@ func NewCreateAllowlist(d Deps) Handler { return CreateAllowlist(d.Store, d.Now,
 
 // NewUpdateAllowlist builds PUT /whitelist/{whitelist_id}.
 func NewUpdateAllowlist(d Deps) Handler { return UpdateAllowlist(d.Store, d.Now, d.Log).Handle }
+
+// NewCreateToken builds POST /auth/tokens.
+func NewCreateToken(d Deps) Handler { return CreateToken(d.Store, d.Now, d.Log).Handle }
+
+// NewRevokeToken builds DELETE /auth/tokens/{token_id}.
+func NewRevokeToken(d Deps) Handler { return RevokeToken(d.Store, d.Now, d.Log).Handle }
+
+// NewLogout builds DELETE /auth/token.
+func NewLogout(d Deps) Handler { return Logout(d.Store, d.Now, d.Log).Handle }

@@ -15,8 +15,8 @@ import (
 // UserStore keeps users.
 type UserStore interface {
 	CallerStore
-	CreateUser(ctx context.Context, u scangate.User) (scangate.User, error)
-	UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error) (scangate.User, error)
+	CreateUser(ctx context.Context, u scangate.User, who scangate.Who) (scangate.User, error)
+	UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error, who scangate.Who) (scangate.User, error)
 }
 
 // Folder gives the form under which e-mail addresses are unique
@@ -87,7 +87,7 @@ func CreateUser(st UserStore, hash PasswordHasher, fold Folder, now func() time.
 			u, err := st.CreateUser(ctx, scangate.User{
 				Username: nu.Username, Email: nu.Email, EmailKey: fold(nu.Email), Role: nu.Role, Active: nu.Active, PasswordHash: h,
 				CreatedAt: at, UpdatedAt: at, AddedBy: &c.ID, UpdatedBy: &c.ID,
-			})
+			}, whoOf(c, req))
 			if err != nil {
 				return Reply{}, err
 			}
@@ -130,7 +130,7 @@ func UpdateUser(st UserStore, fold Folder, now func() time.Time, log *slog.Logge
 				u.Role, u.Active, u.Email, u.EmailKey = ch.Role, ch.Active, ch.Email, fold(ch.Email)
 				u.UpdatedAt, u.UpdatedBy = scangate.At(now()), &c.ID
 				return nil
-			})
+			}, whoOf(c, req))
 			if err != nil {
 				return Reply{}, err
 			}

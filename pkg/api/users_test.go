@@ -278,7 +278,7 @@ func TestConcurrentDemotionsKeepOneAdmin(t *testing.T) {
 			_, err := h.env.Store.UpdateUser(t.Context(), int64(i+1), func(u *scangate.User) error {
 				u.Role = scangate.RoleUser
 				return nil
-			})
+			}, scangate.Who{RequestID: "test"})
 			kinds[i] = int(scangate.KindOf(err))
 			if err == nil {
 				kinds[i] = -1

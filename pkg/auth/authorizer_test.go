@@ -26,7 +26,7 @@ func newUser(t *testing.T, env *ddbtest.Env, name string, role scangate.Role, ac
 	u, err := env.Store.CreateUser(context.Background(), scangate.User{
 		Username: name, Email: name + "@example.com", Role: role, Active: active,
 		PasswordHash: mustHash(t, name+"-password"), CreatedAt: now, UpdatedAt: now,
-	})
+	}, scangate.Who{RequestID: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func issue(t *testing.T, env *ddbtest.Env, userID int64, expires time.Time) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = env.Store.PutToken(context.Background(), scangate.Token{Hash: auth.HashToken(tok), UserID: userID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: expires})
+	err = env.Store.PutToken(context.Background(), scangate.Token{Hash: auth.HashToken(tok), UserID: userID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: expires}, scangate.Who{RequestID: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +65,11 @@ func TestAuthorizer(t *testing.T) {
 	good := issue(t, env, alice.ID, time.Now().Add(time.Hour))
 	expired := issue(t, env, alice.ID, time.Now().Add(-time.Second))
 	revoked := issue(t, env, alice.ID, time.Now().Add(time.Hour))
-	if ok, err := env.Store.RevokeToken(ctx, auth.HashToken(revoked)); !ok || err != nil {
-		t.Fatalf("revoke: %v, %v", ok, err)
+	if err := env.Store.RevokeTokenHash(ctx, auth.HashToken(revoked), scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+		t.Fatalf("revoke: %v", err)
 	}
 	bobs := issue(t, env, bob.ID, time.Now().Add(time.Hour))
-	if _, err := env.Store.UpdateUser(ctx, bob.ID, func(u *scangate.User) error { u.Active = false; return nil }); err != nil {
+	if _, err := env.Store.UpdateUser(ctx, bob.ID, func(u *scangate.User) error { u.Active = false; return nil }, scangate.Who{RequestID: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	unknown, _ := auth.NewToken(alice.ID)
@@ -113,8 +113,14 @@ func TestAuthorizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if trips != 1 {
-		t.Errorf("a valid token took %d round trips; want 1", trips)
+	// One read, and the record of the token's use (at most once a minute).
+	if trips != 2 {
+		t.Errorf("a valid token's first use took %d round trips; want 2", trips)
+	}
+	if trips := env.CountTrips(func() {
+		_, err = a.Handle(ctx, events.APIGatewayCustomAuthorizerRequest{Type: "TOKEN", AuthorizationToken: "Bearer " + good, MethodArn: methodARN})
+	}); trips != 1 || err != nil {
+		t.Errorf("within the minute: %d round trips, %v; want 1", trips, err)
 	}
 	st := resp.PolicyDocument.Statement
 	if len(st) != 1 || st[0].Effect != "Allow" || len(st[0].Resource) != 1 ||

@@ -123,14 +123,19 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 		}
 		generated = true
 	}
-	_, err := auth.BootstrapAdmin(ctx, s.Store, passwordpkg.Argon2id{}, fold.Fold, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
+	_, err := auth.Bootstrap{Store: s.Store, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold, Who: scangate.Who{RequestID: "local-bootstrap"}}.Admin(ctx, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
 	switch {
 	case scangate.KindOf(err) == scangate.KindConflict:
 		s.AdminNote = "an admin exists already in this table; log in with its password"
 	case err != nil:
 		return err
 	default:
-		s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
+		s.AdminNote = fmt.Sprintf("admin login: username %q, the password of SCANGATE_ADMIN_PASSWORD", o.AdminUsername)
+		if generated {
+			// Only a generated password is shown, once; one that was set
+			// is its owner's and never printed.
+			s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
+		}
 		if generated && o.PasswordFile != "" {
 			if err := writeSecret(o.PasswordFile, password); err != nil {
 				return err

@@ -66,6 +66,13 @@ type Caller struct {
 	Username string
 	Role     Role
 	IssuedAt time.Time // when the caller's token was issued
+	TokenID  int64     // the token's id (0 for tokens from before ids)
+	Scope    string    // the token's scope: ScopeWrite, or ScopeRead for GET routes only
+}
+
+// Actor is the caller as an audit entry names it.
+func (c Caller) Actor() *Actor {
+	return &Actor{UserID: c.ID, Username: c.Username, TokenID: c.TokenID}
 }
 
 // Current checks the caller against its current user record u: a write

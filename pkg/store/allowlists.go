@@ -68,7 +68,8 @@ func commentItem(allowID, commentID, by int64, text string, at time.Time) item {
 
 // CreateAllowlist stores a new allowlist and its rule in its group, and
 // re-evaluates the group's findings before it returns.
-func (s *Store) CreateAllowlist(ctx context.Context, r scangate.Rule, comment string, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+func (s *Store) CreateAllowlist(ctx context.Context, r scangate.Rule, comment string, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+	by := actorID(who)
 	id, err := s.nextID(ctx, "allowlist")
 	if err != nil {
 		return scangate.Allowlist{}, scangate.Updated{}, err
@@ -86,6 +87,7 @@ func (s *Store) CreateAllowlist(ctx context.Context, r scangate.Rule, comment st
 	}
 	t.put(lAllow, allowItem(a, 1), when("attribute_not_exists("+ref(aPK)+")"))
 	setRule(t, groupOf(r.Type, r.Name), id, r, true)
+	s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistCreate, who, allowTarget(id), ruleChanges(scangate.Rule{}, r, comment), now))
 	err = s.retry.Do(ctx, "create allowlist", func(int) (bool, error) {
 		err := s.commit(ctx, "create allowlist", t)
 		if lostRace(err) {
@@ -104,7 +106,8 @@ func (s *Store) CreateAllowlist(ctx context.Context, r scangate.Rule, comment st
 // between groups when its type or name changes, appends the comment, and
 // re-evaluates the findings of the old and the new group before it returns.
 // Sent again after a failure, the same change completes the re-evaluation.
-func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+	by := actorID(who)
 	var a scangate.Allowlist
 	var oldRule scangate.Rule
 	var commentID int64
@@ -127,7 +130,9 @@ func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.Allowl
 		if commentID != 0 {
 			a.Comments = append(a.Comments, commentID)
 		}
-		err = s.commit(ctx, "update allowlist", s.allowlistUpdateTx(a, oldRule, ver, commentID, c.Comment, now))
+		t := s.allowlistUpdateTx(a, oldRule, ver, commentID, c.Comment, now)
+		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistUpdate, who, allowTarget(id), ruleChanges(oldRule, a.Rule, c.Comment), now))
+		err = s.commit(ctx, "update allowlist", t)
 		if lostRace(err, lAllow) {
 			return false, nil
 		}
@@ -157,6 +162,41 @@ func (s *Store) allowlistUpdateTx(a scangate.Allowlist, old scangate.Rule, ver, 
 	}
 	setRule(t, ng, a.ID, a.Rule, og != ng)
 	return t
+}
+
+func allowTarget(id int64) scangate.Target {
+	return scangate.Target{Type: "allowlist", ID: strconv.FormatInt(id, 10)}
+}
+
+// actorID is the user id of who makes a change, 0 for the system.
+func actorID(who scangate.Who) int64 {
+	if who.Actor == nil {
+		return 0
+	}
+	return who.Actor.UserID
+}
+
+// ruleChanges are the audited fields of an allowlist that changed from
+// old to r (old empty: created), with the comment added.
+func ruleChanges(old, r scangate.Rule, comment string) scangate.Changes {
+	c := scangate.Changes{}
+	created := old.Type == ""
+	from := func(v any) any {
+		if created {
+			return nil
+		}
+		return v
+	}
+	c.Set("type", from(string(old.Type)), string(r.Type))
+	c.Set("name", from(old.Name), r.Name)
+	c.Set("active", from(old.Active), r.Active)
+	c.Set("global_", from(old.Global), r.Global)
+	c.IDs("repos", old.Repos, r.Repos)
+	c.IDs("vcs", old.Vcs, r.Vcs)
+	if comment != "" {
+		c.Set("comment", nil, comment)
+	}
+	return c
 }
 
 // allowlist reads an allowlist and its version, strongly consistent.

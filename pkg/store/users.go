@@ -112,18 +112,38 @@ func addAdmins(t *tx, delta int64, first bool) {
 // CreateUser stores a new user with the next user id. The user, its username
 // and e-mail markers (and the active-admin count) are written in one
 // transaction: two round trips in all.
-func (s *Store) CreateUser(ctx context.Context, u scangate.User) (scangate.User, error) {
-	return s.createUser(ctx, u, false)
+func (s *Store) CreateUser(ctx context.Context, u scangate.User, who scangate.Who) (scangate.User, error) {
+	return s.createUser(ctx, u, false, who)
 }
 
 // Bootstrap stores the first admin of a deployment. It fails with a conflict
 // when an active admin exists already.
-func (s *Store) Bootstrap(ctx context.Context, u scangate.User) (scangate.User, error) {
+func (s *Store) Bootstrap(ctx context.Context, u scangate.User, who scangate.Who) (scangate.User, error) {
 	u.Role, u.Active = scangate.RoleAdmin, true
-	return s.createUser(ctx, u, true)
+	return s.createUser(ctx, u, true, who)
 }
 
-func (s *Store) createUser(ctx context.Context, u scangate.User, first bool) (scangate.User, error) {
+func userTarget(id int64) scangate.Target {
+	return scangate.Target{Type: "user", ID: strconv.FormatInt(id, 10)}
+}
+
+// userChanges are the audited fields of a user that changed from old to u.
+func userChanges(old, u scangate.User) scangate.Changes {
+	c := scangate.Changes{}
+	if old.ID == 0 { // created
+		c.Set("username", nil, u.Username)
+		c.Set("user_email", nil, u.Email)
+		c.Set("role", nil, string(u.Role))
+		c.Set("active", nil, u.Active)
+		return c
+	}
+	c.Set("user_email", old.Email, u.Email)
+	c.Set("role", string(old.Role), string(u.Role))
+	c.Set("active", old.Active, u.Active)
+	return c
+}
+
+func (s *Store) createUser(ctx context.Context, u scangate.User, first bool, who scangate.Who) (scangate.User, error) {
 	id, err := s.nextID(ctx, "user")
 	if err != nil {
 		return scangate.User{}, err
@@ -136,6 +156,11 @@ func (s *Store) createUser(ctx context.Context, u scangate.User, first bool) (sc
 	if u.Role == scangate.RoleAdmin && u.Active {
 		addAdmins(t, 1, first)
 	}
+	action := scangate.AuditUserCreate
+	if first {
+		action = scangate.AuditAdminBootstrap
+	}
+	s.addAudit(t, scangate.NewAudit(action, who, userTarget(id), userChanges(scangate.User{}, u), u.CreatedAt.Time))
 	err = s.retry.Do(ctx, "create user", func(int) (bool, error) {
 		err := s.commit(ctx, "create user", t)
 		switch {
@@ -174,7 +199,7 @@ func (s *Store) userVersion(ctx context.Context, id int64) (scangate.User, int64
 // version check, moving the e-mail marker and the active-admin count in the
 // same transaction: two round trips unless a concurrent writer intervenes.
 // A deactivation also kills every token issued until then, for good.
-func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error) (scangate.User, error) {
+func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error, who scangate.Who) (scangate.User, error) {
 	var updated scangate.User
 	err := s.retry.Do(ctx, "update user", func(int) (bool, error) {
 		old, ver, err := s.userVersion(ctx, id)
@@ -188,7 +213,9 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.
 		if old.Active && !u.Active {
 			u.TokensValidFrom = u.UpdatedAt.Time
 		}
-		err = s.commit(ctx, "update user", s.userUpdateTx(old, u, ver))
+		t := s.userUpdateTx(old, u, ver)
+		s.addAudit(t, scangate.NewAudit(scangate.AuditUserUpdate, who, userTarget(id), userChanges(old, u), u.UpdatedAt.Time))
+		err = s.commit(ctx, "update user", t)
 		switch {
 		case err == nil:
 			updated = u
