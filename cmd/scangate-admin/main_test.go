@@ -18,7 +18,9 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
+// TestAdminCLI runs every subcommand against a fresh table.
 func TestAdminCLI(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	vars := map[string]string{}
@@ -127,6 +129,7 @@ func TestAdminCLI(t *testing.T) {
 
 // TestBootstrapPasswordFromEnvironment: a chosen password is used and never printed.
 func TestBootstrapPasswordFromEnvironment(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	var out bytes.Buffer
 	getenv := func(name string) string {

@@ -107,6 +107,10 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		attrs = append(attrs, "user_id", caller.ID)
 	}
 	switch {
+	case scangate.KindOf(err) == scangate.KindGone:
+		// The caller went away (the local server cancels the request's
+		// context); nobody reads the answer and nothing failed.
+		e.Log.InfoContext(ctx, "request abandoned: the client went away", attrs...)
 	case resp.StatusCode >= 500:
 		e.Log.ErrorContext(ctx, "request failed", append(attrs, "error", err.Error())...)
 	case err != nil:
@@ -210,7 +214,12 @@ type problem struct {
 	Errors []scangate.FieldError `json:"errors,omitempty"`
 }
 
+// statusClientClosed is the status of an answer nobody reads because the
+// client went away (nginx's 499; never sent).
+const statusClientClosed = 499
+
 var kindStatus = map[scangate.Kind]int{
+	scangate.KindGone:         statusClientClosed,
 	scangate.KindInvalid:      http.StatusUnprocessableEntity,
 	scangate.KindNotFound:     http.StatusNotFound,
 	scangate.KindConflict:     http.StatusConflict,

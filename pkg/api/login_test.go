@@ -30,6 +30,7 @@ func (h *harness) authorize(token string) error {
 }
 
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var resp events.APIGatewayProxyResponse
 	trips := h.env.CountTrips(func() { resp = h.login("ADMIN", adminPassword) })
@@ -68,6 +69,7 @@ func TestLogin(t *testing.T) {
 }
 
 func TestLoginFailuresLookAlike(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	unknown := h.login("nobody", "whatever-password")
 	wrong := h.login("admin", "wrong-password-1")
@@ -83,6 +85,7 @@ func TestLoginFailuresLookAlike(t *testing.T) {
 }
 
 func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for i := range 5 {
 		expectProblem(t, h.login("Admin", "wrong-password-"+strconv.Itoa(i)), 401)
@@ -109,6 +112,7 @@ func TestLoginThrottle(t *testing.T) {
 }
 
 func TestDeactivatedUserLosesAccess(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.call("create-user", jsonReq(&h.admin, createBody("sam", "user")))
 	resp := h.login("sam", "password-of-sam")

@@ -27,6 +27,7 @@ type Store interface {
 	auth.LoginStore
 	auth.TokenStore
 	TokenStore
+	ExpiryStore
 }
 
 // Passwords hashes and checks passwords (pkg/auth/password.Argon2id).
@@ -58,7 +59,12 @@ type Operation struct {
 	// Exactly one of these builds its handler, by what invokes it.
 	API        func(Deps) Handler           // API Gateway, REST proxy
 	Authorizer func(Deps) AuthorizerHandler // API Gateway, TOKEN authorizer
+	Schedule   func(Deps) ScheduleHandler   // an EventBridge schedule
 }
+
+// ScheduleHandler is the signature of a function an EventBridge schedule
+// invokes.
+type ScheduleHandler func(context.Context, events.EventBridgeEvent) error
 
 // Handler builds the operation's handler in the form lambda.Start takes
 // it: a Handler, an AuthorizerHandler, or (for the kinds of later
@@ -69,6 +75,8 @@ func (o Operation) Handler(d Deps) any {
 		return o.API(d)
 	case o.Authorizer != nil:
 		return o.Authorizer(d)
+	case o.Schedule != nil:
+		return o.Schedule(d)
 	}
 	return nil
 }
@@ -105,6 +113,7 @@ func Operations() []Operation {
 		{Name: "create-token", API: NewCreateToken},
 		{Name: "revoke-token", API: NewRevokeToken},
 		{Name: "logout", API: NewLogout},
+		{Name: "expire-allowlists", Schedule: NewExpireAllowlists},
 		{Name: "list-findings", API: NewListFindings},
 		{Name: "get-pr", API: NewGetPR},
 		{Name: "list-pr-scans", API: NewListPRScans},
@@ -159,6 +168,9 @@ func NewRevokeToken(d Deps) Handler { return RevokeToken(d.Store, d.Now, d.Log).
 // NewLogout builds DELETE /auth/token.
 func NewLogout(d Deps) Handler { return Logout(d.Store, d.Now, d.Log).Handle }
 
+// NewExpireAllowlists builds the scheduled function that applies expiries.
+func NewExpireAllowlists(d Deps) ScheduleHandler { return ExpireAllowlists(d.Store, d.Now, d.Log) }
+
 // The read side (section 6). A listing seals its cursors with
 // d.Config.CursorKey; its main refuses to start without one.
 
@@ -179,11 +191,11 @@ func NewListPRScans(d Deps) Handler {
 func NewListPRs(d Deps) Handler { return ListPRs(d.Store, newPager(d.Config), d.Log).Handle }
 
 // NewGetAllowlist builds GET /whitelist/{whitelist_id}.
-func NewGetAllowlist(d Deps) Handler { return GetAllowlist(d.Store, d.Log).Handle }
+func NewGetAllowlist(d Deps) Handler { return GetAllowlist(d.Store, d.Now, d.Log).Handle }
 
 // NewListAllowlists builds GET /whitelist.
 func NewListAllowlists(d Deps) Handler {
-	return ListAllowlists(d.Store, newPager(d.Config), d.Log).Handle
+	return ListAllowlists(d.Store, newPager(d.Config), d.Now, d.Log).Handle
 }
 
 // NewGetUser builds GET /users/{user_id}.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -192,22 +193,25 @@ type allowlistView struct {
 	UpdatedOn scangate.Time  `json:"updated_on"`
 }
 
-func allowlistViewJSON(a scangate.Allowlist, comments any) allowlistView {
+func allowlistViewJSON(a scangate.Allowlist, comments any, now time.Time) allowlistView {
 	v := allowlistView{
 		ID: a.ID, Type: string(a.Rule.Type), Name: a.Rule.Name, Active: a.Rule.Active, Global: a.Rule.Global,
 		Repos: nonNil(a.Rule.Repos), Vcs: nonNil(a.Rule.Vcs), Comments: comments,
 		CreatedBy: a.CreatedBy, CreatedOn: a.CreatedOn, UpdatedBy: a.UpdatedBy, UpdatedOn: a.UpdatedOn,
 	}
-	v.Paths, v.Reason, v.ExpiresAt, v.Expired = lifecycleJSON(a)
+	v.Paths, v.Reason, v.ExpiresAt, v.Expired = lifecycleJSON(a, now)
 	return v
 }
 
-// lifecycleJSON is what section 10 adds to an allowlist: its paths, the
-// reason it was made, when it expires and whether it has. Until the
-// lifecycle issue stores them, an allowlist has no paths, no reason and
-// no expiry; that issue fills them in here.
-func lifecycleJSON(scangate.Allowlist) (paths []string, reason *string, expiresAt *scangate.Time, expired bool) {
-	return []string{}, nil, nil, false
+// lifecycleJSON is what section 10 adds to an allowlist: its paths ([]
+// for any), its reason and expiry (null for none), and whether it has
+// expired at now (its expiry has passed, applied by the scheduled function
+// yet or not).
+func lifecycleJSON(a scangate.Allowlist, now time.Time) (paths []string, reason *string, expiresAt *scangate.Time, expired bool) {
+	if a.Reason != "" {
+		reason = &a.Reason
+	}
+	return nonNil(a.Rule.Paths), reason, a.ExpiresAt, a.Expired(now)
 }
 
 func nonNil[T any](l []T) []T {
@@ -219,7 +223,7 @@ func nonNil[T any](l []T) []T {
 
 // GetAllowlist is GET /whitelist/{whitelist_id}: the allowlist with its
 // comments, oldest first.
-func GetAllowlist(st AllowlistReader, log *slog.Logger) Endpoint {
+func GetAllowlist(st AllowlistReader, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "GetAllowlist", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "whitelist_id")
@@ -234,13 +238,13 @@ func GetAllowlist(st AllowlistReader, log *slog.Logger) Endpoint {
 			for i, c := range cs {
 				comments[i] = commentBody{ID: c.ID, Comment: c.Text, CreatedBy: c.By, CreatedOn: c.At}
 			}
-			return Reply{Status: http.StatusOK, Body: allowlistViewJSON(a, comments)}, nil
+			return Reply{Status: http.StatusOK, Body: allowlistViewJSON(a, comments, now())}, nil
 		}}
 }
 
 // ListAllowlists is GET /whitelist (?type=&name=&active=): newest first;
 // a name matches as suppression matches it.
-func ListAllowlists(st AllowlistReader, pg pager, log *slog.Logger) Endpoint {
+func ListAllowlists(st AllowlistReader, pg pager, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListAllowlists", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)
@@ -257,8 +261,9 @@ func ListAllowlists(st AllowlistReader, pg pager, log *slog.Logger) Endpoint {
 				return Reply{}, err
 			}
 			items := make([]allowlistView, len(as))
+			at := now()
 			for i, a := range as {
-				items[i] = allowlistViewJSON(a, nonNil(a.Comments))
+				items[i] = allowlistViewJSON(a, nonNil(a.Comments), at)
 			}
 			return pg.reply(req, "/api/whitelist", r, items, next), nil
 		}}

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -251,5 +252,30 @@ func TestReadRoles(t *testing.T) {
 				t.Errorf("%s as %s: %d %s", r.fn, c.Role, resp.StatusCode, resp.Body)
 			}
 		}
+	}
+}
+
+// TestAllowlistLifecycleRead: GET /whitelist/{whitelist_id} and GET
+// /whitelist show an allowlist's paths, reason and expiry as stored, and
+// expired once its expiry has been applied.
+func TestAllowlistLifecycleRead(t *testing.T) {
+	h := newHarness(t)
+	expires := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true,"reason":"used_in_tests","paths":["test/**","**/*.spec.ts"],"expires_at":"`+expires+`"}`))
+	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:bb"}`))
+	one := map[string]string{"whitelist_id": "1"}
+	a := mustOK(t, h.read("get-allowlist", &h.admin, one, ""))
+	sameJSON(t, "lifecycle", map[string]any{"paths": a["paths"], "reason": a["reason"], "expires_at": a["expires_at"], "expired": a["expired"]},
+		`{"paths":["test/**","**/*.spec.ts"],"reason":"used_in_tests","expires_at":"`+expires+`","expired":false}`)
+	if _, err := h.env.Store.ExpireDue(context.Background(), time.Now().Add(49*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if a := mustOK(t, h.read("get-allowlist", &h.admin, one, "")); a["expired"] != true || a["expires_at"] != expires {
+		t.Errorf("after its expiry: %v", a)
+	}
+	listed := h.walk("list-allowlists", &h.admin, nil, "/api/whitelist", "", 1, true)
+	if len(listed) != 2 || listed[1]["expired"] != true || listed[0]["expired"] != false || listed[0]["reason"] != nil ||
+		len(listed[0]["paths"].([]any)) != 0 || listed[1]["reason"] != "used_in_tests" {
+		t.Errorf("listed: %v", listed)
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
@@ -56,6 +56,7 @@ func issue(t *testing.T, env *ddbtest.Env, userID int64, expires time.Time) stri
 }
 
 func TestAuthorizer(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
@@ -138,17 +139,22 @@ func TestAuthorizer(t *testing.T) {
 }
 
 func TestAuthorizerDatabaseFailureIsNotUnauthorized(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
-	if env.Mini == nil {
-		t.Skip("failure emulation needs the embedded server")
-	}
 	alice := newUser(t, env, "alice", scangate.RoleUser, true)
 	tok := issue(t, env, alice.ID, time.Now().Add(time.Hour))
-	env.Mini.EmulateFailure(miniserver.FailureConditionInternalServerError)
-	defer env.Mini.EmulateFailure(miniserver.FailureConditionNone)
 	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	_, err := a.Handle(context.Background(), events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: "Bearer " + tok, MethodArn: methodARN})
-	if err == nil || err.Error() == "Unauthorized" {
-		t.Fatalf("err = %v; want a failure that API Gateway answers 503 (AUTHORIZER_FAILURE)", err)
+	for _, answer := range []*ddbtest.Answer{ddbtest.InternalServerError(), ddbtest.Throttled()} {
+		var attempts atomic.Int64
+		fault := func(string, any) error {
+			attempts.Add(1)
+			return answer
+		}
+		env.Fault.Store(&fault)
+		_, err := a.Handle(context.Background(), events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: "Bearer " + tok, MethodArn: methodARN})
+		env.Fault.Store(nil)
+		if err == nil || err.Error() == "Unauthorized" || attempts.Load() == 0 {
+			t.Fatalf("%s: err = %v after %d attempts; want a failure that API Gateway answers 503 (AUTHORIZER_FAILURE)", answer.Type, err, attempts.Load())
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 // have (wrong characters or length, anything not ASCII) is a failed login
 // decided without a single DynamoDB round trip, so it never reaches a key.
 func TestLoginRefusesImpossibleUsernamesUnread(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	newUser(t, env, "kevin", scangate.RoleUser, true)
 	l := auth.Login{Store: env.Store, Passwords: password.Argon2id{}, TokenTTL: time.Hour, Now: time.Now}

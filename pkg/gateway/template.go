@@ -8,6 +8,7 @@ package gateway
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,9 @@ type Authorizer struct {
 	Function string // logical id
 	Header   string
 	TTL      int // seconds the answer is cached; 0 turns the cache off
+	// Validation is the identity validation expression: a header that does
+	// not match it is refused (401) without running the authorizer.
+	Validation *regexp.Regexp
 }
 
 // Response is one GatewayResponse.
@@ -228,6 +232,13 @@ func (t *Template) readAPI(p node) error {
 		ttl = n
 	}
 	t.Authorizer = &Authorizer{Function: a.get("FunctionArn").str(), Header: a.get("Identity", "Header").str(), TTL: ttl}
+	if expr := a.get("Identity", "ValidationExpression").str(); expr != "" {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return fmt.Errorf("authorizer validation expression %q: %w", expr, err)
+		}
+		t.Authorizer.Validation = re
+	}
 	if t.Authorizer.Header == "" {
 		t.Authorizer.Header = "Authorization"
 	}

@@ -113,7 +113,7 @@ func newFixture(b *testing.B) fixture {
 	if err := local.Seed(ctx, st, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	if _, _, err := st.CreateAllowlist(ctx, scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:5f2b9c0e8d1a", Active: true}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+	if _, _, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:5f2b9c0e8d1a", Active: true}}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 		b.Fatal(err)
 	}
 	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r","webhook_id":1,` +

@@ -54,6 +54,7 @@ func startCounted(t *testing.T, authorizerTTL time.Duration) (*local.Stack, stri
 // TestReadmeCurlFlow runs the README's curl examples, as written, against
 // the local server.
 func TestReadmeCurlFlow(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
@@ -149,6 +150,7 @@ func adminPassword(t *testing.T, dir string) string {
 }
 
 func TestGatewayBehaviour(t *testing.T) {
+	t.Parallel()
 	_, api, dir := startStack(t, 0)
 	admin := loginToken(t, api, "admin", adminPassword(t, dir))
 
@@ -193,6 +195,7 @@ func TestGatewayBehaviour(t *testing.T) {
 }
 
 func TestAuthorizerCache(t *testing.T) {
+	t.Parallel()
 	_, api, dir, env := startCounted(t, time.Hour)
 	admin := loginToken(t, api, "admin", adminPassword(t, dir))
 	// The first request runs the authorizer (1 round trip, and the record of

@@ -241,6 +241,7 @@ func like(pattern, s string) bool {
 // against the function's policy in template.yaml: nothing it uses is
 // missing, nothing it does not use is granted.
 func TestIAMPolicies(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	var mu sync.Mutex
 	used := map[string]map[string]bool{}

@@ -12,6 +12,7 @@ import (
 // gzipped and base64-encoded into the envelope by a shell pipe, then an
 // allowlist named sha256 of the secret's value, which covers it.
 func TestReadmeSARIFFlow(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}

@@ -56,6 +56,7 @@ type facts struct {
 // allowlist named sha256 of a planted value suppresses exactly its
 // occurrences.
 func TestScannerUploads(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("SCANGATE_SARIF_DIR")
 	if dir == "" {
 		t.Skip("set SCANGATE_SARIF_DIR to the scanners' output (make test-scanners)")

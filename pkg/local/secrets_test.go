@@ -41,6 +41,7 @@ func (s *syncBuffer) String() string {
 // of the table and every log line: no password and no token appears in
 // either, in any case.
 func TestNoSecretsStoredOrLogged(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	var logs syncBuffer
 	const adminPW = "admin-Secret-Pass-1"

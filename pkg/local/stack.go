@@ -134,7 +134,12 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 	case err != nil:
 		return err
 	default:
-		s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
+		s.AdminNote = fmt.Sprintf("admin login: username %q, the password of SCANGATE_ADMIN_PASSWORD", o.AdminUsername)
+		if generated {
+			// Only a generated password is shown, once; one that was set
+			// is its owner's and never printed.
+			s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
+		}
 		if generated && o.PasswordFile != "" {
 			if err := writeSecret(o.PasswordFile, password); err != nil {
 				return err

@@ -80,6 +80,9 @@ const (
 
 	// Allowlists, their rules and groups.
 	aGlobal    = "global"
+	aPaths     = "paths"
+	aExpired   = "expired" // the allowlist's expiry is applied
+	aReason    = "reason"
 	aRepos     = "repos"
 	aVcs       = "vcs"
 	aComments  = "comments"

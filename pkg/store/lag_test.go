@@ -51,7 +51,7 @@ func TestIndexLag(t *testing.T) {
 				wg.Go(func() {
 					if i%3 == 0 {
 						rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: name, Active: true, Repos: []int64{repo}}
-						if _, _, err := st.CreateAllowlist(ctx, rule, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+						if _, _, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 							t.Error(err)
 						}
 						return
@@ -67,7 +67,7 @@ func TestIndexLag(t *testing.T) {
 				t.Fatal(err)
 			}
 			rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "cve-9", Active: true, Global: true}
-			if _, upd, err := st.CreateAllowlist(ctx, rule, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil || fix && upd.Vulnerabilities != 1 {
+			if _, upd, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil || fix && upd.Vulnerabilities != 1 {
 				t.Fatalf("create: %+v %v", upd, err)
 			}
 			rep, err := env.Store.Check(ctx)
@@ -98,7 +98,7 @@ func TestIndexServesOldVersions(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // the finding is in the index now
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-7", Active: true, Global: true}
-	a, _, err := st.CreateAllowlist(ctx, rule, "", scangate.Who{RequestID: "test"}, time.Now())
+	a, _, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestReevaluationPacking(t *testing.T) {
 		}
 	}
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-2021-44228", Active: true, Repos: []int64{1}}
-	a, upd, err := st.CreateAllowlist(ctx, rule, "", scangate.Who{RequestID: "test"}, time.Now())
+	a, upd, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now())
 	if err != nil || upd.Vulnerabilities != 250 {
 		t.Fatalf("create: %+v %v", upd, err)
 	}
