@@ -58,8 +58,11 @@ func TestOperationsAgree(t *testing.T) {
 func TestMainsCallTheirConstructor(t *testing.T) {
 	for _, op := range api.Operations() {
 		var fn any = op.API
-		if op.Authorizer != nil {
+		switch {
+		case op.Authorizer != nil:
 			fn = op.Authorizer
+		case op.Schedule != nil:
+			fn = op.Schedule
 		}
 		name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
 		ctor := "api." + name[strings.LastIndex(name, ".")+1:] + "("
@@ -166,9 +169,19 @@ func checkOperations(ops []api.Operation, dirs []string, tpl *gateway.Template, 
 		names = append(names, op.Name)
 		id := api.LogicalID(op.Name)
 		ids = append(ids, id)
+		kinds := 0
+		for _, set := range []bool{op.API != nil, op.Authorizer != nil, op.Schedule != nil} {
+			if set {
+				kinds++
+			}
+		}
 		switch {
-		case (op.API != nil) == (op.Authorizer != nil):
+		case kinds != 1:
 			bad("operation %s must have exactly one handler kind", op.Name)
+		case op.Schedule != nil && tpl.Schedules[id] == "":
+			bad("scheduled operation %s has no schedule in template.yaml", op.Name)
+		case op.Schedule == nil && tpl.Schedules[id] != "":
+			bad("template.yaml schedules %s, which is not a scheduled operation", id)
 		case op.API != nil && routes[id] == 0:
 			bad("API operation %s has no route in template.yaml", op.Name)
 		case op.Authorizer != nil && tpl.Authorizer.Function != id:

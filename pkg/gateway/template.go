@@ -48,6 +48,9 @@ type Template struct {
 	Authorizer *Authorizer
 	Responses  map[string]Response
 	Functions  []string // logical ids of every function
+	// Schedules are the functions that EventBridge schedules invoke, with
+	// their schedule expression (rate(1 minute)).
+	Schedules map[string]string
 	// Collections are the paths also served with a trailing slash
 	// (DESIGN.md section 3): see collections.
 	Collections map[string]bool
@@ -153,7 +156,7 @@ func ParseTemplate(b []byte) (*Template, error) {
 	for i, name := range names {
 		root.params[name] = params[i].get("Default").str()
 	}
-	t := &Template{Responses: map[string]Response{}}
+	t := &Template{Responses: map[string]Response{}, Schedules: map[string]string{}}
 	ids, resources := root.get("Resources").entries()
 	for i, id := range ids {
 		r := resources[i]
@@ -166,6 +169,9 @@ func ParseTemplate(b []byte) (*Template, error) {
 			t.Functions = append(t.Functions, id)
 			_, events := r.get("Properties", "Events").entries()
 			for _, ev := range events {
+				if ev.get("Type").str() == "Schedule" {
+					t.Schedules[id] = ev.get("Properties", "Schedule").str()
+				}
 				if ev.get("Type").str() != "Api" {
 					continue
 				}

@@ -50,6 +50,7 @@ type Stack struct {
 	Embedded  *Embedded // nil on an external endpoint
 	AdminNote string    // how to log in as the first admin
 	functions map[string]lambda.Handler
+	schedules map[string]string // logical id: schedule expression
 }
 
 // Invoke runs a function of the template with an event as Lambda would:
@@ -79,6 +80,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{}
+	s.schedules = t.Schedules
 	if err := s.start(ctx, t, o); err != nil {
 		_ = s.Close()
 		return nil, err
