@@ -28,6 +28,7 @@ type Store interface {
 	auth.TokenStore
 	TokenStore
 	ExpiryStore
+	AuditReader
 }
 
 // Passwords hashes and checks passwords (pkg/auth/password.Argon2id).
@@ -113,6 +114,8 @@ func Operations() []Operation {
 		{Name: "create-token", API: NewCreateToken},
 		{Name: "revoke-token", API: NewRevokeToken},
 		{Name: "logout", API: NewLogout},
+		{Name: "list-tokens", API: NewListTokens},
+		{Name: "list-audit", API: NewListAudit},
 		{Name: "expire-allowlists", Schedule: NewExpireAllowlists},
 		{Name: "list-findings", API: NewListFindings},
 		{Name: "get-pr", API: NewGetPR},
@@ -206,3 +209,9 @@ func NewGetMe(d Deps) Handler { return GetMe(d.Store, d.Log).Handle }
 
 // NewListUsers builds GET /users.
 func NewListUsers(d Deps) Handler { return ListUsers(d.Store, newPager(d.Config), d.Log).Handle }
+
+// NewListTokens builds GET /auth/tokens.
+func NewListTokens(d Deps) Handler { return ListTokens(d.Store, newPager(d.Config), d.Now, d.Log).Handle }
+
+// NewListAudit builds GET /audit.
+func NewListAudit(d Deps) Handler { return ListAudit(d.Store, newPager(d.Config), d.Log).Handle }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -12,11 +13,65 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// TokenStore keeps personal tokens and revokes tokens.
+// TokenStore keeps personal tokens, lists and revokes tokens.
 type TokenStore interface {
 	CallerStore
 	auth.PersonalTokenStore
 	RevokeToken(ctx context.Context, id, owner int64, who scangate.Who, now time.Time) error
+	TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) ([]scangate.Token, map[string]string, error)
+}
+
+// tokenMetaBody is a token as GET /auth/tokens lists it: never its secret.
+type tokenMetaBody struct {
+	ID         int64          `json:"id"`
+	Kind       string         `json:"kind"`
+	Name       *string        `json:"name"`
+	Scope      string         `json:"scope"`
+	CreatedAt  scangate.Time  `json:"created_at"`
+	ExpiresAt  scangate.Time  `json:"expires_at"`
+	LastUsedAt *scangate.Time `json:"last_used_at"`
+}
+
+func tokenMetaJSON(t scangate.Token) tokenMetaBody {
+	b := tokenMetaBody{ID: t.ID, Kind: t.Kind, Scope: t.Scope, CreatedAt: scangate.At(t.CreatedAt), ExpiresAt: scangate.At(t.ExpiresAt)}
+	if t.Name != "" {
+		b.Name = &t.Name
+	}
+	if !t.LastUsedAt.IsZero() {
+		at := scangate.At(t.LastUsedAt)
+		b.LastUsedAt = &at
+	}
+	return b
+}
+
+// ListTokens is GET /auth/tokens: the caller's login and personal tokens
+// that are neither expired nor revoked, newest first, without secrets; an
+// admin may ask for another user's with ?user_id=.
+func ListTokens(st TokenStore, pg pager, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "ListTokens", Roles: everyRole, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			q := readQuery(req)
+			user := q.id("user_id")
+			if user != 0 && user != c.ID && c.Role != scangate.RoleAdmin {
+				return Reply{}, scangate.Errorf(scangate.KindForbidden, "only an admin may list another user's tokens")
+			}
+			if user == 0 {
+				user = c.ID
+			}
+			r, err := pg.read(q, "tokens", map[string]string{"user": fmt.Sprint(user)})
+			if err != nil {
+				return Reply{}, err
+			}
+			tokens, next, err := st.TokensPage(ctx, user, now(), r.limit, r.after)
+			if err != nil {
+				return Reply{}, err
+			}
+			items := make([]tokenMetaBody, len(tokens))
+			for i, t := range tokens {
+				items[i] = tokenMetaJSON(t)
+			}
+			return pg.reply(req, "/api/auth/tokens", r, items, next), nil
+		}}
 }
 
 // personalTokenBody is a new personal token: the only answer that shows

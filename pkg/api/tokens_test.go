@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -19,7 +20,6 @@ import (
 
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
 )
 
 func (h *harness) createToken(c *scangate.Caller, body string) events.APIGatewayProxyResponse {
@@ -368,11 +368,152 @@ func TestNoEntryWithoutItsChange(t *testing.T) {
 
 var errInjected = errors.New("injected failure")
 
-func storeFilter(action string) store.AuditFilter { return store.AuditFilter{Action: action} }
+func storeFilter(action string) scangate.AuditFilter { return scangate.AuditFilter{Action: action} }
 
 func expect503Or500(t *testing.T, resp events.APIGatewayProxyResponse) {
 	t.Helper()
 	if resp.StatusCode != 503 && resp.StatusCode != 500 {
 		t.Fatalf("status %d %s; want the failure", resp.StatusCode, resp.Body)
+	}
+}
+
+// list calls a listing handler with query parameters and returns the
+// answer's items and next cursor.
+func (h *harness) list(fn string, c *scangate.Caller, query map[string]string) (events.APIGatewayProxyResponse, []any, string) {
+	h.t.Helper()
+	v := url.Values{}
+	for k, val := range query {
+		v.Set(k, val)
+	}
+	resp := h.read(fn, c, nil, v.Encode())
+	if resp.StatusCode != 200 {
+		return resp, nil, ""
+	}
+	var page struct {
+		Items      []any
+		NextCursor *string `json:"next_cursor"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &page); err != nil {
+		h.t.Fatal(err)
+	}
+	next := ""
+	if page.NextCursor != nil {
+		next = *page.NextCursor
+	}
+	return resp, page.Items, next
+}
+
+func TestListingTokens(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	uma := h.member("uma", scangate.RoleUser)
+	var secrets []string
+	for i := range 3 {
+		tok := mustOK(t, h.createToken(&uma, fmt.Sprintf(`{"name":"t%d"}`, i)))
+		secrets = append(secrets, tok["access_token"].(string))
+	}
+	// A revoked one is not listed.
+	r := jsonReq(&uma, "")
+	r.params = map[string]string{"token_id": "1"}
+	if resp := h.call("revoke-token", r); resp.StatusCode != 204 {
+		t.Fatal(resp.Body)
+	}
+	resp, items, _ := h.list("list-tokens", &uma, nil)
+	if resp.StatusCode != 200 || len(items) != 2 {
+		t.Fatalf("%d %s", resp.StatusCode, resp.Body)
+	}
+	first := items[0].(map[string]any)
+	if first["name"] != "t2" || first["kind"] != "personal" || first["scope"] != "write" || first["last_used_at"] != nil {
+		t.Errorf("newest first, without secrets: %v", first)
+	}
+	for _, s := range secrets {
+		if strings.Contains(resp.Body, s) || strings.Contains(resp.Body, auth.HashToken(s)) {
+			t.Fatal("the listing shows a token or its hash")
+		}
+	}
+	// Paging, limit 1.
+	_, page1, next := h.list("list-tokens", &uma, map[string]string{"limit": "1"})
+	_, page2, _ := h.list("list-tokens", &uma, map[string]string{"limit": "1", "cursor": next})
+	if len(page1) != 1 || len(page2) != 1 || page1[0].(map[string]any)["id"] == page2[0].(map[string]any)["id"] {
+		t.Errorf("pages %v %v", page1, page2)
+	}
+	// Another user's tokens: an admin may list them, a user may not.
+	if _, items, _ := h.list("list-tokens", &h.admin, map[string]string{"user_id": fmt.Sprint(uma.ID)}); len(items) != 2 {
+		t.Errorf("an admin listing uma's tokens: %v", items)
+	}
+	resp, _, _ = h.list("list-tokens", &uma, map[string]string{"user_id": "1"})
+	expectProblem(t, resp, 403)
+}
+
+func TestListingAudit(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for i := range 3 {
+		mustOK(t, h.call("create-user", jsonReq(&h.admin, createBody(fmt.Sprintf("ann%d", i), "user"))))
+	}
+	mustOK(t, h.call("update-user", update(h, "2", `{"role":"readonly","active":true,"user_email":"ann0@example.com"}`)))
+	h.login("ann1", "wrong-password-1")
+	// Only admins read it.
+	ann := h.member("reader", scangate.RoleReadonly)
+	resp, _, _ := h.list("list-audit", &ann, nil)
+	expectProblem(t, resp, 403)
+	// Newest first, walked with limit 2: every change once.
+	var all []map[string]any
+	next := ""
+	for range 10 {
+		q := map[string]string{"limit": "2"}
+		if next != "" {
+			q["cursor"] = next
+		}
+		_, items, n := h.list("list-audit", &h.admin, q)
+		for _, it := range items {
+			all = append(all, it.(map[string]any))
+		}
+		if next = n; next == "" {
+			break
+		}
+	}
+	// The bootstrap, 3 creates, the update and the reader's creation.
+	if len(all) != 6 {
+		t.Errorf("%d entries in the change log; want 6", len(all))
+	}
+	seen := map[any]bool{}
+	for i, e := range all {
+		if seen[e["id"]] {
+			t.Errorf("entry %v twice", e["id"])
+		}
+		seen[e["id"]] = true
+		if i > 0 && e["id"].(string) >= all[i-1]["id"].(string) {
+			t.Errorf("not newest first at %d", i)
+		}
+	}
+	// Filters: action, actor, target, time; the failed logins apart.
+	for q, want := range map[string]int{
+		"action=user.create":            4, // and the reader, by the store directly
+		"action=user.update":            1,
+		"target_type=user&target_id=2":  2,
+		"action=login.failure":          1,
+		"actor_id=1&action=user.update": 1,
+		"since=2000-01-01T00:00:00Z":    len(all),
+		"until=2000-01-01T00:00:00Z":    0,
+	} {
+		params := map[string]string{}
+		for _, kv := range strings.Split(q, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			params[k] = v
+		}
+		resp, items, _ := h.list("list-audit", &h.admin, params)
+		if resp.StatusCode != 200 || len(items) != want {
+			t.Errorf("%s: %d items (%d %s); want %d", q, len(items), resp.StatusCode, resp.Body, want)
+		}
+	}
+	for q, param := range map[string]string{"action=user.delete": "action", "actor_id=0": "actor_id", "since=yesterday": "since",
+		"target_type=user": "target_type", "limit=101": "limit"} {
+		k, v, _ := strings.Cut(q, "=")
+		resp, _, _ := h.list("list-audit", &h.admin, map[string]string{k: v})
+		expectProblem(t, resp, 422)
+		if !strings.Contains(resp.Body, `"parameter":"`+param+`"`) {
+			t.Errorf("%s: %s; want the parameter %s named", q, resp.Body, param)
+		}
 	}
 }

@@ -286,6 +286,10 @@ func TestIAMPolicies(t *testing.T) {
 		{"GET", "/pr/scan/1", ""},
 		{"POST", "/auth/tokens", `{"name":"ci","scope":"read"}`},
 		{"DELETE", "/auth/tokens/{id}", ""}, // the token created just before
+		{"GET", "/auth/tokens", ""},
+		{"GET", "/audit?action=login.failure", ""},
+		{"GET", "/audit?target_type=user&target_id=2", ""},
+		{"GET", "/audit?actor_id=1", ""},
 		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true,"comment":"c"}`},
 		{"PUT", "/whitelist/1", `{"name":"sha256:bb","comment":"moved"}`},
 		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
@@ -418,7 +422,7 @@ func TestIAMPolicies(t *testing.T) {
 			if !allows(statements[fn], k[0], k[1]) {
 				t.Errorf("%s: %s of %q is outside its policy's LeadingKeys", fn, k[0], k[1])
 			}
-			if allows(statements[fn], k[0], "TOKEN#0123") {
+			if allows(statements[fn], k[0], "TOKEN#0123") && fn != "ListTokensFunction" { // listing tokens reads their records (hashes, never secrets)
 				t.Errorf("%s: its policy lets %s read a token", fn, k[0])
 			}
 		}

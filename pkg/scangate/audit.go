@@ -119,3 +119,13 @@ func orEmpty(l []int64) []int64 {
 func NewAudit(action string, who Who, target Target, changes Changes, at time.Time) AuditEntry {
 	return AuditEntry{At: At(at), Action: action, Who: who, Target: target, Changes: changes}
 }
+
+// AuditFilter selects audit entries.
+type AuditFilter struct {
+	Action     string
+	ActorID    int64
+	TargetType string
+	TargetID   string
+	Since      time.Time // inclusive, zero for none
+	Until      time.Time // exclusive, zero for none
+}

@@ -113,20 +113,10 @@ func (s *Store) addAudit(t *tx, e scangate.AuditEntry) scangate.AuditEntry {
 	return e
 }
 
-// AuditFilter selects audit entries.
-type AuditFilter struct {
-	Action     string
-	ActorID    int64
-	TargetType string
-	TargetID   string
-	Since      time.Time // inclusive, zero for none
-	Until      time.Time // exclusive, zero for none
-}
-
 // AuditPage reads one page of the audit log, newest first. Target and
 // actor filters read their index; a failed-login action reads the login
 // partition; the other filters are applied to what is read (listPage).
-func (s *Store) AuditPage(ctx context.Context, f AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error) {
+func (s *Store) AuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error) {
 	q := pageQuery{pk: aPK, sk: aSK, value: auditPartition(f.Action), newest: true, strong: true}
 	switch {
 	case f.TargetType != "":
