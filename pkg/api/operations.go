@@ -211,7 +211,9 @@ func NewGetMe(d Deps) Handler { return GetMe(d.Store, d.Log).Handle }
 func NewListUsers(d Deps) Handler { return ListUsers(d.Store, newPager(d.Config), d.Log).Handle }
 
 // NewListTokens builds GET /auth/tokens.
-func NewListTokens(d Deps) Handler { return ListTokens(d.Store, newPager(d.Config), d.Now, d.Log).Handle }
+func NewListTokens(d Deps) Handler {
+	return ListTokens(d.Store, newPager(d.Config), d.Now, d.Log).Handle
+}
 
 // NewListAudit builds GET /audit.
 func NewListAudit(d Deps) Handler { return ListAudit(d.Store, newPager(d.Config), d.Log).Handle }
