@@ -23,6 +23,8 @@ type Store interface {
 	AllowlistStore
 	auth.LoginStore
 	auth.TokenStore
+	UploadStore
+	IngestStore
 }
 
 // Passwords hashes and checks passwords (pkg/auth/password.Argon2id).
@@ -41,6 +43,9 @@ type Deps struct {
 	// Passwords is set only for the functions that hash or check a
 	// password, so that no other function links argon2.
 	Passwords Passwords
+	// Bucket is set only for the functions of large uploads, so that no
+	// other function links the S3 client.
+	Bucket Bucket
 }
 
 // Operation is one Lambda function of template.yaml.
@@ -51,6 +56,7 @@ type Operation struct {
 	// Exactly one of these builds its handler, by what invokes it.
 	API        func(Deps) Handler           // API Gateway, REST proxy
 	Authorizer func(Deps) AuthorizerHandler // API Gateway, TOKEN authorizer
+	S3         func(Deps) S3Handler         // S3 events (ObjectCreated)
 }
 
 // Handler builds the operation's handler in the form lambda.Start takes
@@ -62,6 +68,8 @@ func (o Operation) Handler(d Deps) any {
 		return o.API(d)
 	case o.Authorizer != nil:
 		return o.Authorizer(d)
+	case o.S3 != nil:
+		return o.S3(d)
 	}
 	return nil
 }
@@ -94,6 +102,9 @@ func Operations() []Operation {
 		{Name: "get-scan", API: NewGetScan},
 		{Name: "create-allowlist", API: NewCreateAllowlist},
 		{Name: "update-allowlist", API: NewUpdateAllowlist},
+		{Name: "create-sarif-upload", API: NewCreateSarifUpload},
+		{Name: "get-sarif-upload", API: NewGetSarifUpload},
+		{Name: "ingest-sarif-upload", S3: NewIngestSarifUpload},
 	}
 }
 
@@ -126,3 +137,9 @@ func NewCreateAllowlist(d Deps) Handler { return CreateAllowlist(d.Store, d.Now,
 
 // NewUpdateAllowlist builds PUT /whitelist/{whitelist_id}.
 func NewUpdateAllowlist(d Deps) Handler { return UpdateAllowlist(d.Store, d.Now, d.Log).Handle }
+
+// NewCreateSarifUpload builds POST /pr/scan/sarif/uploads; it needs d.Bucket.
+func NewCreateSarifUpload(d Deps) Handler { return CreateSARIFUpload(d.Store, d.Bucket, d.Now, d.Log).Handle }
+
+// NewGetSarifUpload builds GET /pr/scan/sarif/uploads/{upload_id}.
+func NewGetSarifUpload(d Deps) Handler { return GetSARIFUpload(d.Store, d.Log).Handle }

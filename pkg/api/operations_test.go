@@ -58,8 +58,11 @@ func TestOperationsAgree(t *testing.T) {
 func TestMainsCallTheirConstructor(t *testing.T) {
 	for _, op := range api.Operations() {
 		var fn any = op.API
-		if op.Authorizer != nil {
+		switch {
+		case op.Authorizer != nil:
 			fn = op.Authorizer
+		case op.S3 != nil:
+			fn = op.S3
 		}
 		name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
 		ctor := "api." + name[strings.LastIndex(name, ".")+1:] + "("
@@ -136,6 +139,16 @@ func TestOperationsAgreeDetectsMismatches(t *testing.T) {
 			}
 			return ops2, dirs, *tpl, openapi
 		},
+		"an S3 operation without its S3 event": func() ([]api.Operation, []string, gateway.Template, []string) {
+			t2 := *tpl
+			t2.S3Events = nil
+			return ops, dirs, t2, openapi
+		},
+		"an S3 event of an API operation": func() ([]api.Operation, []string, gateway.Template, []string) {
+			t2 := *tpl
+			t2.S3Events = append(slices.Clone(tpl.S3Events), gateway.S3Event{Function: "GetScanFunction", Prefix: "uploads/"})
+			return ops, dirs, t2, openapi
+		},
 		"an operation of no kind": func() ([]api.Operation, []string, gateway.Template, []string) {
 			ops2 := slices.Clone(ops)
 			ops2[1] = api.Operation{Name: ops2[1].Name}
@@ -162,13 +175,27 @@ func checkOperations(ops []api.Operation, dirs []string, tpl *gateway.Template, 
 	for _, r := range tpl.Routes {
 		routes[r.Function]++
 	}
+	s3Events := map[string]int{}
+	for _, ev := range tpl.S3Events {
+		s3Events[ev.Function]++
+	}
 	for _, op := range ops {
 		names = append(names, op.Name)
 		id := api.LogicalID(op.Name)
 		ids = append(ids, id)
+		kinds := 0
+		for _, set := range []bool{op.API != nil, op.Authorizer != nil, op.S3 != nil} {
+			if set {
+				kinds++
+			}
+		}
 		switch {
-		case (op.API != nil) == (op.Authorizer != nil):
+		case kinds != 1:
 			bad("operation %s must have exactly one handler kind", op.Name)
+		case op.S3 != nil && s3Events[id] == 0:
+			bad("S3 operation %s has no S3 event in template.yaml", op.Name)
+		case op.S3 == nil && s3Events[id] > 0:
+			bad("operation %s is not an S3 handler, but an S3 event of template.yaml invokes %s", op.Name, id)
 		case op.API != nil && routes[id] == 0:
 			bad("API operation %s has no route in template.yaml", op.Name)
 		case op.Authorizer != nil && tpl.Authorizer.Function != id:

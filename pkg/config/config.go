@@ -17,7 +17,13 @@ type Config struct {
 	Endpoint string        // DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint instead of AWS
 	TokenTTL time.Duration // TOKEN_TTL_SECONDS: lifetime of login tokens (default 12 h)
 	LogLevel slog.Level    // LOG_LEVEL: DEBUG, INFO, WARN or ERROR (default INFO)
+	// UploadMaxBytes is UPLOAD_MAX_BYTES: the largest uploaded object the
+	// ingest function reads (default and ceiling 100 MiB; tests lower it).
+	UploadMaxBytes int64
 }
+
+// MaxUploadBytes is the default and ceiling of UploadMaxBytes.
+const MaxUploadBytes = 100 << 20
 
 // DefaultTokenTTL is the lifetime of a login token unless configured.
 const DefaultTokenTTL = 12 * time.Hour
@@ -34,6 +40,14 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("TOKEN_TTL_SECONDS %q is not a positive integer", s)
 		}
 		c.TokenTTL = time.Duration(n) * time.Second
+	}
+	c.UploadMaxBytes = MaxUploadBytes
+	if s := getenv("UPLOAD_MAX_BYTES"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > MaxUploadBytes {
+			return c, fmt.Errorf("UPLOAD_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxUploadBytes)
+		}
+		c.UploadMaxBytes = n
 	}
 	if s := getenv("LOG_LEVEL"); s != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {

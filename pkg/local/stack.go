@@ -2,11 +2,13 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -15,6 +17,7 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	passwordpkg "github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/scangate"
@@ -36,15 +39,36 @@ type Options struct {
 	TokenTTL      time.Duration // lifetime of login tokens
 	Seed          bool          // record demo data
 	Log           *slog.Logger
+	// S3Endpoint is an S3-compatible server for the uploads bucket; empty
+	// starts the embedded one.
+	S3Endpoint string
+	// Bucket names the uploads bucket (created unless it exists);
+	// DefaultBucket when empty.
+	Bucket string
+	// NotifyInterval is how often the uploads prefix is listed for new
+	// objects, whose ObjectCreated events the stack delivers;
+	// DefaultNotifyInterval when zero.
+	NotifyInterval time.Duration
+	// UploadMaxBytes lowers the largest object the ingest function reads
+	// (tests); zero keeps 100 MiB.
+	UploadMaxBytes int64
 }
+
+// DefaultBucket is the local uploads bucket's name.
+const DefaultBucket = "scangate-uploads"
 
 // Stack is the running local service.
 type Stack struct {
 	Handler   http.Handler
 	Store     *store.Store
-	Embedded  *Embedded // nil on an external endpoint
-	AdminNote string    // how to log in as the first admin
+	Embedded  *Embedded      // nil on an external endpoint
+	AdminNote string         // how to log in as the first admin
+	S3        *EmbeddedS3    // nil on an external S3 endpoint
+	Bucket    *bucket.Bucket // the uploads bucket
 	functions map[string]lambda.Handler
+
+	stopNotifiers context.CancelFunc
+	notifiers     sync.WaitGroup
 }
 
 // Invoke runs a function of the template with an event as Lambda would:
@@ -58,12 +82,21 @@ func (s *Stack) Invoke(ctx context.Context, logicalID string, event []byte) ([]b
 	return h.Invoke(ctx, event)
 }
 
-// Close stops the embedded DynamoDB server, if any.
+// Close stops the delivery of S3 events (after the invocations under way)
+// and the embedded servers, if any.
 func (s *Stack) Close() error {
-	if s.Embedded != nil {
-		return s.Embedded.Close()
+	if s.stopNotifiers != nil {
+		s.stopNotifiers()
+		s.notifiers.Wait()
 	}
-	return nil
+	var errs []error
+	if s.S3 != nil {
+		errs = append(errs, s.S3.Close())
+	}
+	if s.Embedded != nil {
+		errs = append(errs, s.Embedded.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Start builds the stack: the table, the first admin, and the gateway in
@@ -109,7 +142,17 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 			return err
 		}
 	}
-	return s.wire(t, o)
+	if o.Bucket == "" {
+		o.Bucket = DefaultBucket
+	}
+	if err := s.openUploads(ctx, o); err != nil {
+		return err
+	}
+	if err := s.wire(t, o); err != nil {
+		return err
+	}
+	s.startNotifiers(t, o)
+	return nil
 }
 
 // bootstrap creates the first admin unless the table has one.
@@ -147,9 +190,9 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	if storeFor == nil {
 		storeFor = func(string) *store.Store { return s.Store }
 	}
-	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL}
+	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, UploadMaxBytes: o.UploadMaxBytes}
 	fns := Functions(func(id string) api.Deps {
-		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}}
+		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Bucket: s.Bucket}
 	})
 	s.functions = map[string]lambda.Handler{}
 	for _, f := range fns {
