@@ -139,7 +139,9 @@ func NewCreateAllowlist(d Deps) Handler { return CreateAllowlist(d.Store, d.Now,
 func NewUpdateAllowlist(d Deps) Handler { return UpdateAllowlist(d.Store, d.Now, d.Log).Handle }
 
 // NewCreateSarifUpload builds POST /pr/scan/sarif/uploads; it needs d.Bucket.
-func NewCreateSarifUpload(d Deps) Handler { return CreateSARIFUpload(d.Store, d.Bucket, d.Now, d.Log).Handle }
+func NewCreateSarifUpload(d Deps) Handler {
+	return CreateSARIFUpload(d.Store, d.Bucket, d.Now, d.Log).Handle
+}
 
 // NewGetSarifUpload builds GET /pr/scan/sarif/uploads/{upload_id}.
 func NewGetSarifUpload(d Deps) Handler { return GetSARIFUpload(d.Store, d.Log).Handle }

@@ -175,21 +175,13 @@ func (n *Notifier) deliver(ctx context.Context, key string, ev []byte) {
 // openUploads opens the uploads bucket on the embedded S3 server or on
 // o.S3Endpoint, and creates it.
 func (s *Stack) openUploads(ctx context.Context, o Options) error {
-	endpoint := o.S3Endpoint
-	if endpoint == "" {
+	if o.S3Endpoint == "" {
 		var err error
 		if s.S3, err = StartEmbeddedS3(); err != nil {
 			return err
 		}
-		endpoint = s.S3.URL
 	}
-	env := map[string]string{"UPLOADS_BUCKET": o.Bucket, "S3_ENDPOINT": endpoint}
-	b, err := bucket.Open(func(k string) string {
-		if v, ok := env[k]; ok {
-			return v
-		}
-		return os.Getenv(k)
-	})
+	b, err := s.openBucket(o)
 	if err != nil {
 		return err
 	}
@@ -198,6 +190,22 @@ func (s *Stack) openUploads(ctx context.Context, o Options) error {
 	}
 	s.Bucket = b
 	return nil
+}
+
+// openBucket opens a client of the uploads bucket, as a function's main
+// does, from this process's environment with the bucket and endpoint set.
+func (s *Stack) openBucket(o Options, optFns ...func(*s3.Options)) (*bucket.Bucket, error) {
+	endpoint := o.S3Endpoint
+	if s.S3 != nil {
+		endpoint = s.S3.URL
+	}
+	env := map[string]string{"UPLOADS_BUCKET": o.Bucket, "S3_ENDPOINT": endpoint}
+	return bucket.Open(func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}, optFns...)
 }
 
 // startNotifiers starts a notifier for each S3 event of the template, on

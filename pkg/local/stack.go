@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
@@ -49,6 +50,10 @@ type Options struct {
 	// objects, whose ObjectCreated events the stack delivers;
 	// DefaultNotifyInterval when zero.
 	NotifyInterval time.Duration
+	// S3OptionsFor, when set, gives each function its own S3 client of the
+	// uploads bucket with these options, by logical id (tests that record
+	// the S3 actions each function uses).
+	S3OptionsFor func(function string) []func(*s3.Options)
 	// UploadMaxBytes lowers the largest object the ingest function reads
 	// (tests); zero keeps 100 MiB.
 	UploadMaxBytes int64
@@ -190,9 +195,26 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	if storeFor == nil {
 		storeFor = func(string) *store.Store { return s.Store }
 	}
+	buckets := map[string]api.Bucket{}
+	if o.S3OptionsFor != nil {
+		for _, op := range api.Operations() {
+			id := api.LogicalID(op.Name)
+			b, err := s.openBucket(o, o.S3OptionsFor(id)...)
+			if err != nil {
+				return err
+			}
+			buckets[id] = b
+		}
+	}
+	bucketFor := func(id string) api.Bucket {
+		if b, ok := buckets[id]; ok {
+			return b
+		}
+		return s.Bucket
+	}
 	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, UploadMaxBytes: o.UploadMaxBytes}
 	fns := Functions(func(id string) api.Deps {
-		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Bucket: s.Bucket}
+		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Bucket: bucketFor(id)}
 	})
 	s.functions = map[string]lambda.Handler{}
 	for _, f := range fns {
