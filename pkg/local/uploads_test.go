@@ -522,3 +522,58 @@ func TestUploadsAtOnce(t *testing.T) {
 	}
 	e.check(t, 2*n)
 }
+
+// TestUploadStrictS3: on an S3 implementation that checks presigned
+// signatures (make test-s3: MinIO), a PUT with a tampered signature, with
+// a header other than the signed one, or after its URL expired is refused,
+// and nothing is recorded; the untampered URL then works.
+func TestUploadStrictS3(t *testing.T) {
+	if os.Getenv("TEST_S3_ENDPOINT") == "" {
+		t.Skip("TEST_S3_ENDPOINT is not set: the embedded S3 server checks no signature (make test-s3 runs this on MinIO)")
+	}
+	e := startUploads(t, nil)
+	up := e.create(t, 1)
+	obj := gz(t, sarifLog(2, 2, "strict"))
+	u, _ := url.Parse(up.UploadURL)
+	q := u.Query()
+	sig := q.Get("X-Amz-Signature")
+	q.Set("X-Amz-Signature", strings.Repeat("0", len(sig)))
+	u.RawQuery = q.Encode()
+	refused := func(what string, code int, body, want string) {
+		t.Helper()
+		if code != http.StatusForbidden || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s; want 403 %s", what, code, body, want)
+		}
+	}
+	code, body := put(t, u.String(), up.UploadHeaders, obj)
+	refused("a tampered signature", code, body, "SignatureDoesNotMatch")
+	code, body = put(t, up.UploadURL, map[string]string{"Content-Type": "application/json"}, obj)
+	refused("another Content-Type", code, body, "SignatureDoesNotMatch")
+
+	// The same PUT presigned for one second, sent after it expired.
+	rawURL, headers, _, err := e.stack.Bucket.PresignPut(context.Background(), scangate.UploadKey(up.ID), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	code, body = put(t, rawURL, headers, obj)
+	refused("an expired URL", code, body, "Request has expired")
+
+	// The stack lists the bucket every 50 ms: ten rounds find nothing.
+	time.Sleep(500 * time.Millisecond)
+	if s := e.status(t, up.ID); s.Status != "awaiting_upload" {
+		t.Errorf("after refused PUTs: %+v", s)
+	}
+	if _, _, err := e.stack.Bucket.Open(context.Background(), scangate.UploadKey(up.ID)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the bucket holds an object after refused PUTs: %v", err)
+	}
+	e.check(t, 0)
+
+	if code, body := put(t, up.UploadURL, up.UploadHeaders, obj); code != http.StatusOK {
+		t.Fatalf("the URL as created: %d %s", code, body)
+	}
+	if s := e.await(t, up.ID); s.Status != "complete" || s.Recorded != 4 {
+		t.Errorf("%+v", s)
+	}
+	e.check(t, 2)
+}
