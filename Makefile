@@ -65,13 +65,15 @@ $(TOOLS)/minio:
 	GOBIN=$(TOOLS) CGO_ENABLED=0 $(GO) install $(MINIO_MODULE)
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
-## throughput on the embedded server; allowlist re-evaluation on DynamoDB Local
-## (figures in docs/BENCHMARKS.md)
+## throughput on the embedded server; allowlist re-evaluation and a 100,000-result
+## upload through the ingest function on DynamoDB Local (figures in docs/BENCHMARKS.md)
 bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
 	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench Reevaluate -benchtime 3x ./pkg/api
+	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
+	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./pkg/lambdarun
 
 # The FastAPI + Mangum comparison function's packages, pinned, from PyPI.
 $(BENCH_VENV)/.pins: $(FASTAPI_DIR)/requirements.txt
