@@ -20,7 +20,7 @@ DDB_LOCAL_PORT ?= 8765
 MINIO_MODULE  := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO_PORT    ?= 9765
 
-.PHONY: build run test test-race test-dynamodb-local test-s3 bench load fuzz fuzz-go validate lint tools clean
+.PHONY: build run test test-race test-dynamodb-local test-s3 test-scanners bench load fuzz fuzz-go validate lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -64,6 +64,13 @@ test-s3: $(TOOLS)/minio
 $(TOOLS)/minio:
 	GOBIN=$(TOOLS) CGO_ENABLED=0 $(GO) install $(MINIO_MODULE)
 
+## test-scanners: real scanners (gitleaks, semgrep, bandit, checkov; pinned, offline, from the
+## Go proxy and PyPI) over fixtures; their SARIF uploaded through the local server and checked
+## against facts computed independently by .ci/sarif_facts.py
+test-scanners:
+	bash .ci/scanners.sh
+	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif $(GO) test -count=1 -run '^TestScannerUploads$$' -v ./pkg/local
+
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
 ## throughput on the embedded server; allowlist re-evaluation and a 100,000-result
 ## upload through the ingest function on DynamoDB Local (figures in docs/BENCHMARKS.md)
@@ -71,7 +78,8 @@ bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
 	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
-	  $(GO) test -run '^$$' -bench Reevaluate -benchtime 3x ./pkg/api
+	  $(GO) test -run '^$$' -bench 'Reevaluate|SARIFUpload' -benchtime 3x ./pkg/api
+	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./pkg/sarif
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./pkg/lambdarun
 
@@ -98,11 +106,12 @@ validate:
 fuzz:
 	bash .ci/fuzz.sh
 
-## fuzz-go: the Go fuzz tests of request bodies, path ids and tokens, 15 s each
+## fuzz-go: the Go fuzz tests of request bodies, path ids, tokens and SARIF logs, 15 s each
 fuzz-go:
 	$(GO) test -run '^$$' -fuzz '^FuzzBody$$' -fuzztime 15s ./pkg/api
 	$(GO) test -run '^$$' -fuzz '^FuzzPathID$$' -fuzztime 15s ./pkg/api
 	$(GO) test -run '^$$' -fuzz '^FuzzParseToken$$' -fuzztime 15s ./pkg/auth
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 15s ./pkg/sarif
 
 ## lint: go.mod tidy, gofmt, go vet and golangci-lint (pinned, installed into .build/tools;
 ## .ci/golangci.yml: import groups std / third party / scangate, function length and

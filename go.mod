@@ -9,6 +9,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.1
 	github.com/aws/smithy-go v1.28.8
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/oklog/ulid/v2 v2.1.1
 	github.com/truora/minidyn v0.8.2
 	golang.org/x/crypto v0.58.0

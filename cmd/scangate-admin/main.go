@@ -6,6 +6,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -30,7 +33,8 @@ commands:
   create-table                          create the table (DynamoDB Local or another endpoint)
   bootstrap -username U -email E        create the first admin; the password comes from
                                         SCANGATE_ADMIN_PASSWORD or is generated and printed
-  issue-token -username U [-ttl 720h]   print a new bearer token for U (for CI jobs)
+  issue-token -username U -name N       print a new personal token of U (for CI jobs), as
+      [-days 90] [-scope write|read]    POST /auth/tokens makes them
   revoke-token                          revoke the token read from SCANGATE_TOKEN or, when
                                         that is unset, from the first line of standard input
   revoke-user-tokens -username U        revoke every token of U
@@ -155,7 +159,7 @@ func bootstrap(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	u, err := auth.BootstrapAdmin(ctx, e.st, password.Argon2id{}, *username, *email, pw)
+	u, err := auth.Bootstrap{Store: e.st, Passwords: password.Argon2id{}, Fold: fold.Fold, Who: e.who()}.Admin(ctx, *username, *email, pw)
 	if err != nil {
 		return err
 	}
@@ -169,9 +173,17 @@ func bootstrap(ctx context.Context, e env, args []string) error {
 func issueToken(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("issue-token", flag.ContinueOnError)
 	username := fs.String("username", "", "whose token")
-	ttl := fs.Duration("ttl", 30*24*time.Hour, "token lifetime")
+	name := fs.String("name", "", "the token's name, unique for the user ignoring case")
+	days := fs.Int64("days", scangate.TokenDaysDefault, "days until it expires (1-366)")
+	scope := fs.String("scope", scangate.ScopeWrite, "write, or read for GET routes only")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	nt := scangate.NewToken{Name: *name, Days: *days, Scope: *scope}
+	var p scangate.Problems
+	nt.Validate(&p)
+	if err := p.Err(); err != nil {
+		return fmt.Errorf("issue-token: %v", p)
 	}
 	u, err := e.st.UserByName(ctx, *username)
 	if err != nil {
@@ -180,17 +192,21 @@ func issueToken(ctx context.Context, e env, args []string) error {
 	if !u.Active {
 		return fmt.Errorf("user %q is inactive", u.Username)
 	}
-	tok, err := auth.NewToken(u.ID)
+	secret, t, err := auth.PersonalTokens{Store: e.st, Now: time.Now}.Create(ctx, u.ID, nt, e.who())
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	err = e.st.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: u.ID, Kind: "cli", CreatedAt: now, ExpiresAt: now.Add(*ttl)})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.out, tok)
+	fmt.Fprintf(e.out, "token %d %q of %q, %s, expires %s (shown once):\n%s\n", t.ID, t.Name, u.Username, t.Scope,
+		scangate.At(t.ExpiresAt), secret)
 	return nil
+}
+
+// who is the admin CLI as an audit entry names it: no actor, a request id
+// of its own.
+func (e env) who() scangate.Who {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return scangate.Who{RequestID: "cli-" + hex.EncodeToString(b)}
 }
 
 // revokeToken reads the token from SCANGATE_TOKEN or standard input, never
@@ -215,12 +231,8 @@ func revokeToken(ctx context.Context, e env, args []string) error {
 	if _, err := auth.ParseToken(token); err != nil {
 		return fmt.Errorf("the token: %w", err)
 	}
-	ok, err := e.st.RevokeToken(ctx, auth.HashToken(token))
-	if err != nil {
+	if err := e.st.RevokeTokenHash(ctx, auth.HashToken(token), e.who(), time.Now()); err != nil {
 		return err
-	}
-	if !ok {
-		return errors.New("no such token")
 	}
 	fmt.Fprintln(e.out, "token revoked")
 	return nil
@@ -236,7 +248,7 @@ func revokeUserTokens(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	n, err := e.st.RevokeUserTokens(ctx, u.ID)
+	n, err := e.st.RevokeUserTokens(ctx, u.ID, e.who(), time.Now())
 	if err != nil {
 		return err
 	}

@@ -15,9 +15,12 @@ import (
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/scangate"
 )
 
+// TestAdminCLI runs every subcommand against a fresh table.
 func TestAdminCLI(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	vars := map[string]string{}
@@ -37,11 +40,18 @@ func TestAdminCLI(t *testing.T) {
 	if _, err := admin("", "bootstrap", "-username", "root2", "-email", "root2@example.com"); err == nil {
 		t.Fatal("a second bootstrap succeeded")
 	}
-	token, err := admin("", "issue-token", "-username", "ROOT", "-ttl", "2h")
+	out, err = admin("", "issue-token", "-username", "ROOT", "-name", "ci deploy", "-days", "2", "-scope", "read")
 	if err != nil {
 		t.Fatal(err)
 	}
-	token = strings.TrimSpace(token)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	token := lines[len(lines)-1]
+	if !strings.Contains(lines[0], `"ci deploy"`) || !strings.Contains(lines[0], "read") {
+		t.Errorf("issue-token said %q", out)
+	}
+	if _, err := admin("", "issue-token", "-username", "ROOT", "-name", "CI DEPLOY"); err == nil {
+		t.Error("a second token named alike ignoring case was issued")
+	}
 	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	valid := func(token string) bool {
 		_, err := a.Handle(ctx, events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: "Bearer " + token, MethodArn: "arn:aws:execute-api:r:1:a/s/GET/x"})
@@ -75,8 +85,8 @@ func TestAdminCLI(t *testing.T) {
 		t.Fatalf("revoking a revoked token again: %v", err)
 	}
 	// From the environment, which wins over standard input.
-	token, _ = admin("", "issue-token", "-username", "root")
-	token = strings.TrimSpace(token)
+	out, _ = admin("", "issue-token", "-username", "root", "-name", "second")
+	token = strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
 	vars["SCANGATE_TOKEN"] = token
 	if out, err := admin("garbage\n", "revoke-token"); err != nil || out != "token revoked\n" {
 		t.Fatalf("revoke-token from SCANGATE_TOKEN: %q, %v", out, err)
@@ -86,9 +96,9 @@ func TestAdminCLI(t *testing.T) {
 	}
 	delete(vars, "SCANGATE_TOKEN")
 
-	token, _ = admin("", "issue-token", "-username", "root")
-	token = strings.TrimSpace(token)
-	if out, err := admin("", "revoke-user-tokens", "-username", "root"); err != nil || !strings.HasPrefix(out, "3 tokens") {
+	out, _ = admin("", "issue-token", "-username", "root", "-name", "second")
+	token = strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
+	if out, err := admin("", "revoke-user-tokens", "-username", "root"); err != nil || !strings.HasPrefix(out, "1 tokens") { // the others were revoked already
 		t.Fatalf("revoke-user-tokens: %q, %v", out, err)
 	}
 	if valid(token) {
@@ -119,6 +129,7 @@ func TestAdminCLI(t *testing.T) {
 
 // TestBootstrapPasswordFromEnvironment: a chosen password is used and never printed.
 func TestBootstrapPasswordFromEnvironment(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	var out bytes.Buffer
 	getenv := func(name string) string {
@@ -133,7 +144,7 @@ func TestBootstrapPasswordFromEnvironment(t *testing.T) {
 		t.Fatalf("bootstrap: %q, %v", out.String(), err)
 	}
 	l := auth.Login{Store: env.Store, Passwords: password.Argon2id{}, TokenTTL: time.Hour, Now: time.Now}
-	if _, err := l.Login(context.Background(), "root", "chosen-password-1"); err != nil {
+	if _, err := l.Login(context.Background(), "root", "chosen-password-1", scangate.Who{RequestID: "test"}); err != nil {
 		t.Fatalf("the admin cannot log in with the chosen password: %v", err)
 	}
 }

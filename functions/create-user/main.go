@@ -10,6 +10,7 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -19,5 +20,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "create-user:", err)
 		os.Exit(1)
 	}
-	lambda.Start(api.NewCreateUser(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg, Passwords: password.Argon2id{}}))
+	lambda.Start(api.NewCreateUser(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg, Passwords: password.Argon2id{}, Fold: fold.Fold}))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -18,5 +19,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "update-user:", err)
 		os.Exit(1)
 	}
-	lambda.Start(api.NewUpdateUser(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg}))
+	lambda.Start(api.NewUpdateUser(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg, Fold: fold.Fold}))
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -17,8 +18,8 @@ import (
 // AllowlistStore keeps allowlists and re-evaluates what they cover.
 type AllowlistStore interface {
 	CallerStore
-	CreateAllowlist(ctx context.Context, r scangate.Rule, comment string, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error)
-	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error)
+	CreateAllowlist(ctx context.Context, a scangate.Allowlist, comment string, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error)
+	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error)
 }
 
 // allowlistBody is the allowlist change response of spec section 2.4.
@@ -53,12 +54,13 @@ func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 			if err != nil {
 				return Reply{}, err
 			}
-			ch, err := readAllowlistChange(m, true)
+			at := now()
+			ch, err := readAllowlistChange(m, true, at)
 			if err != nil {
 				return Reply{}, err
 			}
-			r := ch.Apply(scangate.Rule{Active: true, Repos: []int64{}, Vcs: []int64{}})
-			a, upd, err := st.CreateAllowlist(ctx, r, ch.Comment, c.ID, now())
+			na := ch.ApplyTo(scangate.Allowlist{Rule: scangate.Rule{Active: true, Repos: []int64{}, Vcs: []int64{}}})
+			a, upd, err := st.CreateAllowlist(ctx, na, ch.Comment, whoOf(c, req), at)
 			if err != nil {
 				return Reply{}, err
 			}
@@ -78,11 +80,11 @@ func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 			if err != nil {
 				return Reply{}, err
 			}
-			ch, err := readAllowlistChange(m, false)
+			ch, err := readAllowlistChange(m, false, now())
 			if err != nil {
 				return Reply{}, err
 			}
-			a, upd, err := st.UpdateAllowlist(ctx, id, ch, c.ID, now())
+			a, upd, err := st.UpdateAllowlist(ctx, id, ch, whoOf(c, req), now())
 			if err != nil {
 				return Reply{}, err
 			}
@@ -90,10 +92,11 @@ func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 		}}
 }
 
-// readAllowlistChange reads the allowlist body of spec section 2.3: every
-// member may be null, which leaves it as it is. On create, type and name
-// are required.
-func readAllowlistChange(m members, create bool) (scangate.AllowlistChange, error) {
+// readAllowlistChange reads the allowlist body of spec section 2.3 and the
+// lifecycle members of DESIGN.md section 10: every member may be null,
+// which leaves it as it is. On create, type and name are required; on
+// modify, expires_at "never" removes the expiry.
+func readAllowlistChange(m members, create bool, now time.Time) (scangate.AllowlistChange, error) {
 	var p scangate.Problems
 	f := readFields(m, "", &p)
 	var c scangate.AllowlistChange
@@ -122,6 +125,7 @@ func readAllowlistChange(m members, create bool) (scangate.AllowlistChange, erro
 	if f.decode("comment", false, true, "a string", &comment) {
 		c.Comment = comment
 	}
+	readLifecycle(f, &c, create)
 	f.done()
 	if create {
 		if c.Type == nil && !hasPointer(p, "/type") {
@@ -132,7 +136,39 @@ func readAllowlistChange(m members, create bool) (scangate.AllowlistChange, erro
 		}
 	}
 	c.Validate(&p)
+	c.ValidateExpiry(&p, now)
 	return c, p.Err()
+}
+
+// readLifecycle reads reason, expires_at and paths.
+func readLifecycle(f *fields, c *scangate.AllowlistChange, create bool) {
+	var reason string
+	if f.decode("reason", false, true, "one of "+strings.Join(scangate.Reasons, ", ")+" or null", &reason) {
+		c.Reason = &reason
+	}
+	var expires string
+	if f.decode("expires_at", false, true, "an RFC 3339 time or null", &expires) {
+		t, err := time.Parse(time.RFC3339Nano, expires)
+		switch {
+		case expires == "never" && !create:
+			c.NoExpiry = true
+		case err != nil:
+			f.p.Add("/expires_at", "must be an RFC 3339 time such as 2027-01-31T00:00:00Z%s", map[bool]string{false: ", or never"}[create])
+		default:
+			at := scangate.At(t)
+			c.ExpiresAt = &at
+		}
+	}
+	v, ok := f.raw("paths", false, true, "an array of globs or null")
+	if !ok {
+		return
+	}
+	var paths []string
+	if err := json.Unmarshal(v, &paths); err != nil || v[0] != '[' {
+		f.p.Add("/paths", "must be an array of strings or null")
+		return
+	}
+	c.Paths = &paths
 }
 
 func hasPointer(p scangate.Problems, ptr string) bool {

@@ -6,11 +6,12 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	miniserver "github.com/truora/minidyn/server"
 
+	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -84,8 +85,10 @@ func applyRule(rule scangate.Rule, m map[string]any) scangate.Rule {
 // allowlist creations and changes, some at once, and then compares every
 // stored count with a brute-force recount from the final allowlists.
 func TestAllowlistsRandomized(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			r := rand.New(rand.NewPCG(seed, 99))
 			var mu sync.Mutex
@@ -206,10 +209,8 @@ func TestAllowlistsRandomized(t *testing.T) {
 // re-evaluation; the same request sent again completes it, counting
 // nothing twice.
 func TestAllowlistFailureMidway(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
-	if h.env.Mini == nil {
-		t.Skip("failure emulation needs the embedded server")
-	}
 	// 30 scans of 40 findings each of one vulnerability: re-evaluating
 	// them takes several transactions.
 	names := make([]string, 40)
@@ -222,22 +223,29 @@ func TestAllowlistFailureMidway(t *testing.T) {
 	mustOK(t, h.allow(`{"type":"VULNERABILITY","name":"CVE-2021-44228","repos":[100]}`))
 	h.noDrift()
 
-	var mu sync.Mutex
-	txs := 0
+	// From the third transaction on, every attempt of every call fails
+	// with an HTTP 500: the database goes down midway.
+	var txs atomic.Int64
+	var down atomic.Bool
 	hook := func(op string) {
-		if op != "TransactWriteItems" {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if txs++; txs == 3 {
-			h.env.Mini.EmulateFailure(miniserver.FailureConditionInternalServerError)
+		if op == "TransactWriteItems" && txs.Add(1) == 3 {
+			down.Store(true)
 		}
 	}
+	fault := func(string, any) error {
+		if down.Load() {
+			return ddbtest.InternalServerError()
+		}
+		return nil
+	}
 	h.env.Hook.Store(&hook)
+	h.env.Fault.Store(&fault)
 	resp := h.modify(1, `{"repos":[101, 102]}`)
 	h.env.Hook.Store(nil)
-	h.env.Mini.EmulateFailure(miniserver.FailureConditionNone)
+	h.env.Fault.Store(nil)
+	if !down.Load() {
+		t.Fatalf("the modify made %d transactions; the test needs at least 3", txs.Load())
+	}
 	expectProblem(t, resp, 503)
 	if resp.Headers["Retry-After"] == "" {
 		t.Error("a 503 without Retry-After")

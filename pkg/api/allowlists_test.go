@@ -70,6 +70,7 @@ func matchingScans(h *harness) {
 }
 
 func TestAllowlistMatching(t *testing.T) {
+	t.Parallel()
 	type counts struct{ s1, v2, s3, s4 float64 }
 	for _, c := range []struct {
 		name         string
@@ -89,6 +90,7 @@ func TestAllowlistMatching(t *testing.T) {
 		{"integration scope, vulnerability", `{"type":"VULNERABILITY","name":"CVE-2022-0001","vcs":[10, 11]}`, 0, 1, counts{2, 1, 1, 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			matchingScans(h)
 			resp := h.allow(c.body)
@@ -115,6 +117,7 @@ func TestAllowlistMatching(t *testing.T) {
 }
 
 func TestAllowlistResponse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	a := mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","comment":"test key, not a real secret"}`))
 	want := []string{"comments", "created_by", "created_on", "id", "name", "secrets_updated", "type", "updated_by", "vulnerabilities_updated"}
@@ -144,6 +147,7 @@ func TestAllowlistResponse(t *testing.T) {
 }
 
 func TestAllowlistPartialUpdate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	matchingScans(h)
 	a := mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true,"comment":"first"}`))
@@ -191,6 +195,7 @@ func TestAllowlistPartialUpdate(t *testing.T) {
 }
 
 func TestAllowlistChangesMoveFindings(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	matchingScans(h)
 	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true}`))
@@ -228,6 +233,7 @@ func TestAllowlistChangesMoveFindings(t *testing.T) {
 }
 
 func TestTwoAllowlistsOnOneFinding(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	matchingScans(h)
 	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","repos":[100]}`))
@@ -250,6 +256,7 @@ func TestTwoAllowlistsOnOneFinding(t *testing.T) {
 }
 
 func TestRecordingAppliesAllowlists(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	mustOK(t, h.allow(`{"type":"VULNERABILITY","name":"CVE-2021-44228","repos":[100]}`))
 	sc := mustOK(t, h.record(scanReq{Type: "VULNERABILITY", Status: "completed", RepoID: 100, Findings: []string{"cve-2021-44228"}}))

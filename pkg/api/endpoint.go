@@ -58,8 +58,11 @@ type Endpoint struct {
 	// current record before the work runs: the authorizer's answer is
 	// cached, so the role and active flag it carries may be stale.
 	Users CallerStore
-	Log   *slog.Logger
-	Run   func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
+	// ReadScope lets a read token call an operation that writes (logging
+	// out revokes the token it carries).
+	ReadScope bool
+	Log       *slog.Logger
+	Run       func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
 }
 
 // CallerStore reads a caller's current user record (strongly consistent).
@@ -74,7 +77,10 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 	caller, hasCaller := callerOf(req)
 	reply, err := e.run(ctx, caller, hasCaller, req)
 	var resp events.APIGatewayProxyResponse
-	if err == nil {
+	switch {
+	case err == nil && reply.Status == http.StatusNoContent:
+		resp = events.APIGatewayProxyResponse{StatusCode: reply.Status, Headers: map[string]string{}}
+	case err == nil:
 		resp = jsonResponse(reply.Status, reply.Body)
 		if reply.Location != "" {
 			resp.Headers["Location"] = reply.Location
@@ -83,7 +89,7 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 			resp.Headers["Cache-Control"] = "no-store"
 			resp.Headers["Pragma"] = "no-cache"
 		}
-	} else {
+	default:
 		resp = problemResponse(err)
 	}
 	attrs := []any{
@@ -96,6 +102,10 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		attrs = append(attrs, "user_id", caller.ID)
 	}
 	switch {
+	case scangate.KindOf(err) == scangate.KindGone:
+		// The caller went away (the local server cancels the request's
+		// context); nobody reads the answer and nothing failed.
+		e.Log.InfoContext(ctx, "request abandoned: the client went away", attrs...)
 	case resp.StatusCode >= 500:
 		e.Log.ErrorContext(ctx, "request failed", append(attrs, "error", err.Error())...)
 	case err != nil:
@@ -114,6 +124,9 @@ func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, re
 		if !c.Allowed(e.Roles...) {
 			return Reply{}, scangate.Errorf(scangate.KindForbidden, "the role %s may not call %s", c.Role, e.Name)
 		}
+	}
+	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeRead && !e.ReadScope {
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a read token may not call %s", e.Name)
 	}
 	if e.Users != nil && hasCaller {
 		current, err := e.currentCaller(ctx, c)
@@ -157,13 +170,34 @@ func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
 	if id < 1 || role == "" {
 		return scangate.Caller{}, false
 	}
-	c := scangate.Caller{ID: id, Username: name, Role: scangate.Role(role)}
-	if s, ok := a["issued_at"].(string); ok {
-		if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-			c.IssuedAt = time.UnixMilli(ms)
-		}
+	c := scangate.Caller{ID: id, Username: name, Role: scangate.Role(role), Scope: scangate.ScopeWrite}
+	if ms, ok := contextInt(a, "issued_at"); ok {
+		c.IssuedAt = time.UnixMilli(ms)
+	}
+	c.TokenID, _ = contextInt(a, "token_id")
+	if s, _ := a["scope"].(string); s == scangate.ScopeRead {
+		c.Scope = s
 	}
 	return c, true
+}
+
+// contextInt reads a number the authorizer put in the context (API
+// Gateway passes every value as a string).
+func contextInt(a map[string]any, name string) (int64, bool) {
+	switch v := a[name].(type) {
+	case string:
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	case float64:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// whoOf is who makes a change through the API, for its audit entry: the
+// caller and its token, and the request.
+func whoOf(c scangate.Caller, req events.APIGatewayProxyRequest) scangate.Who {
+	return scangate.Who{Actor: c.Actor(), RequestID: req.RequestContext.RequestID, SourceIP: req.RequestContext.Identity.SourceIP}
 }
 
 // problem is an RFC 9457 problem details body.
@@ -175,7 +209,12 @@ type problem struct {
 	Errors []scangate.FieldError `json:"errors,omitempty"`
 }
 
+// statusClientClosed is the status of an answer nobody reads because the
+// client went away (nginx's 499; never sent).
+const statusClientClosed = 499
+
 var kindStatus = map[scangate.Kind]int{
+	scangate.KindGone:         statusClientClosed,
 	scangate.KindInvalid:      http.StatusUnprocessableEntity,
 	scangate.KindNotFound:     http.StatusNotFound,
 	scangate.KindConflict:     http.StatusConflict,

@@ -7,40 +7,34 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
-	miniserver "github.com/truora/minidyn/server"
+
+	"github.com/scangate/scangate/pkg/ddbtest"
 )
 
-// fault makes every attempt of the named operation (any, if empty) fail:
-// with err when it is not nil, or else by turning on the embedded server's
-// internal-error emulation at that operation's first call, so that it and
-// everything after it fails with a real HTTP 500. It counts the attempts
-// of the operation.
-func (h *harness) fault(op string, err error) *atomic.Int64 {
+// fault makes every attempt of the named operation (any, if empty) fail
+// with the given answer, and counts the attempts of the operation. With
+// outage, the failure starts at the operation's first attempt and then
+// hits every attempt of every operation, as a database outage would.
+func (h *harness) fault(op string, answer *ddbtest.Answer, outage bool) *atomic.Int64 {
 	var n atomic.Int64
+	var down atomic.Bool
 	f := func(o string, _ any) error {
-		if op != "" && o != op {
-			return nil
+		if op == "" || o == op {
+			n.Add(1)
+			down.Store(outage)
+			return answer
 		}
-		n.Add(1)
-		if err == nil {
-			h.env.Mini.EmulateFailure(miniserver.FailureConditionInternalServerError)
+		if down.Load() {
+			return answer
 		}
-		return err
+		return nil
 	}
 	h.env.Fault.Store(&f)
 	return &n
 }
 
-func (h *harness) clearFaults() {
-	h.env.Fault.Store(nil)
-	if h.env.Mini != nil {
-		h.env.Mini.EmulateFailure(miniserver.FailureConditionNone)
-	}
-}
+func (h *harness) clearFaults() { h.env.Fault.Store(nil) }
 
 func expect503(t *testing.T, resp events.APIGatewayProxyResponse) {
 	t.Helper()
@@ -55,19 +49,16 @@ func expect503(t *testing.T, resp events.APIGatewayProxyResponse) {
 // SDK retries (4 attempts), then the answer is 503 with Retry-After, and
 // reading back shows nothing half-written.
 func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
-	throttled := &smithy.GenericAPIError{Code: "ThrottlingException", Message: "injected"}
-	var internal error // the embedded server's own emulation
+	t.Parallel()
+	throttled, internal := ddbtest.Throttled(), ddbtest.InternalServerError()
 	h := newHarness(t)
-	if h.env.Mini == nil {
-		t.Skip("failure emulation needs the embedded server")
-	}
 	matchingScans(h)
 	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","repos":[100]}`))
 	h.call("create-user", jsonReq(&h.admin, createBody("yara", "user")))
 
 	for _, c := range []struct {
 		name, op string
-		err      error
+		answer   *ddbtest.Answer
 		call     func() events.APIGatewayProxyResponse
 		after    func(t *testing.T)
 		drift    bool // left for the retry to complete
@@ -112,7 +103,9 @@ func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
 			func() events.APIGatewayProxyResponse { return h.get(&h.admin, "1") }, nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			attempts := h.fault(c.op, c.err)
+			// Internal errors are an outage from the operation on;
+			// throttling hits the one operation.
+			attempts := h.fault(c.op, c.answer, c.answer == internal)
 			resp := c.call()
 			h.clearFaults()
 			expect503(t, resp)
@@ -138,6 +131,7 @@ func TestFaultsAnswer503AndWriteNothingHalf(t *testing.T) {
 // TestTransactionConflictsAreRetried: transactions cancelled by a conflict
 // with another transaction are run again; the caller sees no error.
 func TestTransactionConflictsAreRetried(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var left atomic.Int64
 	left.Store(3)
@@ -146,12 +140,12 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 		if op != "TransactWriteItems" || !ok || left.Add(-1) < 0 {
 			return nil
 		}
-		reasons := make([]types.CancellationReason, len(tx.TransactItems))
-		for i := range reasons {
-			reasons[i].Code = aws.String("None")
+		codes := make([]string, len(tx.TransactItems))
+		for i := range codes {
+			codes[i] = "None"
 		}
-		reasons[len(reasons)-1].Code = aws.String("TransactionConflict")
-		return &types.TransactionCanceledException{Message: aws.String("injected conflict"), CancellationReasons: reasons}
+		codes[len(codes)-1] = "TransactionConflict"
+		return ddbtest.Canceled(codes...)
 	}
 	for _, call := range []func() events.APIGatewayProxyResponse{
 		func() events.APIGatewayProxyResponse {

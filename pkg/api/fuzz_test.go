@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -40,8 +41,8 @@ func FuzzBody(f *testing.F) {
 		}
 		for _, read := range []func(members) error{
 			func(m members) error { _, err := readScan(m); return err },
-			func(m members) error { _, err := readAllowlistChange(m, true); return err },
-			func(m members) error { _, err := readAllowlistChange(m, false); return err },
+			func(m members) error { _, err := readAllowlistChange(m, true, time.Now()); return err },
+			func(m members) error { _, err := readAllowlistChange(m, false, time.Now()); return err },
 		} {
 			err := read(m)
 			if err == nil {

@@ -53,6 +53,7 @@ func loginBody(username, password string) string {
 // for a K or a zero-width space, is a 401 decided without any DynamoDB
 // round trip, so it never reaches a key.
 func TestLoginWithImpossibleUsernameIsUnread(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	mustOK(t, h.call("create-user", jsonReq(&h.admin, `{"username":"kevin","user_email":"kevin@example.com","password":"kevin password 1","role":"user"}`)))
 	for _, name := range []string{strings.Repeat("k", 2100), strings.Repeat("k", 65), "ke", "\u212Aevin", "ｋｅｖｉｎ", "kevin\u200b", "\u202ekevin", "kev\x00in"} {
@@ -74,6 +75,7 @@ func TestLoginWithImpossibleUsernameIsUnread(t *testing.T) {
 // TestTokenResponseIsNotStored (issue 11, item 6): the token of a login is
 // sent with Cache-Control: no-store (RFC 6749 section 5.1).
 func TestTokenResponseIsNotStored(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	resp := h.login("admin", adminPassword)
 	if resp.StatusCode != http.StatusOK {
@@ -109,6 +111,7 @@ func TestSecretRepliesAreNotStored(t *testing.T) {
 // TestEmailUniquenessFoldsUnicode (issue 11, item 7): e-mail addresses are
 // unique after NFKC normalisation and full case folding.
 func TestEmailUniquenessFoldsUnicode(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	create := func(username, email string) events.APIGatewayProxyResponse {
 		b, _ := json.Marshal(map[string]string{"username": username, "user_email": email, "password": "a long password", "role": "user"})
@@ -138,6 +141,7 @@ func TestEmailUniquenessFoldsUnicode(t *testing.T) {
 // format characters in an e-mail address, a username, an allowlist name or
 // a finding name are a 422 naming the member, and nothing is stored.
 func TestIdentifiersRefuseHiddenCharacters(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	before := len(h.items())
 	for _, hide := range []string{`\u0000`, `\u200b`, `\u202e`, `\u2066`, `\ufeff`, `\u00ad`, `\u001b`} {
@@ -170,6 +174,7 @@ func TestIdentifiersRefuseHiddenCharacters(t *testing.T) {
 // lone surrogate is not I-JSON (RFC 7493): 400, never U+FFFD, so two
 // different names never become one. Valid pairs still work.
 func TestLoneSurrogateEscapesAre400(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	before := len(h.items())
 	for _, s := range []string{`\ud800`, `\udc00x`, `\uDBFF`, `a\ud800b`, `\ud800\u0041`, `\ud800\ud800`, `\udbff\udbff\udc00`, `\ud83d\\ude00`, `\ud83d\n`, `x\udfff`} {
@@ -226,6 +231,7 @@ func gzipped(t *testing.T, s string) string {
 // any Content-Encoding, or in a charset other than UTF-8, is 415, in the
 // order of the contract (413 before 415 before 400).
 func TestContentEncodingAndCharsetAre415(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	login := loginBody("admin", adminPassword)
 	ev := func(body string, b64 bool, headers ...string) events.APIGatewayProxyRequest {
@@ -287,6 +293,7 @@ func TestContentEncodingAndCharsetAre415(t *testing.T) {
 // the path the client called, so it stays right behind a stage
 // (/prod/api/...) and behind a custom domain's base path.
 func TestLocationFollowsRequestPath(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	n := 0
 	bodies := map[string]func() string{
@@ -328,6 +335,7 @@ func TestLocationFollowsRequestPath(t *testing.T) {
 // 413 says what API Gateway's REQUEST_TOO_LARGE response in template.yaml
 // says: the title of RFC 9110, "Content Too Large".
 func TestContentTooLargeTitleMatchesGateway(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)

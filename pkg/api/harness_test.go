@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -26,7 +28,8 @@ type harness struct {
 	admin scangate.Caller
 	// fns are the REST proxy handlers of api.Operations(), by the name of
 	// their function (create-user, get-scan, ...).
-	fns map[string]api.Handler
+	fns      map[string]api.Handler
+	requests atomic.Int64
 }
 
 const adminPassword = "admin-password-123"
@@ -34,13 +37,13 @@ const adminPassword = "admin-password-123"
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	env := ddbtest.New(t)
-	admin, err := auth.BootstrapAdmin(context.Background(), env.Store, password.Argon2id{}, "admin", "admin@example.com", adminPassword)
+	admin, err := auth.Bootstrap{Store: env.Store, Passwords: password.Argon2id{}, Fold: fold.Fold, Who: scangate.Who{RequestID: "test-bootstrap"}}.Admin(context.Background(), "admin", "admin@example.com", adminPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
 	deps := api.Deps{
 		Store: env.Store, Log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), Now: time.Now,
-		Config: config.Config{Table: env.Table, TokenTTL: time.Hour}, Passwords: password.Argon2id{},
+		Config: config.Config{Table: env.Table, TokenTTL: time.Hour}, Passwords: password.Argon2id{}, Fold: fold.Fold,
 	}
 	h := &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role}, fns: map[string]api.Handler{}}
 	for _, op := range api.Operations() {
@@ -57,7 +60,7 @@ func (h *harness) member(name string, role scangate.Role) scangate.Caller {
 	h.t.Helper()
 	at := scangate.At(time.Now())
 	u, err := h.env.Store.CreateUser(context.Background(), scangate.User{Username: name, Email: name + "@example.com",
-		Role: role, Active: true, PasswordHash: "x", CreatedAt: at, UpdatedAt: at})
+		Role: role, Active: true, PasswordHash: "x", CreatedAt: at, UpdatedAt: at}, scangate.Who{RequestID: "test"})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -93,8 +96,15 @@ func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 			"user_id":     strconv.FormatInt(r.caller.ID, 10),
 			"username":    r.caller.Username,
 			"role":        string(r.caller.Role),
+			"token_id":    strconv.FormatInt(r.caller.TokenID, 10),
+			"issued_at":   strconv.FormatInt(r.caller.IssuedAt.UnixMilli(), 10),
+		}
+		if r.caller.Scope != "" {
+			ev.RequestContext.Authorizer["scope"] = r.caller.Scope
 		}
 	}
+	ev.RequestContext.RequestID = "req-" + strconv.FormatInt(h.requests.Add(1), 10)
+	ev.RequestContext.Identity.SourceIP = "192.0.2.7"
 	handle, ok := h.fns[fn]
 	if !ok {
 		h.t.Fatalf("no operation %q: handlers are named by their directory under functions/", fn)

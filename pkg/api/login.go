@@ -13,7 +13,7 @@ import (
 
 // Logins issues tokens for passwords.
 type Logins interface {
-	Login(ctx context.Context, username, password string) (auth.Issued, error)
+	Login(ctx context.Context, username, password string, who scangate.Who) (auth.Issued, error)
 }
 
 type tokenBody struct {
@@ -38,7 +38,8 @@ func Login(l Logins, log *slog.Logger) Endpoint {
 			if err := p.Err(); err != nil {
 				return Reply{}, err
 			}
-			issued, err := l.Login(ctx, username, password)
+			who := scangate.Who{RequestID: req.RequestContext.RequestID, SourceIP: req.RequestContext.Identity.SourceIP}
+			issued, err := l.Login(ctx, username, password, who)
 			if err != nil {
 				return Reply{}, err
 			}

@@ -25,6 +25,8 @@ type Store interface {
 	auth.TokenStore
 	UploadStore
 	IngestStore
+	TokenStore
+	ExpiryStore
 }
 
 // Passwords hashes and checks passwords (pkg/auth/password.Argon2id).
@@ -46,6 +48,9 @@ type Deps struct {
 	// Bucket is set only for the functions of large uploads, so that no
 	// other function links the S3 client.
 	Bucket Bucket
+	// Fold (pkg/fold.Fold) is set only for the functions that store an
+	// e-mail address, so that no other function links x/text's tables.
+	Fold Folder
 }
 
 // Operation is one Lambda function of template.yaml.
@@ -57,7 +62,12 @@ type Operation struct {
 	API        func(Deps) Handler           // API Gateway, REST proxy
 	Authorizer func(Deps) AuthorizerHandler // API Gateway, TOKEN authorizer
 	S3         func(Deps) S3Handler         // S3 events (ObjectCreated)
+	Schedule   func(Deps) ScheduleHandler   // an EventBridge schedule
 }
+
+// ScheduleHandler is the signature of a function an EventBridge schedule
+// invokes.
+type ScheduleHandler func(context.Context, events.EventBridgeEvent) error
 
 // Handler builds the operation's handler in the form lambda.Start takes
 // it: a Handler, an AuthorizerHandler, or (for the kinds of later
@@ -70,6 +80,8 @@ func (o Operation) Handler(d Deps) any {
 		return o.Authorizer(d)
 	case o.S3 != nil:
 		return o.S3(d)
+	case o.Schedule != nil:
+		return o.Schedule(d)
 	}
 	return nil
 }
@@ -99,12 +111,17 @@ func Operations() []Operation {
 		{Name: "create-user", API: NewCreateUser},
 		{Name: "update-user", API: NewUpdateUser},
 		{Name: "record-scan", API: NewRecordScan},
+		{Name: "record-sarif", API: NewRecordSARIF},
 		{Name: "get-scan", API: NewGetScan},
 		{Name: "create-allowlist", API: NewCreateAllowlist},
 		{Name: "update-allowlist", API: NewUpdateAllowlist},
 		{Name: "create-sarif-upload", API: NewCreateSarifUpload},
 		{Name: "get-sarif-upload", API: NewGetSarifUpload},
 		{Name: "ingest-sarif-upload", S3: NewIngestSarifUpload},
+		{Name: "create-token", API: NewCreateToken},
+		{Name: "revoke-token", API: NewRevokeToken},
+		{Name: "logout", API: NewLogout},
+		{Name: "expire-allowlists", Schedule: NewExpireAllowlists},
 	}
 }
 
@@ -120,14 +137,17 @@ func NewLogin(d Deps) Handler {
 
 // NewCreateUser builds POST /users; it needs d.Passwords.
 func NewCreateUser(d Deps) Handler {
-	return CreateUser(d.Store, d.Passwords.Hash, d.Now, d.Log).Handle
+	return CreateUser(d.Store, d.Passwords.Hash, d.Fold, d.Now, d.Log).Handle
 }
 
 // NewUpdateUser builds PUT /users/{user_id}.
-func NewUpdateUser(d Deps) Handler { return UpdateUser(d.Store, d.Now, d.Log).Handle }
+func NewUpdateUser(d Deps) Handler { return UpdateUser(d.Store, d.Fold, d.Now, d.Log).Handle }
 
 // NewRecordScan builds POST /pr/scan.
 func NewRecordScan(d Deps) Handler { return RecordScan(d.Store, d.Now, d.Log).Handle }
+
+// NewRecordSARIF builds POST /pr/scan/sarif.
+func NewRecordSARIF(d Deps) Handler { return RecordSARIF(d.Store, d.Now, d.Log).Handle }
 
 // NewGetScan builds GET /pr/scan/{pr_scan_id}.
 func NewGetScan(d Deps) Handler { return GetScan(d.Store, d.Log).Handle }
@@ -145,3 +165,14 @@ func NewCreateSarifUpload(d Deps) Handler {
 
 // NewGetSarifUpload builds GET /pr/scan/sarif/uploads/{upload_id}.
 func NewGetSarifUpload(d Deps) Handler { return GetSARIFUpload(d.Store, d.Log).Handle }
+// NewCreateToken builds POST /auth/tokens.
+func NewCreateToken(d Deps) Handler { return CreateToken(d.Store, d.Now, d.Log).Handle }
+
+// NewRevokeToken builds DELETE /auth/tokens/{token_id}.
+func NewRevokeToken(d Deps) Handler { return RevokeToken(d.Store, d.Now, d.Log).Handle }
+
+// NewLogout builds DELETE /auth/token.
+func NewLogout(d Deps) Handler { return Logout(d.Store, d.Now, d.Log).Handle }
+
+// NewExpireAllowlists builds the scheduled function that applies expiries.
+func NewExpireAllowlists(d Deps) ScheduleHandler { return ExpireAllowlists(d.Store, d.Now, d.Log) }

@@ -63,6 +63,8 @@ func TestMainsCallTheirConstructor(t *testing.T) {
 			fn = op.Authorizer
 		case op.S3 != nil:
 			fn = op.S3
+		case op.Schedule != nil:
+			fn = op.Schedule
 		}
 		name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
 		ctor := "api." + name[strings.LastIndex(name, ".")+1:] + "("
@@ -184,7 +186,7 @@ func checkOperations(ops []api.Operation, dirs []string, tpl *gateway.Template, 
 		id := api.LogicalID(op.Name)
 		ids = append(ids, id)
 		kinds := 0
-		for _, set := range []bool{op.API != nil, op.Authorizer != nil, op.S3 != nil} {
+		for _, set := range []bool{op.API != nil, op.Authorizer != nil, op.S3 != nil, op.Schedule != nil} {
 			if set {
 				kinds++
 			}

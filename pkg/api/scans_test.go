@@ -75,6 +75,7 @@ func sortedKeys(m map[string]any) []string {
 }
 
 func TestScanShapeAndDefaults(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	resp := h.record(scanReq{})
 	if resp.StatusCode != http.StatusCreated || resp.Headers["Location"] != "/api/pr/scan/1" {
@@ -126,6 +127,7 @@ func TestScanShapeAndDefaults(t *testing.T) {
 }
 
 func TestScanCountsAndBlockStatus(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, c := range []struct {
 		req          scanReq
@@ -151,6 +153,7 @@ func TestScanCountsAndBlockStatus(t *testing.T) {
 }
 
 func TestPRRecord(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	first := decode(t, h.record(scanReq{Status: "completed", Findings: []string{"a", "b"}}))
 	vuln := decode(t, h.record(scanReq{Type: "VULNERABILITY", Status: "completed", Findings: []string{"CVE-1", "CVE-2", "CVE-3"}}))
@@ -173,6 +176,7 @@ func TestPRRecord(t *testing.T) {
 }
 
 func TestGetScanErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.record(scanReq{})
 	expectProblem(t, h.get(&h.admin, "2"), 404)
@@ -210,6 +214,7 @@ func (h *harness) countItems() map[string]int {
 }
 
 func TestRecordScanValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	many := make([]string, 1001)
 	for i := range many {
@@ -247,6 +252,7 @@ func TestRecordScanValidation(t *testing.T) {
 }
 
 func TestStoredRecordWithoutDefaults(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.record(scanReq{Status: "completed", Findings: []string{"x"}, Extra: `,"stat_url":"u","other_details":{"a":1}`})
 	// Rewrite the item as an older writer might have stored it.
@@ -270,6 +276,7 @@ func TestStoredRecordWithoutDefaults(t *testing.T) {
 }
 
 func TestConcurrentFirstScans(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var wg sync.WaitGroup
 	scans := make([]map[string]any, 20)
@@ -317,6 +324,7 @@ func TestConcurrentFirstScans(t *testing.T) {
 }
 
 func TestThousandFindings(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	names := make([]string, 1000)
 	for i := range names {

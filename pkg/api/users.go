@@ -15,9 +15,14 @@ import (
 // UserStore keeps users.
 type UserStore interface {
 	CallerStore
-	CreateUser(ctx context.Context, u scangate.User) (scangate.User, error)
-	UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error) (scangate.User, error)
+	CreateUser(ctx context.Context, u scangate.User, who scangate.Who) (scangate.User, error)
+	UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error, who scangate.Who) (scangate.User, error)
 }
+
+// Folder gives the form under which e-mail addresses are unique
+// (pkg/fold.Fold); handed in so that only the functions that store an
+// address link it.
+type Folder func(string) string
 
 // PasswordHasher turns a password into the only form in which it is stored.
 type PasswordHasher func(password string) (string, error)
@@ -45,7 +50,7 @@ func userJSON(u scangate.User) userBody {
 }
 
 // CreateUser is POST /users: admins only; 201 with the user and its Location.
-func CreateUser(st UserStore, hash PasswordHasher, now func() time.Time, log *slog.Logger) Endpoint {
+func CreateUser(st UserStore, hash PasswordHasher, fold Folder, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "CreateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -68,6 +73,9 @@ func CreateUser(st UserStore, hash PasswordHasher, now func() time.Time, log *sl
 			if len(p) == 0 {
 				nu.Validate(&p)
 			}
+			if len(p) == 0 {
+				scangate.CheckEmailKey(&p, fold(nu.Email))
+			}
 			if err := p.Err(); err != nil {
 				return Reply{}, err
 			}
@@ -77,9 +85,9 @@ func CreateUser(st UserStore, hash PasswordHasher, now func() time.Time, log *sl
 			}
 			at := scangate.At(now())
 			u, err := st.CreateUser(ctx, scangate.User{
-				Username: nu.Username, Email: nu.Email, Role: nu.Role, Active: nu.Active, PasswordHash: h,
+				Username: nu.Username, Email: nu.Email, EmailKey: fold(nu.Email), Role: nu.Role, Active: nu.Active, PasswordHash: h,
 				CreatedAt: at, UpdatedAt: at, AddedBy: &c.ID, UpdatedBy: &c.ID,
-			})
+			}, whoOf(c, req))
 			if err != nil {
 				return Reply{}, err
 			}
@@ -89,7 +97,7 @@ func CreateUser(st UserStore, hash PasswordHasher, now func() time.Time, log *sl
 
 // UpdateUser is PUT /users/{user_id}: admins only; replaces role, active and
 // user_email.
-func UpdateUser(st UserStore, now func() time.Time, log *slog.Logger) Endpoint {
+func UpdateUser(st UserStore, fold Folder, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "UpdateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -112,14 +120,17 @@ func UpdateUser(st UserStore, now func() time.Time, log *slog.Logger) Endpoint {
 			if len(p) == 0 {
 				ch.Validate(&p)
 			}
+			if len(p) == 0 {
+				scangate.CheckEmailKey(&p, fold(ch.Email))
+			}
 			if err := p.Err(); err != nil {
 				return Reply{}, err
 			}
 			u, err := st.UpdateUser(ctx, id, func(u *scangate.User) error {
-				u.Role, u.Active, u.Email = ch.Role, ch.Active, ch.Email
+				u.Role, u.Active, u.Email, u.EmailKey = ch.Role, ch.Active, ch.Email, fold(ch.Email)
 				u.UpdatedAt, u.UpdatedBy = scangate.At(now()), &c.ID
 				return nil
-			})
+			}, whoOf(c, req))
 			if err != nil {
 				return Reply{}, err
 			}

@@ -19,6 +19,7 @@ func createBody(name, role string) string {
 }
 
 func TestCreateUser(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var resp = h.call("create-user", jsonReq(&h.admin, `{"username":"Alice.B_c-1","user_email":"alice@example.com","password":"a long password","role":"user"}`))
 	if resp.StatusCode != http.StatusCreated {
@@ -67,6 +68,7 @@ func TestCreateUser(t *testing.T) {
 }
 
 func TestCreateUserValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, c := range []struct {
 		name, body string
@@ -98,6 +100,7 @@ func TestCreateUserValidation(t *testing.T) {
 }
 
 func TestBadInputStoresNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	valid := createBody("dave", "user")
 	big := `{"username":"dave","user_email":"dave@example.com","password":"password-123","role":"user","x":"` + strings.Repeat("x", 300<<10) + `"}`
@@ -132,6 +135,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 }
 
 func TestProblemOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	readonly := scangate.Caller{ID: 9, Username: "ro", Role: scangate.RoleReadonly}
 	big := strings.Repeat(" ", 300<<10)
@@ -152,6 +156,7 @@ func TestProblemOrder(t *testing.T) {
 }
 
 func TestRolesOnUserOperations(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, role := range []scangate.Role{scangate.RoleUser, scangate.RoleReadonly} {
 		c := scangate.Caller{ID: 5, Username: "someone", Role: role}
@@ -167,6 +172,7 @@ func TestRolesOnUserOperations(t *testing.T) {
 }
 
 func TestDuplicatesIgnoreCase(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if resp := h.call("create-user", jsonReq(&h.admin, createBody("grace", "user"))); resp.StatusCode != 201 {
 		t.Fatal(resp.Body)
@@ -190,6 +196,7 @@ func update(h *harness, id string, body string) request {
 }
 
 func TestUpdateUser(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	created := decode(t, h.call("create-user", jsonReq(&h.admin, createBody("heidi", "readonly"))))
 	resp := h.call("update-user", update(h, "2", `{"role":"user","active":false,"user_email":"HEIDI@example.com"}`))
@@ -234,6 +241,7 @@ func TestUpdateUser(t *testing.T) {
 }
 
 func TestLastActiveAdmin(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	expectProblem(t, h.call("update-user", update(h, "1", `{"role":"user","active":true,"user_email":"admin@example.com"}`)), 409)
 	expectProblem(t, h.call("update-user", update(h, "1", `{"role":"admin","active":false,"user_email":"admin@example.com"}`)), 409)
@@ -256,6 +264,7 @@ func TestLastActiveAdmin(t *testing.T) {
 }
 
 func TestConcurrentDemotionsKeepOneAdmin(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, n := range []string{"mia", "ned", "oli"} {
 		h.call("create-user", jsonReq(&h.admin, createBody(n, "admin")))
@@ -269,7 +278,7 @@ func TestConcurrentDemotionsKeepOneAdmin(t *testing.T) {
 			_, err := h.env.Store.UpdateUser(t.Context(), int64(i+1), func(u *scangate.User) error {
 				u.Role = scangate.RoleUser
 				return nil
-			})
+			}, scangate.Who{RequestID: "test"})
 			kinds[i] = int(scangate.KindOf(err))
 			if err == nil {
 				kinds[i] = -1
@@ -284,6 +293,7 @@ func TestConcurrentDemotionsKeepOneAdmin(t *testing.T) {
 }
 
 func TestConcurrentCreates(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var wg sync.WaitGroup
 	codes := make([]int, 20)
@@ -330,6 +340,7 @@ func TestConcurrentCreates(t *testing.T) {
 }
 
 func TestUserRoundTrips(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	trips := h.env.CountTrips(func() { h.call("create-user", jsonReq(&h.admin, createBody("quinn", "user"))) })
 	if trips > 3 {

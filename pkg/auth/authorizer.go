@@ -18,9 +18,11 @@ import (
 // TOKEN authorizer.
 var ErrUnauthorized = errors.New("Unauthorized")
 
-// TokenStore reads a token and its user in one round trip.
+// TokenStore reads a token and its user in one round trip, and records
+// when a token was last used.
 type TokenStore interface {
 	TokenUser(ctx context.Context, hash string, userID int64) (*scangate.Token, *scangate.User, error)
+	TouchToken(ctx context.Context, hash string, now time.Time) error
 }
 
 // Authorizer is the Lambda TOKEN authorizer.
@@ -62,6 +64,8 @@ func (a Authorizer) Handle(ctx context.Context, req events.APIGatewayCustomAutho
 			"username":  caller.Username,
 			"role":      string(caller.Role),
 			"issued_at": strconv.FormatInt(caller.IssuedAt.UnixMilli(), 10),
+			"token_id":  strconv.FormatInt(caller.TokenID, 10),
+			"scope":     caller.Scope,
 		},
 	}, nil
 }
@@ -91,7 +95,15 @@ func (a Authorizer) authorize(ctx context.Context, header string) (scangate.Call
 	case tok.CreatedAt.Before(user.TokensValidFrom):
 		return scangate.Caller{}, "token issued before a deactivation", nil
 	}
-	return scangate.Caller{ID: user.ID, Username: user.Username, Role: user.Role, IssuedAt: tok.CreatedAt}, "", nil
+	if now := a.Now(); now.Sub(tok.LastUsedAt) >= scangate.LastUsedResolution {
+		// At most one write a minute a token; a failure to record it
+		// refuses nobody.
+		if err := a.Store.TouchToken(ctx, tok.Hash, now); err != nil {
+			a.Log.WarnContext(ctx, "record token use", "error", err.Error())
+		}
+	}
+	return scangate.Caller{ID: user.ID, Username: user.Username, Role: user.Role, IssuedAt: tok.CreatedAt,
+		TokenID: tok.ID, Scope: tok.Scope}, "", nil
 }
 
 // WholeAPI turns the ARN of one method into the ARN of every method of the

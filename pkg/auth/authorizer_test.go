@@ -5,11 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
@@ -26,7 +26,7 @@ func newUser(t *testing.T, env *ddbtest.Env, name string, role scangate.Role, ac
 	u, err := env.Store.CreateUser(context.Background(), scangate.User{
 		Username: name, Email: name + "@example.com", Role: role, Active: active,
 		PasswordHash: mustHash(t, name+"-password"), CreatedAt: now, UpdatedAt: now,
-	})
+	}, scangate.Who{RequestID: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func issue(t *testing.T, env *ddbtest.Env, userID int64, expires time.Time) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = env.Store.PutToken(context.Background(), scangate.Token{Hash: auth.HashToken(tok), UserID: userID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: expires})
+	err = env.Store.PutToken(context.Background(), scangate.Token{Hash: auth.HashToken(tok), UserID: userID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: expires}, scangate.Who{RequestID: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +56,7 @@ func issue(t *testing.T, env *ddbtest.Env, userID int64, expires time.Time) stri
 }
 
 func TestAuthorizer(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
@@ -64,11 +65,11 @@ func TestAuthorizer(t *testing.T) {
 	good := issue(t, env, alice.ID, time.Now().Add(time.Hour))
 	expired := issue(t, env, alice.ID, time.Now().Add(-time.Second))
 	revoked := issue(t, env, alice.ID, time.Now().Add(time.Hour))
-	if ok, err := env.Store.RevokeToken(ctx, auth.HashToken(revoked)); !ok || err != nil {
-		t.Fatalf("revoke: %v, %v", ok, err)
+	if err := env.Store.RevokeTokenHash(ctx, auth.HashToken(revoked), scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+		t.Fatalf("revoke: %v", err)
 	}
 	bobs := issue(t, env, bob.ID, time.Now().Add(time.Hour))
-	if _, err := env.Store.UpdateUser(ctx, bob.ID, func(u *scangate.User) error { u.Active = false; return nil }); err != nil {
+	if _, err := env.Store.UpdateUser(ctx, bob.ID, func(u *scangate.User) error { u.Active = false; return nil }, scangate.Who{RequestID: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	unknown, _ := auth.NewToken(alice.ID)
@@ -112,8 +113,14 @@ func TestAuthorizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if trips != 1 {
-		t.Errorf("a valid token took %d round trips; want 1", trips)
+	// One read, and the record of the token's use (at most once a minute).
+	if trips != 2 {
+		t.Errorf("a valid token's first use took %d round trips; want 2", trips)
+	}
+	if trips := env.CountTrips(func() {
+		_, err = a.Handle(ctx, events.APIGatewayCustomAuthorizerRequest{Type: "TOKEN", AuthorizationToken: "Bearer " + good, MethodArn: methodARN})
+	}); trips != 1 || err != nil {
+		t.Errorf("within the minute: %d round trips, %v; want 1", trips, err)
 	}
 	st := resp.PolicyDocument.Statement
 	if len(st) != 1 || st[0].Effect != "Allow" || len(st[0].Resource) != 1 ||
@@ -132,17 +139,22 @@ func TestAuthorizer(t *testing.T) {
 }
 
 func TestAuthorizerDatabaseFailureIsNotUnauthorized(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
-	if env.Mini == nil {
-		t.Skip("failure emulation needs the embedded server")
-	}
 	alice := newUser(t, env, "alice", scangate.RoleUser, true)
 	tok := issue(t, env, alice.ID, time.Now().Add(time.Hour))
-	env.Mini.EmulateFailure(miniserver.FailureConditionInternalServerError)
-	defer env.Mini.EmulateFailure(miniserver.FailureConditionNone)
 	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	_, err := a.Handle(context.Background(), events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: "Bearer " + tok, MethodArn: methodARN})
-	if err == nil || err.Error() == "Unauthorized" {
-		t.Fatalf("err = %v; want a failure that API Gateway answers 503 (AUTHORIZER_FAILURE)", err)
+	for _, answer := range []*ddbtest.Answer{ddbtest.InternalServerError(), ddbtest.Throttled()} {
+		var attempts atomic.Int64
+		fault := func(string, any) error {
+			attempts.Add(1)
+			return answer
+		}
+		env.Fault.Store(&fault)
+		_, err := a.Handle(context.Background(), events.APIGatewayCustomAuthorizerRequest{AuthorizationToken: "Bearer " + tok, MethodArn: methodARN})
+		env.Fault.Store(nil)
+		if err == nil || err.Error() == "Unauthorized" || attempts.Load() == 0 {
+			t.Fatalf("%s: err = %v after %d attempts; want a failure that API Gateway answers 503 (AUTHORIZER_FAILURE)", answer.Type, err, attempts.Load())
+		}
 	}
 }

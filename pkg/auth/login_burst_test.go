@@ -30,7 +30,7 @@ func TestLoginBurstVerifiesAtMostFivePasswords(t *testing.T) {
 	kinds := make([]scangate.Kind, 100)
 	for i := range kinds {
 		wg.Go(func() {
-			_, err := l.Login(context.Background(), "victim", "wrong-password-1")
+			_, err := l.Login(context.Background(), "victim", "wrong-password-1", scangate.Who{RequestID: "test"})
 			kinds[i] = scangate.KindOf(err)
 		})
 	}
@@ -45,7 +45,7 @@ func TestLoginBurstVerifiesAtMostFivePasswords(t *testing.T) {
 	if count[scangate.KindUnauthorized]+count[scangate.KindTooMany] != 100 || count[scangate.KindUnauthorized] > scangate.MaxLoginAttempts {
 		t.Errorf("outcomes %v; want at most 5 failed logins and the rest throttled, nothing else", count)
 	}
-	_, err := l.Login(context.Background(), "VICTIM", "victim-password")
+	_, err := l.Login(context.Background(), "VICTIM", "victim-password", scangate.Who{RequestID: "test"})
 	if scangate.KindOf(err) != scangate.KindTooMany {
 		t.Errorf("the right password after the burst: %v; want 429", err)
 	}
@@ -75,7 +75,7 @@ func TestFailedLoginsDoTheSameWork(t *testing.T) {
 			return ok, err
 		})}
 	for _, c := range [][2]string{{"nobody", "x-password-123"}, {"alice", "wrong-password-1"}, {"olive", "olive-password"}} {
-		if _, err := l.Login(context.Background(), c[0], c[1]); scangate.KindOf(err) != scangate.KindUnauthorized {
+		if _, err := l.Login(context.Background(), c[0], c[1], scangate.Who{RequestID: "test"}); scangate.KindOf(err) != scangate.KindUnauthorized {
 			t.Fatalf("%s: %v; want 401", c[0], err)
 		}
 	}

@@ -17,20 +17,26 @@ type Config struct {
 	Endpoint string        // DYNAMODB_ENDPOINT: a DynamoDB-compatible endpoint instead of AWS
 	TokenTTL time.Duration // TOKEN_TTL_SECONDS: lifetime of login tokens (default 12 h)
 	LogLevel slog.Level    // LOG_LEVEL: DEBUG, INFO, WARN or ERROR (default INFO)
+	// AuditRetention is AUDIT_RETENTION_DAYS: how long audit entries are
+	// kept before the table's TTL removes them (default 400 days).
+	AuditRetention time.Duration
 	// UploadMaxBytes is UPLOAD_MAX_BYTES: the largest uploaded object the
 	// ingest function reads (default and ceiling 100 MiB; tests lower it).
 	UploadMaxBytes int64
 }
 
-// MaxUploadBytes is the default and ceiling of UploadMaxBytes.
-const MaxUploadBytes = 100 << 20
-
-// DefaultTokenTTL is the lifetime of a login token unless configured.
-const DefaultTokenTTL = 12 * time.Hour
+// Defaults of the settings.
+const (
+	DefaultTokenTTL       = 12 * time.Hour
+	DefaultAuditRetention = 400 * 24 * time.Hour
+	// MaxUploadBytes is the default and ceiling of UploadMaxBytes.
+	MaxUploadBytes = 100 << 20
+)
 
 // Load reads the configuration through getenv (os.Getenv in main).
 func Load(getenv func(string) string) (Config, error) {
-	c := Config{Table: getenv("TABLE_NAME"), Endpoint: getenv("DYNAMODB_ENDPOINT"), TokenTTL: DefaultTokenTTL}
+	c := Config{Table: getenv("TABLE_NAME"), Endpoint: getenv("DYNAMODB_ENDPOINT"), TokenTTL: DefaultTokenTTL,
+		AuditRetention: DefaultAuditRetention}
 	if c.Table == "" {
 		return c, fmt.Errorf("TABLE_NAME is not set")
 	}
@@ -40,6 +46,13 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("TOKEN_TTL_SECONDS %q is not a positive integer", s)
 		}
 		c.TokenTTL = time.Duration(n) * time.Second
+	}
+	if s := getenv("AUDIT_RETENTION_DAYS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("AUDIT_RETENTION_DAYS %q is not a positive integer", s)
+		}
+		c.AuditRetention = time.Duration(n) * 24 * time.Hour
 	}
 	c.UploadMaxBytes = MaxUploadBytes
 	if s := getenv("UPLOAD_MAX_BYTES"); s != "" {

@@ -1,6 +1,9 @@
 // Package ddbtest gives tests a real DynamoDB client on a fresh table: on
 // the embedded DynamoDB-API server by default, or on TEST_DYNAMODB_ENDPOINT
-// (DynamoDB Local in CI). It counts round trips with SDK middleware.
+// (DynamoDB Local in CI). It counts round trips with SDK middleware and
+// injects faults there, so fault tests run the same on either server and
+// never touch a server while it serves. Every Env is its own: tests that
+// each call New may run in parallel.
 package ddbtest
 
 import (
@@ -8,42 +11,49 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
-	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/retry"
 	"github.com/scangate/scangate/pkg/store"
 )
 
-// inputKey carries a call's input from the Initialize step to Finalize.
+// inputKey carries a call's input from the Initialize step to the fault
+// injection in the Deserialize step.
 type inputKey struct{}
 
-// Env is a store on a fresh table.
+// Env is a store on a fresh table. Its store retries lost races without
+// waiting (retry.Immediate) and its client retries failed attempts without
+// waiting; the number of attempts is the deployed service's.
 type Env struct {
 	Store *store.Store
 	DB    *dynamodb.Client
 	Table string
-	// Mini is the embedded server, for failure emulation; nil on an
-	// external endpoint.
-	Mini *miniserver.Server
 	// Endpoint is the URL the client talks to.
 	Endpoint string
 	trips    atomic.Int64
+	answers  atomic.Int64 // numbers the injected answers' request ids
 	// MaxTransactItems and MaxBatchItems are the most items sent in one
 	// TransactWriteItems and one BatchWriteItem, to check DynamoDB's limits
 	// (100 and 25) where the embedded server does not enforce them.
 	MaxTransactItems, MaxBatchItems atomic.Int64
-	// Hook, when set, runs before every DynamoDB call with the operation's
-	// name: tests use it to inject failures at a chosen point.
+	// Hook, when set, runs before every DynamoDB call (once per call, not
+	// per attempt) with the operation's name: tests use it to pick the
+	// point at which a Fault starts.
 	Hook atomic.Pointer[func(op string)]
-	// Fault, when set, runs before every attempt of every call (after the
-	// SDK's retry logic, so retries see it) and answers in the service's
-	// place when it returns an error: throttling, conflicts and the like.
+	// Fault, when set, runs for every attempt of every call, after the
+	// SDK's retryer, just before the request would be sent. When it returns
+	// an *Answer, the request is not sent and the SDK receives that answer
+	// as the service's HTTP response: it deserializes, retries and reports
+	// it exactly as a real one (see InternalServerError, Throttled,
+	// Canceled). Any other error is returned as the transport's.
 	Fault atomic.Pointer[func(op string, input any) error]
 }
 
@@ -57,7 +67,7 @@ func storeMax(a *atomic.Int64, n int64) {
 }
 
 // RoundTrips returns the number of requests sent to DynamoDB so far,
-// retries included.
+// retries included; an attempt a Fault answered counts as one.
 func (e *Env) RoundTrips() int64 { return e.trips.Load() }
 
 // CountTrips returns how many round trips fn makes.
@@ -74,16 +84,18 @@ func External() bool { return os.Getenv("TEST_DYNAMODB_ENDPOINT") != "" }
 func New(t testing.TB) *Env {
 	t.Helper()
 	e := &Env{Endpoint: os.Getenv("TEST_DYNAMODB_ENDPOINT")}
-	if e.Endpoint == "" {
+	embedded := e.Endpoint == ""
+	if embedded {
 		emb, err := local.StartEmbedded()
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = emb.Close() })
-		e.Endpoint, e.Mini = emb.URL, emb.Server
+		e.Endpoint = emb.URL
 	}
 	ctx := context.Background()
 	db, err := store.NewClient(ctx, e.Endpoint, func(o *dynamodb.Options) {
+		o.Retryer = withoutDelay(o.Retryer)
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("recordSizes",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -106,16 +118,17 @@ func New(t testing.TB) *Env {
 			if err != nil {
 				return err
 			}
-			return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRoundTrips",
+			err = s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRoundTrips",
 				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 					e.trips.Add(1)
-					if f := e.Fault.Load(); f != nil {
-						if err := (*f)(middleware.GetOperationName(ctx), middleware.GetStackValue(ctx, inputKey{})); err != nil {
-							return middleware.FinalizeOutput{}, middleware.Metadata{}, err
-						}
-					}
 					return next.HandleFinalize(ctx, in)
 				}), middleware.After)
+			if err != nil {
+				return err
+			}
+			// Last of the Deserialize step: what it returns is what the
+			// SDK's deserializer and retryer see as the server's response.
+			return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("injectFault", e.injectFault), middleware.After)
 		})
 	})
 	if err != nil {
@@ -127,7 +140,7 @@ func New(t testing.TB) *Env {
 	if err := store.CreateTable(ctx, db, e.Table); err != nil {
 		t.Fatal(err)
 	}
-	if e.Mini == nil {
+	if !embedded {
 		t.Cleanup(func() {
 			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &e.Table})
 		})
@@ -136,6 +149,37 @@ func New(t testing.TB) *Env {
 	e.trips.Store(0)
 	return e
 }
+
+// injectFault answers an attempt in the server's place when the Fault says so.
+func (e *Env) injectFault(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+	f := e.Fault.Load()
+	if f == nil {
+		return next.HandleDeserialize(ctx, in)
+	}
+	err := (*f)(middleware.GetOperationName(ctx), middleware.GetStackValue(ctx, inputKey{}))
+	if err == nil {
+		return next.HandleDeserialize(ctx, in)
+	}
+	if a, ok := err.(*Answer); ok {
+		id := "injected-" + strconv.FormatInt(e.answers.Add(1), 10)
+		return middleware.DeserializeOutput{RawResponse: a.response(id)}, middleware.Metadata{}, nil
+	}
+	return middleware.DeserializeOutput{}, middleware.Metadata{}, err
+}
+
+// withoutDelay keeps the client's retry policy (attempts, which errors are
+// retried, the retry quota) but makes its waits between attempts zero, so
+// that fault tests do not sleep through the SDK's backoff.
+func withoutDelay(r aws.Retryer) aws.Retryer {
+	if v2, ok := r.(aws.RetryerV2); ok {
+		return noDelay{v2}
+	}
+	return r
+}
+
+type noDelay struct{ aws.RetryerV2 }
+
+func (noDelay) RetryDelay(int, error) (time.Duration, error) { return 0, nil }
 
 // Recorder returns a store on the same table whose every call is first
 // passed to record with the operation's name and input, for tests that

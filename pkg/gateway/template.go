@@ -8,6 +8,7 @@ package gateway
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type Authorizer struct {
 	Function string // logical id
 	Header   string
 	TTL      int // seconds the answer is cached; 0 turns the cache off
+	// Validation is the identity validation expression: a header that does
+	// not match it is refused (401) without running the authorizer.
+	Validation *regexp.Regexp
 }
 
 // Response is one GatewayResponse.
@@ -221,34 +225,27 @@ func readS3Event(function string, p node) S3Event {
 	return ev
 }
 
-// specCollection reports whether path is a collection of the spec's
-// operations.
-func specCollection(path string) bool {
-	switch path {
-	case "/api/users", "/api/pr/scan", "/api/whitelist":
-		return true
-	}
-	return false
-}
+// specIDs are the path parameters of the spec's own resources
+// (spec/code-scanning-service.md section 4): their collections are the
+// paths DESIGN.md section 3 serves with a trailing slash too.
+var specIDs = map[string]bool{"{user_id}": true, "{pr_scan_id}": true, "{whitelist_id}": true}
 
-// collections returns the collection paths of the routes: a path without
-// parameters that takes a POST and whose items have routes of their own
-// (the path followed by one parameter segment), among the collections of
-// the spec (specCollection). The spec's sample request for Create New
-// User ends in a slash, so these are served with one too; DESIGN.md
-// section 3 says no other path takes one, so a later collection, such as
-// /api/pr/scan/sarif/uploads, does not (docs/DECISIONS.md).
+// collections returns the collection paths of the spec's resources: a
+// path without parameters that takes a POST (it creates) and whose items,
+// named by one of the spec's ids, have routes of their own. The spec's
+// sample request for Create New User ends in a slash, so these are served
+// with one too; no later collection (tokens, uploads) is (docs/DECISIONS.md).
 func collections(routes []Route) map[string]bool {
 	items := map[string]bool{}
 	for _, r := range routes {
 		i := strings.LastIndex(r.Path, "/")
-		if parent := r.Path[:max(i, 0)]; i >= 0 && strings.HasPrefix(r.Path[i+1:], "{") && !strings.Contains(parent, "{") {
+		if parent := r.Path[:max(i, 0)]; i >= 0 && specIDs[r.Path[i+1:]] && !strings.Contains(parent, "{") {
 			items[parent] = true
 		}
 	}
 	out := map[string]bool{}
 	for _, r := range routes {
-		if r.Method == "POST" && items[r.Path] && specCollection(r.Path) {
+		if r.Method == "POST" && items[r.Path] {
 			out[r.Path] = true
 		}
 	}
@@ -271,6 +268,13 @@ func (t *Template) readAPI(p node) error {
 		ttl = n
 	}
 	t.Authorizer = &Authorizer{Function: a.get("FunctionArn").str(), Header: a.get("Identity", "Header").str(), TTL: ttl}
+	if expr := a.get("Identity", "ValidationExpression").str(); expr != "" {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return fmt.Errorf("authorizer validation expression %q: %w", expr, err)
+		}
+		t.Authorizer.Validation = re
+	}
 	if t.Authorizer.Header == "" {
 		t.Authorizer.Header = "Authorization"
 	}

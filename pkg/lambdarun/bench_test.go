@@ -19,6 +19,7 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/lambdarun"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
@@ -101,17 +102,18 @@ func newFixture(b *testing.B) fixture {
 	}
 	st := store.New(db, "bench")
 	const adminPassword = "bench-password-1"
-	if _, err := auth.BootstrapAdmin(ctx, st, password.Argon2id{}, "admin", "admin@example.com", adminPassword); err != nil {
+	bootstrap := auth.Bootstrap{Store: st, Passwords: password.Argon2id{}, Fold: fold.Fold, Who: scangate.Who{RequestID: "bench-bootstrap"}}
+	if _, err := bootstrap.Admin(ctx, "admin", "admin@example.com", adminPassword); err != nil {
 		b.Fatal(err)
 	}
 	tok, _ := auth.NewToken(1)
-	if err := st.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: "cli", CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+	if err := st.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: "cli", CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}, scangate.Who{RequestID: "test"}); err != nil {
 		b.Fatal(err)
 	}
 	if err := local.Seed(ctx, st, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	if _, _, err := st.CreateAllowlist(ctx, scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:5f2b9c0e8d1a", Active: true}, "", 1, time.Now()); err != nil {
+	if _, _, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:5f2b9c0e8d1a", Active: true}}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := st.CreateUpload(ctx, scangate.Upload{CreatedBy: 1, CreatedAt: scangate.At(time.Now()),

@@ -65,7 +65,7 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 		srv := httptest.NewServer(stack.Handler)
 		tok, _ := auth.NewToken(1)
-		if err := stack.Store.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: "cli", CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		if err := stack.Store.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: "cli", CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}, scangate.Who{RequestID: "test"}); err != nil {
 			b.Fatal(err)
 		}
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}

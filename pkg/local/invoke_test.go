@@ -17,6 +17,7 @@ import (
 // the local triggers that are not API Gateway do: event JSON in, answer
 // JSON out, by logical id.
 func TestInvoke(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	stack, err := local.Start(context.Background(), local.Options{
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin", AdminPassword: "admin-password-1",

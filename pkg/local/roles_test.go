@@ -8,6 +8,7 @@ import (
 // TestRoleMatrix calls every route over HTTP as each role: 403 exactly
 // where DESIGN.md's role table says no.
 func TestRoleMatrix(t *testing.T) {
+	t.Parallel()
 	_, api, dir := startStack(t, 0)
 	admin := loginToken(t, api, "admin", adminPassword(t, dir))
 	tokens := map[string]string{"admin": admin}

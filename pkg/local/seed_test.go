@@ -10,6 +10,7 @@ import (
 )
 
 func TestSeed(t *testing.T) {
+	t.Parallel()
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	if err := local.Seed(ctx, env.Store, time.Now()); err != nil {

@@ -20,6 +20,7 @@ import (
 	passwordpkg "github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
@@ -170,14 +171,19 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 		}
 		generated = true
 	}
-	_, err := auth.BootstrapAdmin(ctx, s.Store, passwordpkg.Argon2id{}, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
+	_, err := auth.Bootstrap{Store: s.Store, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold, Who: scangate.Who{RequestID: "local-bootstrap"}}.Admin(ctx, o.AdminUsername, o.AdminUsername+"@scangate.local", password)
 	switch {
 	case scangate.KindOf(err) == scangate.KindConflict:
 		s.AdminNote = "an admin exists already in this table; log in with its password"
 	case err != nil:
 		return err
 	default:
-		s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
+		s.AdminNote = fmt.Sprintf("admin login: username %q, the password of SCANGATE_ADMIN_PASSWORD", o.AdminUsername)
+		if generated {
+			// Only a generated password is shown, once; one that was set
+			// is its owner's and never printed.
+			s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
+		}
 		if generated && o.PasswordFile != "" {
 			if err := writeSecret(o.PasswordFile, password); err != nil {
 				return err
@@ -214,7 +220,8 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	}
 	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, UploadMaxBytes: o.UploadMaxBytes}
 	fns := Functions(func(id string) api.Deps {
-		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Bucket: bucketFor(id)}
+		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold,
+			Bucket: bucketFor(id)}
 	})
 	s.functions = map[string]lambda.Handler{}
 	for _, f := range fns {

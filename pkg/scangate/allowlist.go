@@ -1,11 +1,18 @@
 package scangate
 
-import "slices"
+import (
+	"slices"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
 
 // Allowlist suppresses the findings it covers.
 type Allowlist struct {
 	ID        int64
 	Rule      Rule
+	Reason    string  // one of Reasons, or "" for none
+	ExpiresAt *Time   // nil: it never expires
 	Comments  []int64 // ids of its comments, oldest first
 	CreatedBy int64
 	UpdatedBy int64
@@ -13,14 +20,32 @@ type Allowlist struct {
 	UpdatedOn Time
 }
 
+// Expired reports whether the allowlist has expired at now: its expiry has
+// passed, whether or not the scheduled function has applied it yet.
+func (a Allowlist) Expired(now time.Time) bool {
+	return a.Rule.Expired || a.ExpiresAt != nil && !now.Before(a.ExpiresAt.Time)
+}
+
+// Reasons are the reasons an allowlist may give.
+var Reasons = []string{"false_positive", "used_in_tests", "accepted_risk", "wont_fix", "revoked"}
+
+// Limits of an allowlist's lifecycle fields.
+const (
+	MaxPaths       = 50
+	MaxPathGlobLen = 256
+	MaxExpiry      = 5 * 365 * 24 * time.Hour
+)
+
 // Rule is what decides which findings an allowlist covers.
 type Rule struct {
-	Type   ScanType
-	Name   string
-	Active bool
-	Global bool
-	Repos  []int64
-	Vcs    []int64
+	Type    ScanType
+	Name    string
+	Active  bool
+	Global  bool
+	Repos   []int64
+	Vcs     []int64
+	Paths   []string // globs of repository-relative paths; empty: any path
+	Expired bool     // its expiry has been applied: it covers nothing
 }
 
 // FindingRef is what matching needs to know of a finding.
@@ -52,26 +77,65 @@ func (f FindingRef) Keys() []string {
 // the finding's type, named by the finding's name or one of its aliases
 // (ignoring case for vulnerabilities), and global or naming the finding's
 // repository or integration.
+//
+// With paths, the finding's repository-relative path must match one of
+// them: `*` and `?` within one segment, `**` across segments; a finding
+// without a path is not covered. An expired rule covers nothing.
 func (r Rule) Covers(f FindingRef) bool {
-	return r.Active && r.Type == f.Type && slices.Contains(f.Keys(), FindingKey(r.Type, r.Name)) &&
-		(r.Global || slices.Contains(r.Repos, f.RepoID) || slices.Contains(r.Vcs, f.VcID))
+	return r.Active && !r.Expired && r.Type == f.Type && slices.Contains(f.Keys(), FindingKey(r.Type, r.Name)) &&
+		(r.Global || slices.Contains(r.Repos, f.RepoID) || slices.Contains(r.Vcs, f.VcID)) && r.coversPath(f.Path)
+}
+
+func (r Rule) coversPath(path string) bool {
+	if len(r.Paths) == 0 {
+		return true
+	}
+	if path == "" {
+		return false
+	}
+	for _, g := range r.Paths {
+		if ok, _ := doublestar.Match(g, path); ok { // globs are checked when stored
+			return true
+		}
+	}
+	return false
 }
 
 // Equal reports whether two rules are the same.
 func (r Rule) Equal(o Rule) bool {
 	return r.Type == o.Type && r.Name == o.Name && r.Active == o.Active && r.Global == o.Global &&
-		slices.Equal(r.Repos, o.Repos) && slices.Equal(r.Vcs, o.Vcs)
+		slices.Equal(r.Repos, o.Repos) && slices.Equal(r.Vcs, o.Vcs) && slices.Equal(r.Paths, o.Paths) && r.Expired == o.Expired
 }
 
 // AllowlistChange is a partial update: nil fields stay as they are.
 type AllowlistChange struct {
-	Type    *ScanType
-	Name    *string
-	Active  *bool
-	Global  *bool
-	Repos   *[]int64
-	Vcs     *[]int64
-	Comment string // appended when not empty
+	Type      *ScanType
+	Name      *string
+	Active    *bool
+	Global    *bool
+	Repos     *[]int64
+	Vcs       *[]int64
+	Paths     *[]string
+	Reason    *string
+	ExpiresAt *Time  // a new expiry
+	NoExpiry  bool   // "never": the allowlist no longer expires
+	Comment   string // appended when not empty
+}
+
+// ApplyTo returns the allowlist with the change made: its rule, reason and
+// expiry. A new expiry, or none, makes an expired allowlist apply again.
+func (c AllowlistChange) ApplyTo(a Allowlist) Allowlist {
+	a.Rule = c.Apply(a.Rule)
+	if c.Reason != nil {
+		a.Reason = *c.Reason
+	}
+	switch {
+	case c.NoExpiry:
+		a.ExpiresAt, a.Rule.Expired = nil, false
+	case c.ExpiresAt != nil:
+		a.ExpiresAt, a.Rule.Expired = c.ExpiresAt, false
+	}
+	return a
 }
 
 // Apply returns the rule with the change made.
@@ -93,6 +157,9 @@ func (c AllowlistChange) Apply(r Rule) Rule {
 	}
 	if c.Vcs != nil {
 		r.Vcs = *c.Vcs
+	}
+	if c.Paths != nil {
+		r.Paths = *c.Paths
 	}
 	return r
 }
@@ -127,6 +194,42 @@ func (c AllowlistChange) Validate(p *Problems) {
 	}
 	if len([]rune(c.Comment)) > MaxCommentLen {
 		p.Add("/comment", "must be at most %d characters", MaxCommentLen)
+	}
+	c.validatePaths(p)
+	if c.Reason != nil && !slices.Contains(Reasons, *c.Reason) {
+		p.Add("/reason", "must be one of false_positive, used_in_tests, accepted_risk, wont_fix, revoked")
+	}
+}
+
+func (c AllowlistChange) validatePaths(p *Problems) {
+	if c.Paths == nil {
+		return
+	}
+	if len(*c.Paths) > MaxPaths {
+		p.Add("/paths", "may hold at most %d globs", MaxPaths)
+		return
+	}
+	for i, g := range *c.Paths {
+		ptr := "/paths/" + itoa(i)
+		switch n := len([]rune(g)); {
+		case n < 1 || n > MaxPathGlobLen:
+			p.Add(ptr, "must be 1 to %d characters", MaxPathGlobLen)
+		case checkHidden(p, ptr, g):
+		case !doublestar.ValidatePattern(g):
+			p.Add(ptr, "is not a valid glob (* and ? within a segment, ** across segments, [...] classes)")
+		}
+	}
+}
+
+// ValidateExpiry checks a new expiry at now: in the future, at most
+// MaxExpiry ahead.
+func (c AllowlistChange) ValidateExpiry(p *Problems, now time.Time) {
+	switch {
+	case c.ExpiresAt == nil:
+	case !c.ExpiresAt.After(now):
+		p.Add("/expires_at", "must be in the future")
+	case c.ExpiresAt.After(now.Add(MaxExpiry)):
+		p.Add("/expires_at", "must be at most 5 years ahead")
 	}
 }
 

@@ -1,15 +1,77 @@
 package scangate
 
-import "time"
+import (
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Token is a stored bearer token. Only the SHA-256 hash of the token is kept.
 type Token struct {
-	Hash      string
-	UserID    int64
-	Kind      string // "login" or "cli"
-	CreatedAt time.Time
-	ExpiresAt time.Time
-	Revoked   bool
+	ID         int64
+	Hash       string
+	UserID     int64
+	Kind       string // TokenLogin or TokenPersonal
+	Name       string // a personal token's name
+	Scope      string // ScopeWrite or ScopeRead
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	Revoked    bool
+	LastUsedAt time.Time // zero until first used
+}
+
+// Kinds and scopes of tokens.
+const (
+	TokenLogin    = "login"    // issued by logging in
+	TokenPersonal = "personal" // created by its user (or the admin CLI) for a CI job or dashboard
+	ScopeWrite    = "write"
+	ScopeRead     = "read" // GET routes and logging out only
+)
+
+// Limits of personal tokens.
+const (
+	MaxPersonalTokens  = 20 // unexpired, per user
+	TokenNameMax       = 100
+	TokenDaysMax       = 366
+	TokenDaysDefault   = 90
+	LastUsedResolution = time.Minute // last_used_at is written at most this often
+)
+
+// NewToken is a request for a personal token.
+type NewToken struct {
+	Name  string
+	Days  int64
+	Scope string
+}
+
+// Validate checks the rules of a personal token request.
+func (t NewToken) Validate(p *Problems) {
+	if n := utf8.RuneCountInString(t.Name); n < 1 || n > TokenNameMax {
+		p.Add("/name", "must be 1 to %d characters", TokenNameMax)
+	} else {
+		checkHidden(p, "/name", t.Name)
+	}
+	if t.Days < 1 || t.Days > TokenDaysMax {
+		p.Add("/expires_in_days", "must be 1 to %d", TokenDaysMax)
+	}
+	if t.Scope != ScopeWrite && t.Scope != ScopeRead {
+		p.Add("/scope", "must be write or read")
+	}
+}
+
+// TokenNameKey is the form under which a user's token names are unique:
+// each character as the smallest of its simple case folding orbit, so
+// names differing only in case are one.
+func TokenNameKey(name string) string {
+	b := make([]rune, 0, len(name))
+	for _, r := range name {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b = append(b, least)
+	}
+	return string(b)
 }
 
 // Login throttling: at most MaxLoginAttempts password verifications per

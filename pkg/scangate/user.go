@@ -5,9 +5,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 )
 
 // Role is what a user may do.
@@ -33,6 +30,7 @@ type User struct {
 	ID           int64
 	Username     string
 	Email        string
+	EmailKey     string // Email folded (pkg/fold): what makes it unique
 	Role         Role
 	Active       bool
 	PasswordHash string
@@ -68,6 +66,13 @@ type Caller struct {
 	Username string
 	Role     Role
 	IssuedAt time.Time // when the caller's token was issued
+	TokenID  int64     // the token's id (0 for tokens from before ids)
+	Scope    string    // the token's scope: ScopeWrite, or ScopeRead for GET routes only
+}
+
+// Actor is the caller as an audit entry names it.
+func (c Caller) Actor() *Actor {
+	return &Actor{UserID: c.ID, Username: c.Username, TokenID: c.TokenID}
 }
 
 // Current checks the caller against its current user record u: a write
@@ -179,7 +184,12 @@ func checkEmail(p *Problems, s string) {
 		p.Add("/user_email", "must be one plain e-mail address such as name@example.com")
 		return
 	}
-	if n := len(Fold(s)); n > EmailKeyMax {
+}
+
+// CheckEmailKey checks the folded form of an address (pkg/fold), which is
+// what makes it unique: NFKC can make a character many times longer.
+func CheckEmailKey(p *Problems, key string) {
+	if n := len(key); n > EmailKeyMax {
 		p.Add("/user_email", "must be at most %d bytes once normalised (NFKC, case folded); this address is %d", EmailKeyMax, n)
 	}
 }
@@ -190,11 +200,6 @@ func checkRole(p *Problems, r Role) {
 	}
 }
 
-// Fold is the form under which usernames and e-mail addresses are unique
-// and matched: NFKC, full Unicode case folding, NFKC again (folding can
-// leave a string unnormalised). So σ, ς and Σ are one letter, a Kelvin sign
-// is a k, full-width letters are letters and ß is ss. For the ASCII of
-// usernames it is lower-casing.
-func Fold(s string) string {
-	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
-}
+// FoldUsername is the form under which usernames are unique: valid
+// usernames are ASCII, so folding them is lower-casing (pkg/fold agrees).
+func FoldUsername(s string) string { return strings.ToLower(s) }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -36,6 +37,15 @@ func allowItem(a scangate.Allowlist, ver int64) item {
 	it[aCreatedOn] = str(a.CreatedOn.String())
 	it[aUpdatedOn] = str(a.UpdatedOn.String())
 	it[aVer] = num(ver)
+	if a.Reason != "" {
+		it[aReason] = str(a.Reason)
+	}
+	if a.ExpiresAt != nil {
+		it[aExpiresAt] = str(a.ExpiresAt.String())
+		if !a.Rule.Expired { // an expiry still to apply: the sparse index of the scheduled function
+			it[aGSI1PK], it[aGSI1SK] = str(expiryPK), str(expirySK(a))
+		}
+	}
 	// Listings: all allowlists by id; by name ignoring case (secrets' names,
 	// which compare exactly, are filtered once read).
 	it[aGSI2PK], it[aGSI2SK] = str("ALLOWS"), str(fmt.Sprintf("%019d", a.ID))
@@ -50,11 +60,16 @@ func allowNamePK(name string) string {
 }
 
 func allowFrom(it item) (scangate.Allowlist, int64) {
-	return scangate.Allowlist{
-		ID: getN(it, aID), Rule: ruleFrom(it), Comments: getIDs(it, aComments),
+	a := scangate.Allowlist{
+		ID: getN(it, aID), Rule: ruleFrom(it), Reason: getS(it, aReason), Comments: getIDs(it, aComments),
 		CreatedBy: getN(it, aCreatedBy), UpdatedBy: getN(it, aUpdBy),
 		CreatedOn: getTime(it, aCreatedOn), UpdatedOn: getTime(it, aUpdatedOn),
-	}, getN(it, aVer)
+	}
+	if s := getS(it, aExpiresAt); s != "" {
+		t := getTime(it, aExpiresAt)
+		a.ExpiresAt = &t
+	}
+	return a, getN(it, aVer)
 }
 
 func commentItem(allowID, commentID, by int64, text string, at time.Time) item {
@@ -68,13 +83,15 @@ func commentItem(allowID, commentID, by int64, text string, at time.Time) item {
 
 // CreateAllowlist stores a new allowlist and its rule in its group, and
 // re-evaluates the group's findings before it returns.
-func (s *Store) CreateAllowlist(ctx context.Context, r scangate.Rule, comment string, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+func (s *Store) CreateAllowlist(ctx context.Context, na scangate.Allowlist, comment string, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+	by, r := actorID(who), na.Rule
 	id, err := s.nextID(ctx, "allowlist")
 	if err != nil {
 		return scangate.Allowlist{}, scangate.Updated{}, err
 	}
 	at := scangate.At(now)
-	a := scangate.Allowlist{ID: id, Rule: r, Comments: []int64{}, CreatedBy: by, UpdatedBy: by, CreatedOn: at, UpdatedOn: at}
+	a := scangate.Allowlist{ID: id, Rule: r, Reason: na.Reason, ExpiresAt: na.ExpiresAt, Comments: []int64{},
+		CreatedBy: by, UpdatedBy: by, CreatedOn: at, UpdatedOn: at}
 	t := s.newTx()
 	if comment != "" {
 		commentID, err := s.nextID(ctx, "comment")
@@ -86,6 +103,7 @@ func (s *Store) CreateAllowlist(ctx context.Context, r scangate.Rule, comment st
 	}
 	t.put(lAllow, allowItem(a, 1), when("attribute_not_exists("+ref(aPK)+")"))
 	setRule(t, groupOf(r.Type, r.Name), id, r, true)
+	s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistCreate, who, allowTarget(id), allowChanges(scangate.Allowlist{}, a, comment), now))
 	err = s.retry.Do(ctx, "create allowlist", func(int) (bool, error) {
 		err := s.commit(ctx, "create allowlist", t)
 		if lostRace(err) {
@@ -104,7 +122,8 @@ func (s *Store) CreateAllowlist(ctx context.Context, r scangate.Rule, comment st
 // between groups when its type or name changes, appends the comment, and
 // re-evaluates the findings of the old and the new group before it returns.
 // Sent again after a failure, the same change completes the re-evaluation.
-func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, by int64, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+	by := actorID(who)
 	var a scangate.Allowlist
 	var oldRule scangate.Rule
 	var commentID int64
@@ -121,13 +140,14 @@ func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.Allowl
 				return true, err
 			}
 		}
-		oldRule, a = cur.Rule, cur
-		a.Rule = c.Apply(cur.Rule)
+		oldRule, a = cur.Rule, c.ApplyTo(cur)
 		a.UpdatedBy, a.UpdatedOn = by, scangate.At(now)
 		if commentID != 0 {
 			a.Comments = append(a.Comments, commentID)
 		}
-		err = s.commit(ctx, "update allowlist", s.allowlistUpdateTx(a, oldRule, ver, commentID, c.Comment, now))
+		t := s.allowlistUpdateTx(a, oldRule, ver, commentID, c.Comment, now)
+		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistUpdate, who, allowTarget(id), allowChanges(cur, a, c.Comment), now))
+		err = s.commit(ctx, "update allowlist", t)
 		if lostRace(err, lAllow) {
 			return false, nil
 		}
@@ -149,7 +169,7 @@ func (s *Store) allowlistUpdateTx(a scangate.Allowlist, old scangate.Rule, ver, 
 		t.put(lComment, commentItem(a.ID, commentID, a.UpdatedBy, comment, now), nil)
 	}
 	if a.Rule.Equal(old) {
-		return t
+		return t // reason, expiry: the allowlist item alone
 	}
 	og, ng := groupOf(old.Type, old.Name), groupOf(a.Rule.Type, a.Rule.Name)
 	if og != ng {
@@ -157,6 +177,69 @@ func (s *Store) allowlistUpdateTx(a scangate.Allowlist, old scangate.Rule, ver, 
 	}
 	setRule(t, ng, a.ID, a.Rule, og != ng)
 	return t
+}
+
+func allowTarget(id int64) scangate.Target {
+	return scangate.Target{Type: "allowlist", ID: strconv.FormatInt(id, 10)}
+}
+
+// actorID is the user id of who makes a change, 0 for the system.
+func actorID(who scangate.Who) int64 {
+	if who.Actor == nil {
+		return 0
+	}
+	return who.Actor.UserID
+}
+
+// allowChanges are the audited fields of an allowlist that changed from
+// old to a (old with no type: created), with the comment added.
+func allowChanges(old, a scangate.Allowlist, comment string) scangate.Changes {
+	c := scangate.Changes{}
+	created := old.Rule.Type == ""
+	from := func(v any) any {
+		if created {
+			return nil
+		}
+		return v
+	}
+	r, o := a.Rule, old.Rule
+	c.Set("type", from(string(o.Type)), string(r.Type))
+	c.Set("name", from(o.Name), r.Name)
+	c.Set("active", from(o.Active), r.Active)
+	c.Set("global_", from(o.Global), r.Global)
+	c.IDs("repos", o.Repos, r.Repos)
+	c.IDs("vcs", o.Vcs, r.Vcs)
+	if !slices.Equal(o.Paths, r.Paths) {
+		c["paths"] = scangate.Change{From: orEmpty(o.Paths), To: orEmpty(r.Paths)}
+	}
+	c.Set("reason", nullable(old.Reason), nullable(a.Reason))
+	c.Set("expires_at", timeOrNil(old.ExpiresAt), timeOrNil(a.ExpiresAt))
+	c.Set("expired", o.Expired, r.Expired)
+	if comment != "" {
+		c.Set("comment", nil, comment)
+	}
+	return c
+}
+
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func timeOrNil(t *scangate.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.String()
 }
 
 // allowlist reads an allowlist and its version, strongly consistent.

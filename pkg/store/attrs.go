@@ -30,6 +30,7 @@ const (
 	// Users.
 	aUsername   = "username"
 	aUserEmail  = "user_email"
+	aEmailKey   = "email_key" // the address folded: its marker's key
 	aRole       = "role"
 	aPwHash     = "pw_hash"
 	aAddedBy    = "added_by_uid"
@@ -79,6 +80,9 @@ const (
 
 	// Allowlists, their rules and groups.
 	aGlobal    = "global"
+	aPaths     = "paths"
+	aExpired   = "expired" // the allowlist's expiry is applied
+	aReason    = "reason"
 	aRepos     = "repos"
 	aVcs       = "vcs"
 	aComments  = "comments"

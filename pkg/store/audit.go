@@ -25,7 +25,9 @@ import (
 // that they can never throttle the writes of changes. The log reads newest
 // first. Entries expire through the table's TTL after the retention.
 
-// DefaultAuditRetention is how long entries are kept unless configured.
+// DefaultAuditRetention is how long entries are kept unless configured
+// (config.DefaultAuditRetention, which functions read from their
+// environment).
 const DefaultAuditRetention = 400 * 24 * time.Hour
 
 // Audit partitions.

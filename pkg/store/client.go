@@ -114,5 +114,5 @@ func Open(getenv func(string) string) (*Store, config.Config, error) {
 	if err != nil {
 		return nil, cfg, err
 	}
-	return New(db, cfg.Table), cfg, nil
+	return New(db, cfg.Table, WithAuditRetention(cfg.AuditRetention)), cfg, nil
 }

@@ -97,12 +97,17 @@ func ruleAttrs(r scangate.Rule) item {
 	it := item{aType: str(string(r.Type)), aName: str(r.Name), aActive: boolean(r.Active), aGlobal: boolean(r.Global)}
 	setIDs(it, aRepos, r.Repos)
 	setIDs(it, aVcs, r.Vcs)
+	setStrings(it, aPaths, r.Paths)
+	if r.Expired {
+		it[aExpired] = boolean(true)
+	}
 	return it
 }
 
 func ruleFrom(it item) scangate.Rule {
 	return scangate.Rule{Type: scangate.ScanType(getS(it, aType)), Name: getS(it, aName), Active: getBool(it, aActive, false),
-		Global: getBool(it, aGlobal, false), Repos: getIDs(it, aRepos), Vcs: getIDs(it, aVcs)}
+		Global: getBool(it, aGlobal, false), Repos: getIDs(it, aRepos), Vcs: getIDs(it, aVcs), Paths: getStrings(it, aPaths),
+		Expired: getBool(it, aExpired, false)}
 }
 
 // Labels of group items in allowlist transactions.

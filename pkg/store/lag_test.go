@@ -51,7 +51,7 @@ func TestIndexLag(t *testing.T) {
 				wg.Go(func() {
 					if i%3 == 0 {
 						rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: name, Active: true, Repos: []int64{repo}}
-						if _, _, err := st.CreateAllowlist(ctx, rule, "", 1, time.Now()); err != nil {
+						if _, _, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 							t.Error(err)
 						}
 						return
@@ -67,7 +67,7 @@ func TestIndexLag(t *testing.T) {
 				t.Fatal(err)
 			}
 			rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "cve-9", Active: true, Global: true}
-			if _, upd, err := st.CreateAllowlist(ctx, rule, "", 1, time.Now()); err != nil || fix && upd.Vulnerabilities != 1 {
+			if _, upd, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil || fix && upd.Vulnerabilities != 1 {
 				t.Fatalf("create: %+v %v", upd, err)
 			}
 			rep, err := env.Store.Check(ctx)
@@ -98,12 +98,12 @@ func TestIndexServesOldVersions(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // the finding is in the index now
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-7", Active: true, Global: true}
-	a, _, err := st.CreateAllowlist(ctx, rule, "", 1, time.Now())
+	a, _, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The index still shows the finding unsuppressed; deactivate at once.
-	if _, _, err := st.UpdateAllowlist(ctx, a.ID, scangate.AllowlistChange{Active: new(bool)}, 1, time.Now()); err != nil {
+	if _, _, err := st.UpdateAllowlist(ctx, a.ID, scangate.AllowlistChange{Active: new(bool)}, scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := st.Scan(ctx, sc.ID)
@@ -148,16 +148,16 @@ func TestReevaluationPacking(t *testing.T) {
 		}
 	}
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-2021-44228", Active: true, Repos: []int64{1}}
-	a, upd, err := st.CreateAllowlist(ctx, rule, "", 1, time.Now())
+	a, upd, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now())
 	if err != nil || upd.Vulnerabilities != 250 {
 		t.Fatalf("create: %+v %v", upd, err)
 	}
-	// The allowlist's transaction, then the chain of scan 1.
-	if want := []int{3, 96 + 3, 96 + 3, 58 + 3}; !slices.Equal(sizes, want) {
+	// The allowlist's transaction (with its audit entry), then the chain of scan 1.
+	if want := []int{4, 96 + 3, 96 + 3, 58 + 3}; !slices.Equal(sizes, want) {
 		t.Errorf("transactions of %v items; want %v", sizes, want)
 	}
 	sizes = nil
-	if _, _, err := st.UpdateAllowlist(ctx, a.ID, scangate.AllowlistChange{Repos: &[]int64{2, 3, 4}}, 1, time.Now()); err != nil {
+	if _, _, err := st.UpdateAllowlist(ctx, a.ID, scangate.AllowlistChange{Repos: &[]int64{2, 3, 4}}, scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// The change, then one step of every scan: scan 1's chain of three

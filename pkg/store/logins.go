@@ -22,7 +22,7 @@ import (
 // and so at most that many passwords are verified.
 
 func loginFailKey(username string) item {
-	return key("LOGINFAIL#"+scangate.Fold(username), "LOGINFAIL")
+	return key("LOGINFAIL#"+scangate.FoldUsername(username), "LOGINFAIL")
 }
 
 func slotAttr(i int) string   { return "s" + strconv.Itoa(i) }
@@ -140,22 +140,24 @@ func (s *Store) takeSlot(ctx context.Context, username string, slot int, old int
 	return false, dbErr("reserve login", err)
 }
 
-// LoginSucceeded stores the token of a successful login and gives the
-// attempt's reservation back, in one transaction.
-func (s *Store) LoginSucceeded(ctx context.Context, username string, a scangate.LoginAttempt, tok scangate.Token) error {
-	t := s.newTx()
-	t.put(lToken, tokenItem(tok), when("attribute_not_exists("+ref(aPK)+")"))
-	sa := slotAttr(a.Slot)
-	t.update(lSlot, loginFailKey(username), "SET "+sa+" = :zero, "+failedAttr(a.Slot)+" = :f",
-		item{":zero": num(0), ":f": boolean(false)}, when(sa+" = :at", ":at", num(a.At.UnixMilli())))
+// LoginSucceeded stores the token of a successful login (with its audit
+// entry) and gives the attempt's reservation back, in one transaction.
+func (s *Store) LoginSucceeded(ctx context.Context, username string, a scangate.LoginAttempt, tok scangate.Token, who scangate.Who) error {
+	release := true
 	return s.retry.Do(ctx, "log in", func(int) (bool, error) {
+		t := s.newTx()
+		s.putToken(t, tok, who)
+		if release {
+			sa := slotAttr(a.Slot)
+			t.update(lSlot, loginFailKey(username), "SET "+sa+" = :zero, "+failedAttr(a.Slot)+" = :f",
+				item{":zero": num(0), ":f": boolean(false)}, when(sa+" = :at", ":at", num(a.At.UnixMilli())))
+		}
 		err := s.commit(ctx, "log in", t)
 		switch {
 		case failed(err, lSlot):
 			// The place no longer holds this reservation (it left the
 			// window and was taken again): store the token alone.
-			t = s.newTx()
-			t.put(lToken, tokenItem(tok), when("attribute_not_exists("+ref(aPK)+")"))
+			release = false
 			return false, nil
 		case lostRace(err):
 			return false, nil
@@ -164,18 +166,21 @@ func (s *Store) LoginSucceeded(ctx context.Context, username string, a scangate.
 	})
 }
 
-// LoginFailed marks the attempt's place as a failure; the reservation
-// stays and counts until it leaves the window.
-func (s *Store) LoginFailed(ctx context.Context, username string, a scangate.LoginAttempt) error {
-	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       loginFailKey(username),
-		UpdateExpression:          aws.String("SET " + failedAttr(a.Slot) + " = :t"),
-		ExpressionAttributeValues: item{":t": boolean(true), ":at": num(a.At.UnixMilli())},
-		ConditionExpression:       aws.String(slotAttr(a.Slot) + " = :at"),
-	})
-	if err != nil && !conditionFailed(err) {
-		return dbErr("record failed login", err)
+// LoginFailed marks the attempt's place as a failure, with the audit entry
+// of the failure (and of the lockout, when the attempt took the last
+// place); the reservation stays and counts until it leaves the window.
+func (s *Store) LoginFailed(ctx context.Context, username string, a scangate.LoginAttempt, who scangate.Who) error {
+	t := s.newTx()
+	t.update(lSlot, loginFailKey(username), "SET "+failedAttr(a.Slot)+" = :t", item{":t": boolean(true)},
+		when(slotAttr(a.Slot)+" = :at", ":at", num(a.At.UnixMilli())))
+	target := scangate.Target{Type: "username", ID: scangate.FoldUsername(username)}
+	s.addAudit(t, scangate.NewAudit(scangate.AuditLoginFailure, who, target, nil, a.At))
+	if a.Last {
+		s.addAudit(t, scangate.NewAudit(scangate.AuditLoginThrottled, who, target, nil, a.At))
 	}
-	return nil
+	err := s.commit(ctx, "record failed login", t)
+	if failed(err, lSlot) {
+		return nil // the place was taken again after the window: nothing to mark
+	}
+	return err
 }

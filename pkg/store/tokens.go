@@ -8,18 +8,44 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
+// A token is stored by the SHA-256 of its secret, which is how the
+// authorizer finds it, with an id item that finds it by id; a user's
+// personal tokens are also listed in a registry item, which keeps their
+// number and the uniqueness of their names exact under concurrency:
+//
+//	TOKEN#<sha256 hex> / TOKEN        GSI1: USERTOKENS#<user> / <created_at>#<id19>
+//	TOKENID#<id> / TOKENID            the hash and the user
+//	USER#<user> / TOKENS              personal tokens: id -> name key, expiry; ver
+
 func tokenKey(hash string) item { return key("TOKEN#"+hash, "TOKEN") }
+
+func tokenIDKey(id int64) item { return key("TOKENID#"+strconv.FormatInt(id, 10), "TOKENID") }
+
+func registryKey(userID int64) item { return key("USER#"+strconv.FormatInt(userID, 10), "TOKENS") }
 
 func userTokensPK(userID int64) string { return "USERTOKENS#" + strconv.FormatInt(userID, 10) }
 
-// Labels of login transactions.
+// Labels of token transactions.
 const (
-	lToken = "token"
-	lSlot  = "slot"
+	lToken    = "token"
+	lTokenID  = "token id"
+	lRegistry = "registry"
+	lSlot     = "slot"
+)
+
+// Attributes of tokens (shared ones: attrs.go).
+const (
+	aScope     = "scope"
+	aLastUsed  = "last_used" // epoch ms
+	aTokenHash = "hash"
+	aEntries   = "p" // a registry's personal tokens
+	aNameKey   = "n"
+	aExpiry    = "e"
 )
 
 // expiredItemGrace is how long after its expiry DynamoDB's TTL may delete an
@@ -28,39 +54,165 @@ const expiredItemGrace = 24 * time.Hour
 
 func tokenItem(t scangate.Token) item {
 	it := tokenKey(t.Hash)
+	it[aID] = num(t.ID)
 	it[aUserID] = num(t.UserID)
 	it[aTokenKind] = str(t.Kind)
+	if t.Name != "" {
+		it[aName] = str(t.Name)
+	}
+	it[aScope] = str(t.Scope)
 	it[aCreatedAt] = str(scangate.At(t.CreatedAt).String())
 	it[aExpiresAt] = num(t.ExpiresAt.Unix())
 	it[aTTL] = num(t.ExpiresAt.Add(expiredItemGrace).Unix())
 	it[aGSI1PK] = str(userTokensPK(t.UserID))
-	it[aGSI1SK] = str(scangate.At(t.CreatedAt).String())
+	it[aGSI1SK] = str(scangate.At(t.CreatedAt).String() + "#" + fmt.Sprintf("%019d", t.ID))
 	return it
 }
 
 func tokenFrom(it item) scangate.Token {
-	return scangate.Token{
+	t := scangate.Token{
+		ID:        getN(it, aID),
 		Hash:      getS(it, aPK)[len("TOKEN#"):],
 		UserID:    getN(it, aUserID),
 		Kind:      getS(it, aTokenKind),
+		Name:      getS(it, aName),
+		Scope:     getS(it, aScope),
 		CreatedAt: getTime(it, aCreatedAt).Time,
 		ExpiresAt: time.Unix(getN(it, aExpiresAt), 0),
 		Revoked:   getBool(it, aRevoked, false),
 	}
+	if t.Scope == "" {
+		t.Scope = scangate.ScopeWrite // tokens from before scopes
+	}
+	if ms := getN(it, aLastUsed); ms > 0 {
+		t.LastUsedAt = time.UnixMilli(ms)
+	}
+	return t
 }
 
-// PutToken stores a token's hash for a user.
-func (s *Store) PutToken(ctx context.Context, t scangate.Token) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                &s.table,
-		Item:                     tokenItem(t),
-		ConditionExpression:      aws.String("attribute_not_exists(" + ref(aPK) + ")"),
-		ExpressionAttributeNames: map[string]string{ref(aPK): aPK},
-	})
-	if err != nil {
-		return dbErr("put token", err)
+func tokenIDItem(t scangate.Token) item {
+	it := tokenIDKey(t.ID)
+	it[aTokenHash], it[aUserID] = str(t.Hash), num(t.UserID)
+	it[aTTL] = num(t.ExpiresAt.Add(expiredItemGrace).Unix())
+	return it
+}
+
+// putToken adds a new token (its record and its id item) and its audit
+// entry to a transaction.
+func (s *Store) putToken(t *tx, tok scangate.Token, who scangate.Who) {
+	t.put(lToken, tokenItem(tok), when("attribute_not_exists("+ref(aPK)+")"))
+	t.put(lTokenID, tokenIDItem(tok), when("attribute_not_exists("+ref(aPK)+")"))
+	changes := scangate.Changes{}
+	changes.Set("kind", nil, tok.Kind)
+	changes.Set("scope", nil, tok.Scope)
+	changes.Set("expires_at", nil, scangate.At(tok.ExpiresAt).String())
+	if tok.Name != "" {
+		changes.Set("name", nil, tok.Name)
 	}
-	return nil
+	changes.Set("user_id", nil, tok.UserID)
+	s.addAudit(t, scangate.NewAudit(scangate.AuditTokenCreate, who, tokenTarget(tok.ID), changes, tok.CreatedAt))
+}
+
+func tokenTarget(id int64) scangate.Target {
+	return scangate.Target{Type: "token", ID: strconv.FormatInt(id, 10)}
+}
+
+// PutToken stores a token with its audit entry, as issued (tests and
+// tools; logins and personal tokens have their own ways, with their rules).
+func (s *Store) PutToken(ctx context.Context, tok scangate.Token, who scangate.Who) error {
+	if tok.ID == 0 {
+		id, err := s.TokenID(ctx)
+		if err != nil {
+			return err
+		}
+		tok.ID = id
+	}
+	if tok.Scope == "" {
+		tok.Scope = scangate.ScopeWrite
+	}
+	t := s.newTx()
+	s.putToken(t, tok, who)
+	return s.commit(ctx, "put token", t)
+}
+
+// TokenID allocates the id of a token about to be issued.
+func (s *Store) TokenID(ctx context.Context) (int64, error) { return s.nextID(ctx, "token") }
+
+// registry is a user's personal tokens that are neither expired nor
+// revoked, by id, with the version that guards it.
+type registry struct {
+	entries map[int64]registryEntry
+	ver     int64
+}
+
+type registryEntry struct {
+	nameKey string
+	expires int64 // epoch seconds
+}
+
+func (s *Store) readRegistry(ctx context.Context, userID int64, now time.Time) (registry, error) {
+	it, err := s.getItem(ctx, "get personal tokens", registryKey(userID))
+	if err != nil {
+		return registry{}, err
+	}
+	r := registry{entries: map[int64]registryEntry{}, ver: getN(it, aVer)}
+	if m, ok := it[aEntries].(*types.AttributeValueMemberM); ok {
+		for id, v := range m.Value {
+			e, ok := v.(*types.AttributeValueMemberM)
+			n, _ := strconv.ParseInt(id, 10, 64)
+			if ok && getN(e.Value, aExpiry) > now.Unix() {
+				r.entries[n] = registryEntry{nameKey: getS(e.Value, aNameKey), expires: getN(e.Value, aExpiry)}
+			}
+		}
+	}
+	return r, nil
+}
+
+// write puts the registry back under its version.
+func (r registry) write(t *tx, userID int64) {
+	entries := item{}
+	for id, e := range r.entries {
+		entries[strconv.FormatInt(id, 10)] = &types.AttributeValueMemberM{Value: item{aNameKey: str(e.nameKey), aExpiry: num(e.expires)}}
+	}
+	it := merge(registryKey(userID), item{aVer: num(r.ver + 1)})
+	if len(entries) > 0 { // the embedded server stores no empty map
+		it[aEntries] = &types.AttributeValueMemberM{Value: entries}
+	}
+	c := when(ref(aVer)+" = :ver", ":ver", num(r.ver))
+	if r.ver == 0 {
+		c = when("attribute_not_exists(" + ref(aPK) + ")")
+	}
+	t.put(lRegistry, it, c)
+}
+
+// CreatePersonalToken stores a personal token (its hash; the secret is
+// the caller's to show once): at most MaxPersonalTokens unexpired ones per
+// user, names unique per user ignoring case, exact under concurrency.
+func (s *Store) CreatePersonalToken(ctx context.Context, tok scangate.Token, who scangate.Who) error {
+	key := scangate.TokenNameKey(tok.Name)
+	return s.retry.Do(ctx, "create token", func(int) (bool, error) {
+		reg, err := s.readRegistry(ctx, tok.UserID, tok.CreatedAt)
+		if err != nil {
+			return true, err
+		}
+		for _, e := range reg.entries {
+			if e.nameKey == key {
+				return true, scangate.Errorf(scangate.KindConflict, "a token named %q exists already", tok.Name)
+			}
+		}
+		if len(reg.entries) >= scangate.MaxPersonalTokens {
+			return true, scangate.Errorf(scangate.KindConflict, "a user may hold at most %d unexpired personal tokens; revoke one first", scangate.MaxPersonalTokens)
+		}
+		reg.entries[tok.ID] = registryEntry{nameKey: key, expires: tok.ExpiresAt.Unix()}
+		t := s.newTx()
+		reg.write(t, tok.UserID)
+		s.putToken(t, tok, who)
+		err = s.commit(ctx, "create token", t)
+		if lostRace(err, lRegistry) {
+			return false, nil
+		}
+		return true, err
+	})
 }
 
 // TokenUser reads a token and the user it names in one BatchGetItem round
@@ -85,26 +237,110 @@ func (s *Store) TokenUser(ctx context.Context, hash string, userID int64) (*scan
 	return tok, user, nil
 }
 
-// RevokeToken marks one token revoked. It reports false if there is no such token.
-func (s *Store) RevokeToken(ctx context.Context, hash string) (bool, error) {
+// TouchToken records that a token was used now, if its last use is more
+// than LastUsedResolution ago (so at most one write a minute a token).
+func (s *Store) TouchToken(ctx context.Context, hash string, now time.Time) error {
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
 		Key:                       tokenKey(hash),
-		UpdateExpression:          aws.String("SET " + ref(aRevoked) + " = :t"),
-		ConditionExpression:       aws.String("attribute_exists(" + ref(aPK) + ")"),
-		ExpressionAttributeValues: item{":t": boolean(true)},
+		UpdateExpression:          aws.String("SET " + ref(aLastUsed) + " = :now"),
+		ConditionExpression:       aws.String("attribute_exists(" + ref(aPK) + ") AND (attribute_not_exists(" + ref(aLastUsed) + ") OR " + ref(aLastUsed) + " < :stale)"),
+		ExpressionAttributeValues: item{":now": num(now.UnixMilli()), ":stale": num(now.Add(-scangate.LastUsedResolution).UnixMilli())},
 	})
-	switch {
-	case err == nil:
-		return true, nil
-	case conditionFailed(err):
-		return false, nil
+	if err != nil && !conditionFailed(err) {
+		return dbErr("record token use", err)
 	}
-	return false, dbErr("revoke token", err)
+	return nil
 }
 
-// RevokeUserTokens revokes every token of a user and reports how many it found.
-func (s *Store) RevokeUserTokens(ctx context.Context, userID int64) (int, error) {
+// RevokeToken revokes the token with the id, of the user owner unless
+// owner is 0 (an admin may revoke any): KindNotFound for no such token, a
+// token of another user, or one revoked or expired already.
+func (s *Store) RevokeToken(ctx context.Context, id, owner int64, who scangate.Who, now time.Time) error {
+	it, err := s.getItem(ctx, "get token id", tokenIDKey(id))
+	if err != nil {
+		return err
+	}
+	if it == nil || owner != 0 && getN(it, aUserID) != owner {
+		return scangate.Errorf(scangate.KindNotFound, "no token of yours has the id %d", id)
+	}
+	return s.revoke(ctx, getS(it, aTokenHash), who, now, false)
+}
+
+// RevokeTokenHash revokes the token of a secret's hash (the admin CLI):
+// KindNotFound for no such token; a token revoked or expired already is
+// left as it is.
+func (s *Store) RevokeTokenHash(ctx context.Context, hash string, who scangate.Who, now time.Time) error {
+	return s.revoke(ctx, hash, who, now, true)
+}
+
+// revoke revokes a live token; one revoked or expired already is not
+// found, or, when dead is true, left as it is.
+func (s *Store) revoke(ctx context.Context, hash string, who scangate.Who, now time.Time, dead bool) error {
+	return s.retry.Do(ctx, "revoke token", func(int) (bool, error) {
+		it, err := s.getItem(ctx, "get token", tokenKey(hash))
+		if err != nil {
+			return true, err
+		}
+		if it == nil {
+			return true, scangate.Errorf(scangate.KindNotFound, "no such token")
+		}
+		tok := tokenFrom(it)
+		if tok.Revoked || !now.Before(tok.ExpiresAt) {
+			if dead {
+				return true, nil
+			}
+			return true, scangate.Errorf(scangate.KindNotFound, "the token %d is revoked or expired already", tok.ID)
+		}
+		t := s.newTx()
+		t.update(lToken, tokenKey(hash), "SET "+ref(aRevoked)+" = :t", item{":t": boolean(true)},
+			when("attribute_not_exists("+ref(aRevoked)+") OR "+ref(aRevoked)+" = :f", ":f", boolean(false)))
+		if tok.Kind == scangate.TokenPersonal {
+			reg, err := s.readRegistry(ctx, tok.UserID, now)
+			if err != nil {
+				return true, err
+			}
+			delete(reg.entries, tok.ID)
+			reg.write(t, tok.UserID)
+		}
+		changes := scangate.Changes{}
+		changes.Set("revoked", false, true)
+		s.addAudit(t, scangate.NewAudit(scangate.AuditTokenRevoke, who, tokenTarget(tok.ID), changes, now))
+		err = s.commit(ctx, "revoke token", t)
+		if lostRace(err, lToken, lRegistry) {
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+// TokensPage lists a user's tokens that are neither expired nor revoked,
+// newest first: one query of the index (keys) and one batch read a page.
+func (s *Store) TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) ([]scangate.Token, map[string]string, error) {
+	q := pageQuery{index: GSI1, pk: aGSI1PK, sk: aGSI1SK, value: userTokensPK(userID), newest: true}
+	p, err := s.queryPage(ctx, "list tokens", q, limit, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := make([]item, len(p.Items))
+	for i, it := range p.Items {
+		keys[i] = keyOf(it)
+	}
+	items, err := s.batchGetAll(ctx, "get tokens", keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := []scangate.Token{}
+	for _, it := range inOrder(items, keys) {
+		if t := tokenFrom(it); !t.Revoked && now.Before(t.ExpiresAt) {
+			out = append(out, t)
+		}
+	}
+	return out, p.Next, nil
+}
+
+// RevokeUserTokens revokes every live token of a user (the admin CLI) and
+// reports how many.
+func (s *Store) RevokeUserTokens(ctx context.Context, userID int64, who scangate.Who, now time.Time) (int, error) {
 	items, err := s.queryAll(ctx, "list user tokens", &dynamodb.QueryInput{
 		IndexName:                 aws.String(GSI1),
 		KeyConditionExpression:    aws.String(ref(aGSI1PK) + " = :pk"),
@@ -113,10 +349,16 @@ func (s *Store) RevokeUserTokens(ctx context.Context, userID int64) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	for i, it := range items {
-		if _, err := s.RevokeToken(ctx, tokenFrom(it).Hash); err != nil {
-			return i, fmt.Errorf("revoke tokens of user %d: %w", userID, err)
+	n := 0
+	for _, it := range items {
+		err := s.revoke(ctx, getS(it, aPK)[len("TOKEN#"):], who, now, false)
+		switch {
+		case scangate.KindOf(err) == scangate.KindNotFound:
+		case err != nil:
+			return n, fmt.Errorf("revoke tokens of user %d: %w", userID, err)
+		default:
+			n++
 		}
 	}
-	return len(items), nil
+	return n, nil
 }

@@ -4,15 +4,30 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
 // Item keys of users and their uniqueness markers.
-func userKey(id int64) item            { return key("USER#"+strconv.FormatInt(id, 10), "USER") }
-func usernameKey(username string) item { return key("USERNAME#"+scangate.Fold(username), "USERNAME") }
-func emailKey(email string) item       { return key("EMAIL#"+scangate.Fold(email), "EMAIL") }
+func userKey(id int64) item { return key("USER#"+strconv.FormatInt(id, 10), "USER") }
+func usernameKey(username string) item {
+	return key("USERNAME#"+scangate.FoldUsername(username), "USERNAME")
+}
+
+// emailKey is the marker of an address by its folded form (pkg/fold, which
+// the store does not link: the caller folds).
+func emailKey(folded string) item { return key("EMAIL#"+folded, "EMAIL") }
+
+// emailKeyOf is a user's folded address; records from before the address
+// was stored folded were marked lower-cased.
+func emailKeyOf(u scangate.User) string {
+	if u.EmailKey != "" {
+		return u.EmailKey
+	}
+	return strings.ToLower(u.Email)
+}
 
 // adminsKey is the item counting active admins, so that the last one cannot
 // be demoted or deactivated even by concurrent updates.
@@ -32,6 +47,7 @@ func userItem(u scangate.User, ver int64) item {
 	it[aID] = num(u.ID)
 	it[aUsername] = str(u.Username)
 	it[aUserEmail] = str(u.Email)
+	it[aEmailKey] = str(emailKeyOf(u))
 	it[aRole] = str(string(u.Role))
 	it[aActive] = boolean(u.Active)
 	it[aCreatedAt] = str(u.CreatedAt.String())
@@ -96,18 +112,38 @@ func addAdmins(t *tx, delta int64, first bool) {
 // CreateUser stores a new user with the next user id. The user, its username
 // and e-mail markers (and the active-admin count) are written in one
 // transaction: two round trips in all.
-func (s *Store) CreateUser(ctx context.Context, u scangate.User) (scangate.User, error) {
-	return s.createUser(ctx, u, false)
+func (s *Store) CreateUser(ctx context.Context, u scangate.User, who scangate.Who) (scangate.User, error) {
+	return s.createUser(ctx, u, false, who)
 }
 
 // Bootstrap stores the first admin of a deployment. It fails with a conflict
 // when an active admin exists already.
-func (s *Store) Bootstrap(ctx context.Context, u scangate.User) (scangate.User, error) {
+func (s *Store) Bootstrap(ctx context.Context, u scangate.User, who scangate.Who) (scangate.User, error) {
 	u.Role, u.Active = scangate.RoleAdmin, true
-	return s.createUser(ctx, u, true)
+	return s.createUser(ctx, u, true, who)
 }
 
-func (s *Store) createUser(ctx context.Context, u scangate.User, first bool) (scangate.User, error) {
+func userTarget(id int64) scangate.Target {
+	return scangate.Target{Type: "user", ID: strconv.FormatInt(id, 10)}
+}
+
+// userChanges are the audited fields of a user that changed from old to u.
+func userChanges(old, u scangate.User) scangate.Changes {
+	c := scangate.Changes{}
+	if old.ID == 0 { // created
+		c.Set("username", nil, u.Username)
+		c.Set("user_email", nil, u.Email)
+		c.Set("role", nil, string(u.Role))
+		c.Set("active", nil, u.Active)
+		return c
+	}
+	c.Set("user_email", old.Email, u.Email)
+	c.Set("role", string(old.Role), string(u.Role))
+	c.Set("active", old.Active, u.Active)
+	return c
+}
+
+func (s *Store) createUser(ctx context.Context, u scangate.User, first bool, who scangate.Who) (scangate.User, error) {
 	id, err := s.nextID(ctx, "user")
 	if err != nil {
 		return scangate.User{}, err
@@ -116,10 +152,15 @@ func (s *Store) createUser(ctx context.Context, u scangate.User, first bool) (sc
 	t := s.newTx()
 	t.put(lUser, userItem(u, 1), when("attribute_not_exists("+ref(aPK)+")"))
 	putMarker(t, lUsername, usernameKey(u.Username), id, loginAttrs(u))
-	putMarker(t, lEmail, emailKey(u.Email), id, nil)
+	putMarker(t, lEmail, emailKey(emailKeyOf(u)), id, nil)
 	if u.Role == scangate.RoleAdmin && u.Active {
 		addAdmins(t, 1, first)
 	}
+	action := scangate.AuditUserCreate
+	if first {
+		action = scangate.AuditAdminBootstrap
+	}
+	s.addAudit(t, scangate.NewAudit(action, who, userTarget(id), userChanges(scangate.User{}, u), u.CreatedAt.Time))
 	err = s.retry.Do(ctx, "create user", func(int) (bool, error) {
 		err := s.commit(ctx, "create user", t)
 		switch {
@@ -158,7 +199,7 @@ func (s *Store) userVersion(ctx context.Context, id int64) (scangate.User, int64
 // version check, moving the e-mail marker and the active-admin count in the
 // same transaction: two round trips unless a concurrent writer intervenes.
 // A deactivation also kills every token issued until then, for good.
-func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error) (scangate.User, error) {
+func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error, who scangate.Who) (scangate.User, error) {
 	var updated scangate.User
 	err := s.retry.Do(ctx, "update user", func(int) (bool, error) {
 		old, ver, err := s.userVersion(ctx, id)
@@ -172,7 +213,9 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.
 		if old.Active && !u.Active {
 			u.TokensValidFrom = u.UpdatedAt.Time
 		}
-		err = s.commit(ctx, "update user", s.userUpdateTx(old, u, ver))
+		t := s.userUpdateTx(old, u, ver)
+		s.addAudit(t, scangate.NewAudit(scangate.AuditUserUpdate, who, userTarget(id), userChanges(old, u), u.UpdatedAt.Time))
+		err = s.commit(ctx, "update user", t)
 		switch {
 		case err == nil:
 			updated = u
@@ -195,9 +238,9 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, change func(*scangate.
 func (s *Store) userUpdateTx(old, u scangate.User, ver int64) *tx {
 	t := s.newTx()
 	t.put(lUser, userItem(u, ver+1), when(ref(aVer)+" = :ver", ":ver", num(ver)))
-	if scangate.Fold(old.Email) != scangate.Fold(u.Email) {
-		putMarker(t, lEmail, emailKey(u.Email), u.ID, nil)
-		t.del(lOldEmail, emailKey(old.Email), nil)
+	if emailKeyOf(old) != emailKeyOf(u) {
+		putMarker(t, lEmail, emailKey(emailKeyOf(u)), u.ID, nil)
+		t.del(lOldEmail, emailKey(emailKeyOf(old)), nil)
 	}
 	if old.Active != u.Active {
 		t.update(lUsername, usernameKey(u.Username), "SET "+ref(aActive)+" = :a", item{":a": boolean(u.Active)},

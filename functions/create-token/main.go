@@ -1,0 +1,22 @@
+// Command create-token is the Lambda of POST /api/auth/tokens (create a personal token).
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/store"
+)
+
+func main() {
+	st, cfg, err := store.Open(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "create-token:", err)
+		os.Exit(1)
+	}
+	lambda.Start(api.NewCreateToken(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg}))
+}

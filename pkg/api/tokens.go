@@ -1,0 +1,113 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// TokenStore keeps personal tokens and revokes tokens.
+type TokenStore interface {
+	CallerStore
+	auth.PersonalTokenStore
+	RevokeToken(ctx context.Context, id, owner int64, who scangate.Who, now time.Time) error
+}
+
+// personalTokenBody is a new personal token: the only answer that shows
+// its secret.
+type personalTokenBody struct {
+	ID          int64          `json:"id"`
+	Name        string         `json:"name"`
+	Scope       string         `json:"scope"`
+	CreatedAt   scangate.Time  `json:"created_at"`
+	ExpiresAt   scangate.Time  `json:"expires_at"`
+	LastUsedAt  *scangate.Time `json:"last_used_at"`
+	AccessToken string         `json:"access_token"`
+	TokenType   string         `json:"token_type"`
+}
+
+var everyRole = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}
+
+// CreateToken is POST /auth/tokens: a personal token of the caller, for a
+// CI job or a dashboard; 201 with the token, shown once.
+func CreateToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
+	tokens := auth.PersonalTokens{Store: st, Now: now}
+	return Endpoint{Name: "CreateToken", Roles: everyRole, Users: st, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			m, err := body(req)
+			if err != nil {
+				return Reply{}, err
+			}
+			nt, err := readNewToken(m)
+			if err != nil {
+				return Reply{}, err
+			}
+			secret, t, err := tokens.Create(ctx, c.ID, nt, whoOf(c, req))
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusCreated, Secret: true, Location: location(req, "/auth/tokens", t.ID), Body: personalTokenBody{
+				ID: t.ID, Name: t.Name, Scope: t.Scope, CreatedAt: scangate.At(t.CreatedAt), ExpiresAt: scangate.At(t.ExpiresAt),
+				AccessToken: secret, TokenType: "Bearer",
+			}}, nil
+		}}
+}
+
+func readNewToken(m members) (scangate.NewToken, error) {
+	var p scangate.Problems
+	f := readFields(m, "", &p)
+	nt := scangate.NewToken{Days: scangate.TokenDaysDefault, Scope: scangate.ScopeWrite}
+	nt.Name, _ = f.str("name", true)
+	if d, ok := f.integer("expires_in_days", false); ok {
+		nt.Days = d
+	}
+	if s, ok := f.enum("scope", false, []string{scangate.ScopeWrite, scangate.ScopeRead}); ok {
+		nt.Scope = s
+	}
+	f.done()
+	if len(p) == 0 {
+		nt.Validate(&p)
+	}
+	return nt, p.Err()
+}
+
+// RevokeToken is DELETE /auth/tokens/{token_id}: its owner or an admin
+// revokes a token; another user's token is not found. 204.
+func RevokeToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "RevokeToken", Roles: everyRole, Users: st, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			id, err := PathID(req, "token_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			owner := c.ID
+			if c.Role == scangate.RoleAdmin {
+				owner = 0
+			}
+			if err := st.RevokeToken(ctx, id, owner, whoOf(c, req), now()); err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusNoContent}, nil
+		}}
+}
+
+// Logout is DELETE /auth/token: revokes the token the request carries
+// (a read token may too). 204.
+func Logout(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "Logout", Roles: everyRole, Users: st, ReadScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			if c.TokenID == 0 {
+				return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "the token has no id to revoke; it expires on its own")
+			}
+			if err := st.RevokeToken(ctx, c.TokenID, c.ID, whoOf(c, req), now()); err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusNoContent}, nil
+		}}
+}
