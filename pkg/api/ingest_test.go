@@ -3,9 +3,9 @@ package api_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"context"
 	"io"
 	"log/slog"
 	"strings"

@@ -165,6 +165,7 @@ func NewCreateSarifUpload(d Deps) Handler {
 
 // NewGetSarifUpload builds GET /pr/scan/sarif/uploads/{upload_id}.
 func NewGetSarifUpload(d Deps) Handler { return GetSARIFUpload(d.Store, d.Log).Handle }
+
 // NewCreateToken builds POST /auth/tokens.
 func NewCreateToken(d Deps) Handler { return CreateToken(d.Store, d.Now, d.Log).Handle }
 

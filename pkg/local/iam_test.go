@@ -221,7 +221,8 @@ func TestIAMPolicies(t *testing.T) {
 		}
 	}
 	// A large upload: created, PUT to its presigned URL, ingested; one of
-	// its findings' groups has rules.
+	// its findings' groups has rules. (The steps above logged out.)
+	admin = loginToken(t, api, "admin", "admin-password-1")
 	if resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"VULNERABILITY","name":"CVE-2099-10000","global_":true}`); resp.StatusCode != 201 {
 		t.Fatalf("allowlist: %d %s", resp.StatusCode, body)
 	}
