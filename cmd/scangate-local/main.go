@@ -76,6 +76,11 @@ func run() error {
 	}
 	defer func() { _ = stack.Close() }()
 
+	// EventBridge's part: the scheduled functions (allowlists' expiries)
+	// run at their rate, as deployed.
+	if err := stack.RunSchedules(ctx, cfg.Logger(os.Stderr)); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", getenv("SCANGATE_ADDR", "127.0.0.1:3000"))
 	if err != nil {
 		return err

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -23,7 +25,13 @@ type modelScan struct {
 	repo, vc  int64
 	pr        string
 	createdAt string
-	names     []string
+	findings  []scangate.FindingRef // type, repo and vc filled in
+}
+
+// modelRule is what the model knows of an allowlist: its rule and expiry.
+type modelRule struct {
+	scangate.Rule
+	expires *time.Time
 }
 
 // tryOK is mustOK for other goroutines than the test's.
@@ -46,12 +54,23 @@ func randomRule(r *rand.Rand, partial bool) (string, map[string]any) {
 	}
 	typ := []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]
 	maybe("type", typ)
-	names := []string{"sha256:aa", "sha256:bb", "CVE-1", "cve-1", "CVE-2"}
+	names := []string{"sha256:aa", "sha256:bb", "CVE-1", "cve-1", "CVE-2", "ghsa-1"}
 	maybe("name", names[r.IntN(len(names))])
 	maybe("active", r.IntN(4) != 0)
 	maybe("global_", r.IntN(4) == 0)
 	maybe("repos", []int64{int64(100 + r.IntN(3))}[:r.IntN(2)])
 	maybe("vcs", []int64{int64(10 + r.IntN(2))}[:r.IntN(2)])
+	if r.IntN(3) == 0 {
+		maybe("paths", [][]string{{}, {"src/**"}, {"test/**", "**/*.md"}}[r.IntN(3)])
+	}
+	switch r.IntN(4) {
+	case 0:
+		maybe("expires_at", future(time.Duration(1+r.IntN(3))*time.Hour))
+	case 1:
+		if partial {
+			maybe("expires_at", "never")
+		}
+	}
 	if !partial {
 		m["type"], m["name"] = typ, names[r.IntN(len(names))]
 	}
@@ -59,7 +78,7 @@ func randomRule(r *rand.Rand, partial bool) (string, map[string]any) {
 	return string(b), m
 }
 
-func applyRule(rule scangate.Rule, m map[string]any) scangate.Rule {
+func applyRule(rule modelRule, m map[string]any) modelRule {
 	if v, ok := m["type"]; ok {
 		rule.Type = scangate.ScanType(v.(string))
 	}
@@ -78,7 +97,44 @@ func applyRule(rule scangate.Rule, m map[string]any) scangate.Rule {
 	if v, ok := m["vcs"]; ok {
 		rule.Vcs = v.([]int64)
 	}
+	if v, ok := m["paths"]; ok {
+		rule.Paths = v.([]string)
+	}
+	switch v, ok := m["expires_at"]; {
+	case !ok:
+	case v == "never":
+		rule.expires, rule.Expired = nil, false
+	default:
+		t, _ := time.Parse(time.RFC3339Nano, v.(string))
+		rule.expires, rule.Expired = &t, false
+	}
 	return rule
+}
+
+// randomFindings are up to three findings of a type over a small
+// vocabulary of names, aliases and paths.
+func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef, string) {
+	var refs []scangate.FindingRef
+	var objs []string
+	for range r.IntN(4) {
+		f := scangate.FindingRef{Type: typ, Path: []string{"", "src/a.go", "test/b.go", "docs/c.md"}[r.IntN(4)]}
+		if typ == scangate.ScanVulnerability {
+			f.Name = []string{"CVE-1", "cve-1", "CVE-2"}[r.IntN(3)]
+			f.Aliases = [][]string{nil, {"GHSA-1"}, {"cve-2"}}[r.IntN(3)]
+		} else {
+			f.Name = []string{"sha256:aa", "sha256:bb"}[r.IntN(2)]
+		}
+		o := map[string]any{"name": f.Name}
+		if f.Path != "" {
+			o["path"] = f.Path
+		}
+		if f.Aliases != nil {
+			o["aliases"] = f.Aliases
+		}
+		b, _ := json.Marshal(o)
+		refs, objs = append(refs, f), append(objs, string(b))
+	}
+	return refs, "[" + strings.Join(objs, ",") + "]"
 }
 
 // TestAllowlistsRandomized runs random sequences of scan recordings and
@@ -92,7 +148,8 @@ func TestAllowlistsRandomized(t *testing.T) {
 			h := newHarness(t)
 			r := rand.New(rand.NewPCG(seed, 99))
 			var mu sync.Mutex
-			rules := map[int]scangate.Rule{}
+			rules := map[int]modelRule{}
+			start := time.Now()
 			var scans []modelScan
 			for round := 0; round < 8; round++ {
 				var wg sync.WaitGroup
@@ -107,7 +164,7 @@ func TestAllowlistsRandomized(t *testing.T) {
 								return
 							}
 							mu.Lock()
-							rules[int(a["id"].(float64))] = applyRule(scangate.Rule{Active: true}, m)
+							rules[int(a["id"].(float64))] = applyRule(modelRule{Rule: scangate.Rule{Active: true}}, m)
 							mu.Unlock()
 						})
 					case k == 1:
@@ -129,41 +186,51 @@ func TestAllowlistsRandomized(t *testing.T) {
 						})
 					default:
 						s := scanReq{VcID: int64(10 + r.IntN(2)), RepoID: int64(100 + r.IntN(3)), PR: int64(1 + r.IntN(3)),
-							Status: scangate.ScanStatuses[r.IntN(4)]}
-						if r.IntN(2) == 0 {
-							s.Type = "VULNERABILITY"
-							for range r.IntN(4) {
-								s.Findings = append(s.Findings, []string{"CVE-1", "cve-1", "CVE-2"}[r.IntN(3)])
-							}
-						} else {
-							for range r.IntN(4) {
-								s.Findings = append(s.Findings, []string{"sha256:aa", "sha256:bb"}[r.IntN(2)])
-							}
+							Status: scangate.ScanStatuses[r.IntN(4)], Type: []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]}
+						refs, findings := randomFindings(r, scangate.ScanType(s.Type))
+						body := fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"v","repo_id":%d,"repo_name":"r",`+
+							`"webhook_id":3,"status":%q,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":%s}`,
+							s.Type, s.VcID, s.RepoID, s.Status, s.PR, findings)
+						for i := range refs {
+							refs[i].RepoID, refs[i].VcID = s.RepoID, s.VcID
 						}
 						wg.Go(func() {
-							sc, ok := tryOK(t, h.record(s))
+							sc, ok := tryOK(t, h.call("record-scan", jsonReq(&h.admin, body)))
 							if !ok {
 								return
 							}
-							typ := scangate.ScanType(sc["scan_type"].(string))
 							mu.Lock()
-							scans = append(scans, modelScan{id: int(sc["id"].(float64)), typ: typ, status: s.Status, repo: s.RepoID, vc: s.VcID,
-								pr: fmt.Sprint(s.VcID, s.RepoID, s.PR), createdAt: sc["created_at"].(string), names: s.Findings})
+							scans = append(scans, modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanType(s.Type), status: s.Status,
+								repo: s.RepoID, vc: s.VcID, pr: fmt.Sprint(s.VcID, s.RepoID, s.PR), createdAt: sc["created_at"].(string), findings: refs})
 							mu.Unlock()
 						})
 					}
 				}
+				// Some rounds, the scheduled function runs while the changes
+				// do, at a time half an hour later each round; once they are
+				// done it runs again, so that every expiry due is applied.
+				at := start.Add(time.Duration(round) * 30 * time.Minute)
+				if round%2 == 1 {
+					wg.Go(func() { h.expireAt(at) })
+				}
 				wg.Wait()
+				h.expireAt(at)
+				for id, rule := range rules {
+					if rule.expires != nil && !rule.expires.After(at) {
+						rule.Expired = true
+						rules[id] = rule
+					}
+				}
 			}
 			// The model: a finding counts unless a final rule covers it.
 			want := map[int][2]float64{}
 			newest := map[string]map[scangate.ScanType]modelScan{}
 			for _, s := range scans {
 				n := 0.0
-				for _, name := range s.names {
+				for _, f := range s.findings {
 					covered := false
 					for _, rule := range rules {
-						covered = covered || rule.Covers(scangate.FindingRef{Type: s.typ, Name: name, RepoID: s.repo, VcID: s.vc})
+						covered = covered || rule.Covers(f)
 					}
 					if !covered {
 						n++

@@ -198,6 +198,10 @@ func checkOperations(ops []api.Operation, dirs []string, tpl *gateway.Template, 
 			bad("S3 operation %s has no S3 event in template.yaml", op.Name)
 		case op.S3 == nil && s3Events[id] > 0:
 			bad("operation %s is not an S3 handler, but an S3 event of template.yaml invokes %s", op.Name, id)
+		case op.Schedule != nil && tpl.Schedules[id] == "":
+			bad("scheduled operation %s has no schedule in template.yaml", op.Name)
+		case op.Schedule == nil && tpl.Schedules[id] != "":
+			bad("template.yaml schedules %s, which is not a scheduled operation", id)
 		case op.API != nil && routes[id] == 0:
 			bad("API operation %s has no route in template.yaml", op.Name)
 		case op.Authorizer != nil && tpl.Authorizer.Function != id:

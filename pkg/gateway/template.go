@@ -60,6 +60,9 @@ type Template struct {
 	// S3Events are the functions' S3 triggers, which the local stack
 	// delivers itself.
 	S3Events []S3Event
+	// Schedules are the functions that EventBridge schedules invoke, with
+	// their schedule expression (rate(1 minute)).
+	Schedules map[string]string
 	// Collections are the paths also served with a trailing slash
 	// (DESIGN.md section 3): see collections.
 	Collections map[string]bool
@@ -165,7 +168,7 @@ func ParseTemplate(b []byte) (*Template, error) {
 	for i, name := range names {
 		root.params[name] = params[i].get("Default").str()
 	}
-	t := &Template{Responses: map[string]Response{}}
+	t := &Template{Responses: map[string]Response{}, Schedules: map[string]string{}}
 	ids, resources := root.get("Resources").entries()
 	for i, id := range ids {
 		r := resources[i]
@@ -180,6 +183,9 @@ func ParseTemplate(b []byte) (*Template, error) {
 			for _, ev := range events {
 				if ev.get("Type").str() == "S3" {
 					t.S3Events = append(t.S3Events, readS3Event(id, ev.get("Properties")))
+				}
+				if ev.get("Type").str() == "Schedule" {
+					t.Schedules[id] = ev.get("Properties", "Schedule").str()
 				}
 				if ev.get("Type").str() != "Api" {
 					continue

@@ -24,6 +24,7 @@ import (
 	scangateapi "github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -202,6 +203,16 @@ func TestIAMPolicies(t *testing.T) {
 		if m := regexp.MustCompile(`^\{"id":(\d+)`).FindStringSubmatch(body); m != nil {
 			lastID = m[1]
 		}
+	}
+	// The scheduled function, on an allowlist whose expiry has passed (put
+	// straight into the store: the API takes future expiries only).
+	past := scangate.At(time.Now().Add(-time.Minute))
+	if _, _, err := env.Store.CreateAllowlist(context.Background(), scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret,
+		Name: "sha256:aa", Active: true, Global: true}, ExpiresAt: &past}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := stack.Invoke(context.Background(), "ExpireAllowlistsFunction", []byte(`{"source":"aws.events","detail-type":"Scheduled Event"}`)); err != nil {
+		t.Fatalf("the scheduled function: %s %v", out, err)
 	}
 	// Actions a function needs only when it races another request, which
 	// this sequential workflow does not provoke.

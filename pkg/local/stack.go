@@ -72,6 +72,7 @@ type Stack struct {
 	S3        *EmbeddedS3    // nil on an external S3 endpoint
 	Bucket    *bucket.Bucket // the uploads bucket
 	functions map[string]lambda.Handler
+	schedules map[string]string // logical id: schedule expression
 
 	stopNotifiers context.CancelFunc
 	notifiers     sync.WaitGroup
@@ -113,6 +114,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{}
+	s.schedules = t.Schedules
 	if err := s.start(ctx, t, o); err != nil {
 		_ = s.Close()
 		return nil, err
