@@ -29,6 +29,8 @@ type Reply struct {
 	Status   int
 	Body     any
 	Location string
+	// Headers are further headers of the answer (a listing's Link).
+	Headers map[string]string
 	// Secret marks a body that carries a credential (a token): it is sent
 	// with Cache-Control: no-store and Pragma: no-cache, so that no cache
 	// keeps it (RFC 6749 section 5.1).
@@ -84,6 +86,9 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		resp = jsonResponse(reply.Status, reply.Body)
 		if reply.Location != "" {
 			resp.Headers["Location"] = reply.Location
+		}
+		for k, v := range reply.Headers {
+			resp.Headers[k] = v
 		}
 		if reply.Secret {
 			resp.Headers["Cache-Control"] = "no-store"

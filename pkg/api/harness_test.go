@@ -43,7 +43,8 @@ func newHarness(t testing.TB) *harness {
 	}
 	deps := api.Deps{
 		Store: env.Store, Log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), Now: time.Now,
-		Config: config.Config{Table: env.Table, TokenTTL: time.Hour}, Passwords: password.Argon2id{}, Fold: fold.Fold,
+		Config:    config.Config{Table: env.Table, TokenTTL: time.Hour, CursorKey: []byte("a cursor key of 32 bytes or more, for tests")},
+		Passwords: password.Argon2id{}, Fold: fold.Fold,
 	}
 	h := &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role}, fns: map[string]api.Handler{}}
 	for _, op := range api.Operations() {

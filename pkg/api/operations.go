@@ -21,6 +21,9 @@ type Store interface {
 	UserStore
 	ScanStore
 	AllowlistStore
+	PRReader
+	AllowlistReader
+	UserReader
 	auth.LoginStore
 	auth.TokenStore
 	UploadStore
@@ -122,6 +125,15 @@ func Operations() []Operation {
 		{Name: "revoke-token", API: NewRevokeToken},
 		{Name: "logout", API: NewLogout},
 		{Name: "expire-allowlists", Schedule: NewExpireAllowlists},
+		{Name: "list-findings", API: NewListFindings},
+		{Name: "get-pr", API: NewGetPR},
+		{Name: "list-pr-scans", API: NewListPRScans},
+		{Name: "list-prs", API: NewListPRs},
+		{Name: "get-allowlist", API: NewGetAllowlist},
+		{Name: "list-allowlists", API: NewListAllowlists},
+		{Name: "get-user", API: NewGetUser},
+		{Name: "get-me", API: NewGetMe},
+		{Name: "list-users", API: NewListUsers},
 	}
 }
 
@@ -177,3 +189,39 @@ func NewLogout(d Deps) Handler { return Logout(d.Store, d.Now, d.Log).Handle }
 
 // NewExpireAllowlists builds the scheduled function that applies expiries.
 func NewExpireAllowlists(d Deps) ScheduleHandler { return ExpireAllowlists(d.Store, d.Now, d.Log) }
+
+// The read side (section 6). A listing seals its cursors with
+// d.Config.CursorKey; its main refuses to start without one.
+
+// NewListFindings builds GET /pr/scan/{pr_scan_id}/findings.
+func NewListFindings(d Deps) Handler {
+	return ListFindings(d.Store, newPager(d.Config), d.Log).Handle
+}
+
+// NewGetPR builds GET /pr/{pr_id}.
+func NewGetPR(d Deps) Handler { return GetPR(d.Store, d.Log).Handle }
+
+// NewListPRScans builds GET /pr/{pr_id}/scans.
+func NewListPRScans(d Deps) Handler {
+	return ListPRScans(d.Store, newPager(d.Config), d.Log).Handle
+}
+
+// NewListPRs builds GET /pr.
+func NewListPRs(d Deps) Handler { return ListPRs(d.Store, newPager(d.Config), d.Log).Handle }
+
+// NewGetAllowlist builds GET /whitelist/{whitelist_id}.
+func NewGetAllowlist(d Deps) Handler { return GetAllowlist(d.Store, d.Now, d.Log).Handle }
+
+// NewListAllowlists builds GET /whitelist.
+func NewListAllowlists(d Deps) Handler {
+	return ListAllowlists(d.Store, newPager(d.Config), d.Now, d.Log).Handle
+}
+
+// NewGetUser builds GET /users/{user_id}.
+func NewGetUser(d Deps) Handler { return GetUser(d.Store, d.Log).Handle }
+
+// NewGetMe builds GET /users/me.
+func NewGetMe(d Deps) Handler { return GetMe(d.Store, d.Log).Handle }
+
+// NewListUsers builds GET /users.
+func NewListUsers(d Deps) Handler { return ListUsers(d.Store, newPager(d.Config), d.Log).Handle }

@@ -56,15 +56,19 @@ type scanBody struct {
 	VulnerabilityCount int64             `json:"vulnerability_count"`
 }
 
+func prJSON(pr scangate.PR) prBody {
+	return prBody{
+		ID: pr.ID, PrID: pr.Number, PrName: pr.Name, PrLink: pr.Link, RepoID: pr.RepoID, VcID: pr.VcID,
+		WebhookID: pr.WebhookID, CreatedAt: pr.CreatedAt, LastScan: pr.LastScan,
+		SecretCount: pr.SecretCount, VulnerabilityCount: pr.VulnerabilityCount,
+	}
+}
+
 func scanJSON(sc scangate.Scan, pr scangate.PR) scanBody {
 	return scanBody{
 		ID: sc.ID, PrID: sc.PRID, VcID: sc.VcID, WebhookID: sc.WebhookID, RepoID: sc.RepoID,
 		VcType: sc.VcType, ScanType: sc.Type, CreatedAt: sc.CreatedAt,
-		PR: prBody{
-			ID: pr.ID, PrID: pr.Number, PrName: pr.Name, PrLink: pr.Link, RepoID: pr.RepoID, VcID: pr.VcID,
-			WebhookID: pr.WebhookID, CreatedAt: pr.CreatedAt, LastScan: pr.LastScan,
-			SecretCount: pr.SecretCount, VulnerabilityCount: pr.VulnerabilityCount,
-		},
+		PR:     prJSON(pr),
 		VcName: sc.VcName, RepoName: sc.RepoName, Status: sc.Status, BlockStatus: sc.BlockStatus,
 		OtherDetails: sc.OtherDetails, StatURL: sc.StatURL,
 		SecretCount: sc.SecretCount, VulnerabilityCount: sc.VulnerabilityCount,

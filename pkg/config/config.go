@@ -3,6 +3,8 @@
 package config
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +22,9 @@ type Config struct {
 	// AuditRetention is AUDIT_RETENTION_DAYS: how long audit entries are
 	// kept before the table's TTL removes them (default 400 days).
 	AuditRetention time.Duration
+	// CursorKey (CURSOR_KEY, base64 of at least 32 bytes) seals the
+	// cursors of listings; only the listing functions are given it.
+	CursorKey []byte
 	// UploadMaxBytes is UPLOAD_MAX_BYTES: the largest uploaded object the
 	// ingest function reads (default and ceiling 100 MiB; tests lower it).
 	UploadMaxBytes int64
@@ -32,6 +37,9 @@ const (
 	// MaxUploadBytes is the default and ceiling of UploadMaxBytes.
 	MaxUploadBytes = 100 << 20
 )
+
+// MinCursorKey is the fewest bytes a cursor key may have.
+const MinCursorKey = 32
 
 // Load reads the configuration through getenv (os.Getenv in main).
 func Load(getenv func(string) string) (Config, error) {
@@ -67,7 +75,23 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("LOG_LEVEL %q: %w", s, err)
 		}
 	}
+	if s := getenv("CURSOR_KEY"); s != "" {
+		k, err := base64.StdEncoding.DecodeString(s)
+		if err != nil || len(k) < MinCursorKey {
+			return c, fmt.Errorf("CURSOR_KEY must be base64 of at least %d bytes", MinCursorKey) // never the value
+		}
+		c.CursorKey = k
+	}
 	return c, nil
+}
+
+// NeedCursorKey fails when no cursor key is configured: a listing
+// function calls it at init, so that it refuses to start without one.
+func (c Config) NeedCursorKey() error {
+	if len(c.CursorKey) < MinCursorKey {
+		return errors.New("CURSOR_KEY is not set")
+	}
+	return nil
 }
 
 // Logger returns the JSON logger of the configured level writing to w.

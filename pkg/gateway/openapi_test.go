@@ -41,7 +41,7 @@ func TestOpenAPIRoutesMatchTemplate(t *testing.T) {
 		fromTemplate = append(fromTemplate, r.Method+" "+r.Path)
 		// The local server routes it (with a concrete id for a parameter).
 		s := &Server{t: tpl}
-		path := strings.NewReplacer("{user_id}", "1", "{pr_scan_id}", "1", "{whitelist_id}", "1").Replace(r.Path)
+		path := strings.NewReplacer("{user_id}", "1", "{pr_scan_id}", "1", "{whitelist_id}", "1", "{pr_id}", "1").Replace(r.Path)
 		if got, _, ok := s.match(r.Method, path); !ok || got.Path != r.Path {
 			t.Errorf("the local server does not route %s %s", r.Method, path)
 		}

@@ -89,51 +89,93 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// match finds the route of a request path and its path parameters.
+// match finds the route of a request path and its path parameters. As on
+// API Gateway, the path picks its resource first, a literal segment before
+// a {parameter} (GET /users/me before /users/{user_id}), and the method is
+// looked up on that resource only: a method the resource does not have is
+// no route, even when a less specific resource has it.
 func (s *Server) match(method, escapedPath string) (Route, map[string]string, bool) {
 	p := escapedPath
 	if strings.HasSuffix(p, "/") && s.t.Collections[strings.TrimSuffix(p, "/")] {
 		p = strings.TrimSuffix(p, "/")
 	}
 	segs := strings.Split(p, "/")
+	var best []string // the segments of the most specific resource so far
+	var found Route
+	var foundParams map[string]string
+	ok := false
 	for _, r := range s.t.Routes {
-		if r.Method != method {
-			continue
-		}
 		rsegs := strings.Split(r.Path, "/")
-		if len(rsegs) != len(segs) {
+		params, matches := matchSegments(rsegs, segs)
+		if !matches {
 			continue
 		}
-		params := map[string]string{}
-		ok := true
-		for i, rs := range rsegs {
-			if strings.HasPrefix(rs, "{") && strings.HasSuffix(rs, "}") {
-				v, err := url.PathUnescape(segs[i])
-				if segs[i] == "" || err != nil {
-					ok = false
-					break
-				}
-				params[rs[1:len(rs)-1]] = v
-			} else if rs != segs[i] {
-				ok = false
-				break
-			}
+		c := 1
+		if best != nil {
+			c = moreSpecific(rsegs, best)
 		}
-		if ok {
-			if len(params) == 0 {
-				params = nil
-			}
-			return r, params, true
+		if c < 0 {
+			continue
+		}
+		if c > 0 { // a more specific resource: what a less specific one had does not count
+			best, ok = rsegs, false
+		}
+		if r.Method == method {
+			found, foundParams, ok = r, params, true
 		}
 	}
-	return Route{}, nil, false
+	if !ok {
+		return Route{}, nil, false
+	}
+	return found, foundParams, true
+}
+
+// matchSegments matches a path's segments against a resource's, returning
+// the path parameters (nil when there are none).
+func matchSegments(rsegs, segs []string) (map[string]string, bool) {
+	if len(rsegs) != len(segs) {
+		return nil, false
+	}
+	var params map[string]string
+	for i, rs := range rsegs {
+		if strings.HasPrefix(rs, "{") && strings.HasSuffix(rs, "}") {
+			v, err := url.PathUnescape(segs[i])
+			if segs[i] == "" || err != nil {
+				return nil, false
+			}
+			if params == nil {
+				params = map[string]string{}
+			}
+			params[rs[1:len(rs)-1]] = v
+		} else if rs != segs[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// moreSpecific compares two resources of the same length that match one
+// path: at the first segment where one is literal and the other a
+// parameter, the literal one is more specific (1: a, -1: b, 0: the same).
+func moreSpecific(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		pa, pb := strings.HasPrefix(a[i], "{"), strings.HasPrefix(b[i], "{")
+		switch {
+		case pa && !pb:
+			return -1
+		case !pa && pb:
+			return 1
+		}
+	}
+	return 0
 }
 
 // ServeHTTP handles one request as API Gateway and Lambda would.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := newRequestID()
 	w.Header().Set("X-Amzn-RequestId", reqID)
-	route, params, ok := s.match(r.Method, r.URL.EscapedPath())
+	path, escaped := s.apiPath(r)
+	route, params, ok := s.match(r.Method, escaped)
 	if !ok {
 		s.gatewayError(w, "MISSING_AUTHENTICATION_TOKEN", http.StatusForbidden, "Missing Authentication Token")
 		return
@@ -147,7 +189,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.gatewayError(w, "REQUEST_TOO_LARGE", http.StatusRequestEntityTooLarge, "Request Too Long")
 		return
 	}
-	methodARN := fmt.Sprintf("arn:aws:execute-api:%s:%s:%s/%s/%s%s", region, account, apiID, s.t.Stage, r.Method, r.URL.Path)
+	methodARN := fmt.Sprintf("arn:aws:execute-api:%s:%s:%s/%s/%s%s", region, account, apiID, s.t.Stage, r.Method, path)
 	var authCtx map[string]any
 	if route.Auth {
 		var status int
@@ -164,7 +206,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ev := s.event(r, route, params, body, reqID, authCtx)
+	ev := s.event(r, path, route, params, body, reqID, authCtx)
 	resp, err := s.functions[route.Function](r.Context(), ev)
 	if err != nil {
 		s.log.Error("function failed", "function", route.Function, "request_id", reqID, "error", err.Error())
@@ -174,8 +216,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeResponse(w, resp)
 }
 
+// apiPath is a request's path within the API, plain and escaped. The
+// server answers at the root, as behind a custom domain mapped without a
+// base path, and under the stage, as on the execute-api domain
+// (/prod/api/...): an event's requestContext.path is then the path as the
+// client called it, with or without the stage, and path the path within
+// the API, as API Gateway sends them.
+func (s *Server) apiPath(r *http.Request) (string, string) {
+	prefix := "/" + s.t.Stage
+	path, escaped := r.URL.Path, r.URL.EscapedPath()
+	if s.t.Stage != "" && strings.HasPrefix(escaped, prefix+"/") {
+		return strings.TrimPrefix(path, prefix), strings.TrimPrefix(escaped, prefix)
+	}
+	return path, escaped
+}
+
 // event builds the REST proxy event API Gateway would send.
-func (s *Server) event(r *http.Request, route Route, params map[string]string, body []byte, reqID string, authCtx map[string]any) events.APIGatewayProxyRequest {
+func (s *Server) event(r *http.Request, path string, route Route, params map[string]string, body []byte, reqID string, authCtx map[string]any) events.APIGatewayProxyRequest {
 	headers := map[string]string{}
 	multi := map[string][]string{}
 	for k, vs := range r.Header {
@@ -197,7 +254,7 @@ func (s *Server) event(r *http.Request, route Route, params map[string]string, b
 	now := s.now()
 	return events.APIGatewayProxyRequest{
 		Resource:                        route.Path,
-		Path:                            r.URL.Path,
+		Path:                            path,
 		HTTPMethod:                      r.Method,
 		Headers:                         headers,
 		MultiValueHeaders:               multi,
@@ -212,7 +269,7 @@ func (s *Server) event(r *http.Request, route Route, params map[string]string, b
 			RequestID:        reqID,
 			Identity:         events.APIGatewayRequestIdentity{SourceIP: ip, UserAgent: r.UserAgent()},
 			ResourcePath:     route.Path,
-			Path:             "/" + s.t.Stage + r.URL.Path,
+			Path:             r.URL.Path, // as called, stage or not
 			Authorizer:       authCtx,
 			HTTPMethod:       r.Method,
 			RequestTime:      now.UTC().Format("02/Jan/2006:15:04:05 -0700"),

@@ -126,7 +126,8 @@ func newFixture(b *testing.B) fixture {
 	s3url := startS3(b)
 	return fixture{
 		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench",
-			"AWS_SECRET_ACCESS_KEY=bench", "LOG_LEVEL=ERROR", "UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url},
+			"AWS_SECRET_ACCESS_KEY=bench", "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
+			"UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url},
 		events: map[string]func(int) []byte{
 			"baseline": func(int) []byte { return []byte(`{}`) },
 			"authorizer": func(int) []byte {
@@ -159,6 +160,17 @@ func newFixture(b *testing.B) fixture {
 			"update-allowlist": func(int) []byte {
 				return proxy("PUT", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, `{"comment":"bench"}`)
 			},
+			"list-findings": func(int) []byte {
+				return proxy("GET", "/api/pr/scan/6/findings", map[string]string{"pr_scan_id": "6"}, "")
+			},
+			"get-pr":          func(int) []byte { return proxy("GET", "/api/pr/1", map[string]string{"pr_id": "1"}, "") },
+			"list-pr-scans":   func(int) []byte { return proxy("GET", "/api/pr/1/scans", map[string]string{"pr_id": "1"}, "") },
+			"list-prs":        func(int) []byte { return proxy("GET", "/api/pr", nil, "") },
+			"get-allowlist":   func(int) []byte { return proxy("GET", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, "") },
+			"list-allowlists": func(int) []byte { return proxy("GET", "/api/whitelist", nil, "") },
+			"get-user":        func(int) []byte { return proxy("GET", "/api/users/1", map[string]string{"user_id": "1"}, "") },
+			"get-me":          func(int) []byte { return proxy("GET", "/api/users/me", nil, "") },
+			"list-users":      func(int) []byte { return proxy("GET", "/api/users", nil, "") },
 		},
 	}
 }

@@ -88,6 +88,19 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`{"id":1,"pr_id":1,"vc_id":1,`,
 		`{"id":1,"created_by":1,"updated_by":1,`,
 		`"comments":[1,2],"type":"SECRET"}`,
+		// The read side.
+		`{"items":[{"id":1,"name":"sha256:5f2b9c0e8d1a","aliases":[],"rule":"aws-access-key","path":"config/prod.env","line":3,"suppressed":true,"suppressed_by":[1]}],"next_cursor":null}`,
+		"\n" + `{"id":1,"pr_id":10,"pr_name":"Rotate keys","pr_link":"https://git.example.com/acme/payments/pull/10","repo_id":101,`,
+		"Link: </api/pr/1/scans?cursor=",
+		`&limit=1&scan_type=SECRET>; rel="next"`,
+		`{"items":[{"id":13,"pr_id":1,`,
+		`{"items":[{"id":5,"pr_id":30,`,
+		`{"items":[{"id":1,"pr_id":10,"pr_name":"Rotate keys"`,
+		`"paths":[],"reason":null,"expires_at":null,"expired":false,"comments":[{"id":1,"comment":"test fixture, not a live key","created_by":1,`,
+		`"expired":false,"comments":[1,2],"created_by":1,`,
+		`{"items":[{"id":2,"username":"reader","role":"readonly"`,
+		`"errors":[{"parameter":"cursor","detail":"was not issued by this listing"}]`,
+		`"detail":"only admins may read other users"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the curl flow's output lacks %q:\n%s", want, got)
@@ -142,7 +155,7 @@ func TestGatewayBehaviour(t *testing.T) {
 	admin := loginToken(t, api, "admin", adminPassword(t, dir))
 
 	// Unknown routes and methods: 404 problem details, authorizer or not.
-	for _, r := range [][2]string{{"GET", "/nothing"}, {"GET", "/users"}, {"DELETE", "/users/1"}, {"POST", "/auth/token/x"}, {"PUT", "/users/1/"}} {
+	for _, r := range [][2]string{{"GET", "/nothing"}, {"GET", "/auth/token"}, {"DELETE", "/users/1"}, {"PUT", "/users/me"}, {"GET", "/pr/scan"}, {"POST", "/auth/token/x"}, {"PUT", "/users/1/"}} {
 		resp, body := do(t, r[0], api+r[1], admin, "")
 		if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(body, `"status":404`) {
 			t.Errorf("%s %s: %d %s", r[0], r[1], resp.StatusCode, body)

@@ -16,13 +16,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
 	"gopkg.in/yaml.v3"
 
 	scangateapi "github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
@@ -74,9 +77,17 @@ func resourceOf(n yaml.Node) string {
 	return "table"
 }
 
-// templatePolicies reads each function's allowed DynamoDB actions from
-// template.yaml.
-func templatePolicies(t *testing.T) map[string][]string {
+// statement is one Allow statement of a function's policy: its actions
+// (with their resource, as iamActions names them) and, when it has a
+// ForAllValues:StringLike condition on dynamodb:LeadingKeys, its patterns.
+type statement struct {
+	actions     []string
+	leadingKeys []string
+}
+
+// templateStatements reads each function's Allow statements on DynamoDB
+// from template.yaml.
+func templateStatements(t *testing.T) map[string][]statement {
 	b, err := os.ReadFile("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -87,9 +98,10 @@ func templatePolicies(t *testing.T) map[string][]string {
 			Properties struct {
 				Policies []struct {
 					Statement []struct {
-						Effect   string    `yaml:"Effect"`
-						Action   []string  `yaml:"Action"`
-						Resource yaml.Node `yaml:"Resource"`
+						Effect    string                         `yaml:"Effect"`
+						Action    []string                       `yaml:"Action"`
+						Resource  yaml.Node                      `yaml:"Resource"`
+						Condition map[string]map[string][]string `yaml:"Condition"`
 					} `yaml:"Statement"`
 				} `yaml:"Policies"`
 			} `yaml:"Properties"`
@@ -98,27 +110,146 @@ func templatePolicies(t *testing.T) map[string][]string {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]string{}
+	out := map[string][]statement{}
 	for id, r := range doc.Resources {
 		if r.Type != "AWS::Serverless::Function" {
 			continue
 		}
-		out[id] = []string{}
+		out[id] = []statement{}
 		for _, p := range r.Properties.Policies {
 			for _, st := range p.Statement {
 				if st.Effect != "Allow" {
 					continue
 				}
+				var s statement
 				for _, a := range st.Action {
 					if res := resourceOf(st.Resource); res != "table" {
 						a += "@" + res
 					}
-					out[id] = append(out[id], a)
+					s.actions = append(s.actions, a)
 				}
+				for op, keys := range st.Condition {
+					if op != "ForAllValues:StringLike" {
+						t.Errorf("%s: condition %s; the test reads ForAllValues:StringLike only", id, op)
+					}
+					s.leadingKeys = append(s.leadingKeys, keys["dynamodb:LeadingKeys"]...)
+				}
+				out[id] = append(out[id], s)
 			}
 		}
 	}
 	return out
+}
+
+// templatePolicies reads each function's allowed DynamoDB actions from
+// template.yaml.
+func templatePolicies(t *testing.T) map[string][]string {
+	out := map[string][]string{}
+	for id, sts := range templateStatements(t) {
+		out[id] = []string{}
+		for _, st := range sts {
+			out[id] = append(out[id], st.actions...)
+		}
+	}
+	return out
+}
+
+// leadingKeys returns the partition keys a DynamoDB call reads or writes,
+// each with the action (and resource) it needs: a query's partition (of
+// the index it queries), the keys of reads and writes.
+func leadingKeys(op string, input any) [][2]string {
+	var out [][2]string
+	add := func(action string, k map[string]types.AttributeValue) {
+		if v, ok := k["PK"].(*types.AttributeValueMemberS); ok {
+			out = append(out, [2]string{action, v.Value})
+		}
+	}
+	switch in := input.(type) {
+	case *dynamodb.QueryInput:
+		// The partition is the value the key condition's first equality names.
+		_, rest, _ := strings.Cut(aws.ToString(in.KeyConditionExpression), "= ")
+		name, _, _ := strings.Cut(rest, " ")
+		if v, ok := in.ExpressionAttributeValues[name].(*types.AttributeValueMemberS); ok {
+			out = append(out, [2]string{iamActions(op, input)[0], v.Value})
+		}
+	case *dynamodb.GetItemInput:
+		add("dynamodb:GetItem", in.Key)
+	case *dynamodb.BatchGetItemInput:
+		for _, ka := range in.RequestItems {
+			for _, k := range ka.Keys {
+				add("dynamodb:BatchGetItem", k)
+			}
+		}
+	case *dynamodb.PutItemInput:
+		add("dynamodb:PutItem", in.Item)
+	case *dynamodb.UpdateItemInput:
+		add("dynamodb:UpdateItem", in.Key)
+	case *dynamodb.DeleteItemInput:
+		add("dynamodb:DeleteItem", in.Key)
+	case *dynamodb.BatchWriteItemInput:
+		for _, reqs := range in.RequestItems {
+			for _, r := range reqs {
+				if r.PutRequest != nil {
+					add("dynamodb:BatchWriteItem", r.PutRequest.Item)
+				} else if r.DeleteRequest != nil {
+					add("dynamodb:BatchWriteItem", r.DeleteRequest.Key)
+				}
+			}
+		}
+	case *dynamodb.TransactWriteItemsInput:
+		for _, it := range in.TransactItems {
+			switch {
+			case it.Put != nil:
+				add("dynamodb:PutItem", it.Put.Item)
+			case it.Update != nil:
+				add("dynamodb:UpdateItem", it.Update.Key)
+			case it.Delete != nil:
+				add("dynamodb:DeleteItem", it.Delete.Key)
+			case it.ConditionCheck != nil:
+				add("dynamodb:ConditionCheckItem", it.ConditionCheck.Key)
+			}
+		}
+	}
+	return out
+}
+
+// allows reports whether a function's statements allow an action on a
+// partition key: some statement grants the action, with no LeadingKeys
+// condition or with a pattern the key matches (IAM's StringLike).
+func allows(sts []statement, action, key string) bool {
+	for _, st := range sts {
+		if !slices.Contains(st.actions, action) {
+			continue
+		}
+		if len(st.leadingKeys) == 0 {
+			return true
+		}
+		for _, p := range st.leadingKeys {
+			if like(p, key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// like matches IAM's StringLike: * is any run of characters, ? one.
+func like(pattern, s string) bool {
+	if pattern == "" {
+		return s == ""
+	}
+	switch pattern[0] {
+	case '*':
+		for i := 0; i <= len(s); i++ {
+			if like(pattern[1:], s[i:]) {
+				return true
+			}
+		}
+		return false
+	case '?':
+		return s != "" && like(pattern[1:], s[1:])
+	}
+	return s != "" && s[0] == pattern[0] && like(pattern[1:], s[1:])
 }
 
 // TestIAMPolicies runs every function through a workflow that takes each
@@ -130,6 +261,7 @@ func TestIAMPolicies(t *testing.T) {
 	env := ddbtest.New(t)
 	var mu sync.Mutex
 	used := map[string]map[string]bool{}
+	keys := map[string]map[[2]string]bool{} // function: (action, partition key) it used
 	stack, err := local.Start(context.Background(), local.Options{
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin", AdminPassword: "admin-password-1",
 		AuthorizerTTL: 0, TokenTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
@@ -161,6 +293,12 @@ func TestIAMPolicies(t *testing.T) {
 				for _, a := range iamActions(op, input) {
 					used[fn][a] = true
 				}
+				if keys[fn] == nil {
+					keys[fn] = map[[2]string]bool{}
+				}
+				for _, k := range leadingKeys(op, input) {
+					keys[fn][k] = true
+				}
 			})
 		},
 	})
@@ -186,6 +324,20 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
 		// A recording whose findings' group has rules reads them.
 		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		// The read side: each listing's first page and a page from a
+		// cursor (followed below), and each way a read finds its keys.
+		{"GET", "/pr/scan/1/findings?suppressed=true", ""},
+		{"GET", "/pr/1", ""},
+		{"GET", "/pr/1/scans?limit=1", ""},
+		{"GET", "/pr/1/scans?scan_type=VULNERABILITY", ""}, // no scan on the page: the PR's id item
+		{"GET", "/pr?limit=1", ""},
+		{"GET", "/pr?vc_id=1&repo_id=2&blocked=true", ""},
+		{"GET", "/whitelist/1", ""},
+		{"GET", "/whitelist?limit=1&type=SECRET", ""},
+		{"GET", "/whitelist?name=SHA256:AA", ""},
+		{"GET", "/users/1", ""},
+		{"GET", "/users/me", ""},
+		{"GET", "/users?limit=1&role=admin", ""},
 		// A SARIF upload whose secret's group has rules (sha256 of "v").
 		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:4c94485e0c21ae6c41ce1dfe7b6bfaceea5ab68e40a2476f50208e526f506080","global_":true}`},
 		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},` +
@@ -202,6 +354,12 @@ func TestIAMPolicies(t *testing.T) {
 		}
 		if m := regexp.MustCompile(`^\{"id":(\d+)`).FindStringSubmatch(body); m != nil {
 			lastID = m[1]
+		}
+		if link := resp.Header.Get("Link"); link != "" { // the next page, from its cursor
+			next := strings.TrimSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`)
+			if resp, body := do(t, "GET", srv.URL+next, admin, ""); resp.StatusCode != 200 {
+				t.Fatalf("GET %s: %d %s", next, resp.StatusCode, body)
+			}
 		}
 	}
 	// The scheduled function, on an allowlist whose expiry has passed (put
@@ -261,6 +419,26 @@ func TestIAMPolicies(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	policies := templatePolicies(t)
+	// Reading functions: those whose every route is a GET.
+	tpl, err := gateway.ReadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readers := map[string]bool{}
+	for _, r := range tpl.Routes {
+		if _, seen := readers[r.Function]; !seen {
+			readers[r.Function] = true
+		}
+		readers[r.Function] = readers[r.Function] && r.Method == "GET"
+	}
+	for fn, reads := range readers {
+		if !reads {
+			delete(readers, fn)
+		}
+	}
+	if len(readers) < 10 {
+		t.Errorf("%d reading functions: %v", len(readers), readers)
+	}
 	reads := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Query@index/GSI1"}
 	for fn, allowed := range policies {
 		var got []string
@@ -278,11 +456,40 @@ func TestIAMPolicies(t *testing.T) {
 				t.Errorf("%s: the policy grants %s", fn, a)
 			}
 		}
-		if fn == "GetScanFunction" {
+		if readers[fn] {
 			for _, a := range allowed {
-				if !slices.Contains(reads, a) {
+				if !slices.Contains(reads, strings.Split(a, "@")[0]) {
 					t.Errorf("%s reads only, but may %s", fn, a)
 				}
+			}
+		}
+	}
+	// Every statement of a reading function limits the partitions it may
+	// read (dynamodb:LeadingKeys), every key the code used lies within
+	// them, and a key of another kind (a token's) does not.
+	statements := templateStatements(t)
+	for fn := range readers {
+		for _, st := range statements[fn] {
+			if len(st.leadingKeys) == 0 {
+				t.Errorf("%s: the statement of %v has no dynamodb:LeadingKeys condition", fn, st.actions)
+			}
+		}
+		if len(keys[fn]) == 0 {
+			t.Errorf("%s used no key", fn)
+		}
+		for k := range keys[fn] {
+			if !allows(statements[fn], k[0], k[1]) {
+				t.Errorf("%s: %s of %q is outside its policy's LeadingKeys", fn, k[0], k[1])
+			}
+			if allows(statements[fn], k[0], "TOKEN#0123") {
+				t.Errorf("%s: its policy lets %s read a token", fn, k[0])
+			}
+		}
+	}
+	for fn, ks := range keys {
+		for k := range ks {
+			if !allows(statements[fn], k[0], k[1]) {
+				t.Errorf("%s: %s of %q is not allowed by its policy", fn, k[0], k[1])
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,7 +41,10 @@ type Options struct {
 	AuthorizerTTL time.Duration // authorizer cache TTL; negative: the template's
 	TokenTTL      time.Duration // lifetime of login tokens
 	Seed          bool          // record demo data
-	Log           *slog.Logger
+	// CursorKey seals the listings' cursors; empty: a random key made at
+	// start (cursors then last as long as the process).
+	CursorKey []byte
+	Log       *slog.Logger
 	// S3Endpoint is an S3-compatible server for the uploads bucket; empty
 	// starts the embedded one.
 	S3Endpoint string
@@ -220,7 +224,13 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 		}
 		return s.Bucket
 	}
-	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, UploadMaxBytes: o.UploadMaxBytes}
+	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes}
+	if len(cfg.CursorKey) == 0 {
+		cfg.CursorKey = make([]byte, 32)
+		if _, err := rand.Read(cfg.CursorKey); err != nil {
+			return fmt.Errorf("cursor key: %w", err)
+		}
+	}
 	fns := Functions(func(id string) api.Deps {
 		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold,
 			Bucket: bucketFor(id)}

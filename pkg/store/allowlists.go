@@ -48,7 +48,7 @@ func allowItem(a scangate.Allowlist, ver int64) item {
 	}
 	// Listings: all allowlists by id; by name ignoring case (secrets' names,
 	// which compare exactly, are filtered once read).
-	it[aGSI2PK], it[aGSI2SK] = str("ALLOWS"), str(fmt.Sprintf("%019d", a.ID))
+	it[aGSI2PK], it[aGSI2SK] = str(allAllowlistsPK), str(fmt.Sprintf("%019d", a.ID))
 	it[aGSI3PK], it[aGSI3SK] = str(allowNamePK(a.Rule.Name)), str(fmt.Sprintf("%019d", a.ID))
 	return it
 }

@@ -68,9 +68,9 @@ func (r prRecord) item() item {
 	it[aVulnCount] = num(r.VulnerabilityCount)
 	it[aBlocked] = boolean(r.blocked())
 	it[aVer] = num(r.ver)
-	it[aGSI2PK] = str("PRS")
+	it[aGSI2PK] = str(allPRsPK)
 	it[aGSI2SK] = str(r.listingSK())
-	it[aGSI3PK] = str(fmt.Sprintf("PRS#%d#%d", r.VcID, r.RepoID))
+	it[aGSI3PK] = str(repoPRsPK(r.VcID, r.RepoID))
 	it[aGSI3SK] = str(r.listingSK())
 	return it
 }

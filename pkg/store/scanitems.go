@@ -36,6 +36,8 @@ func scanItem(sc scangate.Scan) item {
 	it[aSecretCount] = num(sc.SecretCount)
 	it[aVulnCount] = num(sc.VulnerabilityCount)
 	it[aCountVer] = num(0)
+	// Listed with its PR's scans (GSI3), newest first.
+	it[aGSI3PK], it[aGSI3SK] = str(prScansPK(sc.PRID)), str(prScansSK(sc))
 	return it
 }
 

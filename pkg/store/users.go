@@ -58,7 +58,7 @@ func userItem(u scangate.User, ver int64) item {
 		it[aValidFrom] = num(u.TokensValidFrom.UnixMilli())
 	}
 	it[aVer] = num(ver)
-	it[aGSI2PK], it[aGSI2SK] = str("USERS"), str(fmt.Sprintf("%019d", u.ID)) // the users by id
+	it[aGSI2PK], it[aGSI2SK] = str(allUsersPK), str(fmt.Sprintf("%019d", u.ID)) // the users by id
 	return it
 }
 

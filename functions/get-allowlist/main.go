@@ -1,0 +1,22 @@
+// Command get-allowlist is the Lambda of GET /api/whitelist/{whitelist_id} (an allowlist and its comments).
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/store"
+)
+
+func main() {
+	st, cfg, err := store.Open(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "get-allowlist:", err)
+		os.Exit(1)
+	}
+	lambda.Start(api.NewGetAllowlist(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg}))
+}

@@ -1,0 +1,240 @@
+package api
+
+import (
+	"cmp"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/page"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// What every listing shares (DESIGN.md section 6): its query parameters,
+// read against the ones it takes; limit and cursor; and its answer,
+// {"items","next_cursor"} with a Link header to the next page that repeats
+// the filters.
+
+// query reads the query string parameters of a request. Each read marks a
+// parameter known and keeps its value for the listing's filters; done
+// reports the parameters nobody read.
+type query struct {
+	values  map[string][]string
+	filters url.Values // the filters read, as sent
+	errs    []scangate.FieldError
+}
+
+func readQuery(req events.APIGatewayProxyRequest) *query {
+	q := &query{values: req.MultiValueQueryStringParameters, filters: url.Values{}}
+	if q.values == nil {
+		q.values = map[string][]string{}
+		for k, v := range req.QueryStringParameters {
+			q.values[k] = []string{v}
+		}
+	}
+	return q
+}
+
+func (q *query) bad(name, format string, args ...any) {
+	q.errs = append(q.errs, scangate.FieldError{Parameter: name, Detail: fmt.Sprintf(format, args...)})
+}
+
+// raw returns a parameter's value, if it was sent once; sent twice is an
+// error, since the two might disagree.
+func (q *query) raw(name string) (string, bool) {
+	vs, ok := q.values[name]
+	delete(q.values, name)
+	switch {
+	case !ok:
+		return "", false
+	case len(vs) != 1:
+		q.bad(name, "may be given once")
+		return "", false
+	}
+	return vs[0], true
+}
+
+// filter reads a filter and keeps it for the listing.
+func (q *query) filter(name string, check func(string) error) (string, bool) {
+	v, ok := q.raw(name)
+	if !ok {
+		return "", false
+	}
+	if err := check(v); err != nil {
+		q.bad(name, "%s", err.Error())
+		return "", false
+	}
+	q.filters.Set(name, v)
+	return v, true
+}
+
+// boolean reads a filter of true or false; nil when absent or wrong.
+func (q *query) boolean(name string) *bool {
+	v, ok := q.filter(name, oneOf("true", "false"))
+	if !ok {
+		return nil
+	}
+	b := v == "true"
+	return &b
+}
+
+// enum reads a filter that must be one of values; "" when absent or wrong.
+func (q *query) enum(name string, values []string) string {
+	v, _ := q.filter(name, oneOf(values...))
+	return v
+}
+
+// id reads a filter that is an id: a positive integer below 2^63 written
+// without sign or leading zero, as path ids are.
+func (q *query) id(name string) int64 {
+	v, ok := q.filter(name, func(s string) error {
+		if _, ok := parseID(s); !ok {
+			return fmt.Errorf("must be a positive integer below 2^63")
+		}
+		return nil
+	})
+	if !ok {
+		return 0
+	}
+	id, _ := parseID(v)
+	return id
+}
+
+// text reads a filter that is a name: 1 to max characters, no control or
+// format characters (it becomes part of a key).
+func (q *query) text(name string, maxLen int) string {
+	v, _ := q.filter(name, func(s string) error {
+		if n := len([]rune(s)); n < 1 || n > maxLen {
+			return fmt.Errorf("must be 1 to %d characters", maxLen)
+		}
+		if _, _, hidden := scangate.Hidden(s); hidden || !utf8.ValidString(s) {
+			return fmt.Errorf("must be UTF-8 without control or format characters")
+		}
+		return nil
+	})
+	return v
+}
+
+func oneOf(values ...string) func(string) error {
+	return func(s string) error {
+		if !slices.Contains(values, s) {
+			return fmt.Errorf("must be one of %s", strings.Join(values, ", "))
+		}
+		return nil
+	}
+}
+
+func parseID(s string) (int64, bool) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id >= 1 && s[0] != '0' && s[0] != '+'
+}
+
+// err returns the problems found so far as one 422, or nil.
+func (q *query) err() error {
+	if len(q.errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(q.errs, func(a, b scangate.FieldError) int { return strings.Compare(a.Parameter, b.Parameter) })
+	return &scangate.Error{Kind: scangate.KindInvalid, Detail: "the query parameters are not valid", Fields: q.errs}
+}
+
+// pager reads and answers the pages of listings, sealing their cursors
+// with one key (pkg/page).
+type pager struct {
+	codec page.Codec
+	err   error // no usable key: every listing request fails (500)
+}
+
+func newPager(c config.Config) pager {
+	codec, err := page.NewCodec(c.CursorKey)
+	if err != nil {
+		return pager{err: fmt.Errorf("CURSOR_KEY: %w", err)}
+	}
+	return pager{codec: codec}
+}
+
+// pageRequest is a request for one page of a listing.
+type pageRequest struct {
+	listing page.Listing
+	filters url.Values
+	limit   int
+	after   map[string]string // where the page starts; nil for the first
+}
+
+// read reads limit and cursor, after the listing's filters, and reports
+// every bad parameter at once. The cursor must have been issued by the
+// listing name with these ids (its path ids) and filters.
+func (pg pager) read(q *query, name string, ids map[string]string) (pageRequest, error) {
+	if pg.err != nil {
+		return pageRequest{}, pg.err
+	}
+	r := pageRequest{filters: q.filters, limit: page.DefaultLimit}
+	if v, ok := q.raw("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > page.MaxLimit || v != strconv.Itoa(n) {
+			q.bad("limit", "must be an integer from 1 to %d", page.MaxLimit)
+		}
+		r.limit = n
+	}
+	cursor, hasCursor := q.raw("cursor")
+	for name := range q.values {
+		q.bad(name, "is not a parameter of this listing")
+	}
+	if err := q.err(); err != nil {
+		return pageRequest{}, err
+	}
+	r.listing = page.Listing{Name: name, Filters: map[string]string{}}
+	for k, v := range ids {
+		r.listing.Filters["path:"+k] = v
+	}
+	for k := range q.filters {
+		r.listing.Filters[k] = q.filters.Get(k)
+	}
+	if hasCursor {
+		after, err := pg.codec.Open(r.listing, cursor)
+		if err != nil {
+			q.bad("cursor", "was not issued by this listing")
+			return pageRequest{}, q.err()
+		}
+		r.after = after
+	}
+	return r, nil
+}
+
+// pageBody is a page of a listing.
+type pageBody struct {
+	Items      any     `json:"items"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// reply answers a page: its items (a slice, never nil), and when there is
+// a next page its cursor and a Link to it. The link is the path the
+// request was sent to (as location builds it: behind a stage or a base
+// path, RequestContext.Path keeps them), with the filters, the limit and
+// the cursor; fallback stands for that path in events without one.
+func (pg pager) reply(req events.APIGatewayProxyRequest, fallback string, r pageRequest, items any, next map[string]string) Reply {
+	reply := Reply{Status: 200, Body: pageBody{Items: items}}
+	if next == nil {
+		return reply
+	}
+	cursor := pg.codec.Seal(r.listing, next)
+	reply.Body = pageBody{Items: items, NextCursor: &cursor}
+	path := req.RequestContext.Path
+	if path == "" {
+		path = cmp.Or(req.Path, fallback)
+	}
+	v := url.Values{}
+	for k := range r.filters {
+		v.Set(k, r.filters.Get(k))
+	}
+	v.Set("limit", strconv.Itoa(r.limit))
+	v.Set("cursor", cursor)
+	reply.Headers = map[string]string{"Link": "<" + path + "?" + v.Encode() + `>; rel="next"`}
+	return reply
+}

@@ -1,0 +1,270 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// The read side (DESIGN.md section 6): a scan's findings, pull requests and
+// their scans, allowlists. Users: users_read.go.
+
+// readRoles may read scans, pull requests and allowlists.
+var readRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}
+
+// PRReader reads what scans recorded: findings, pull requests.
+type PRReader interface {
+	PR(ctx context.Context, id int64) (scangate.PR, error)
+	FindingsPage(ctx context.Context, scanID int64, suppressed *bool, limit int, after map[string]string) ([]scangate.RecordedFinding, map[string]string, error)
+	PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) ([]scangate.Scan, scangate.PR, map[string]string, error)
+	PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) ([]scangate.PR, map[string]string, error)
+}
+
+// AllowlistReader reads allowlists.
+type AllowlistReader interface {
+	AllowlistDetail(ctx context.Context, id int64) (scangate.Allowlist, []scangate.Comment, error)
+	AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) ([]scangate.Allowlist, map[string]string, error)
+}
+
+// findingBody is a finding of a recorded scan.
+type findingBody struct {
+	ID           int      `json:"id"` // its place in the scan, from 1
+	Name         string   `json:"name"`
+	Aliases      []string `json:"aliases"`
+	Rule         *string  `json:"rule"`
+	Path         *string  `json:"path"`
+	Line         *int64   `json:"line"`
+	Suppressed   bool     `json:"suppressed"`
+	SuppressedBy []int64  `json:"suppressed_by"`
+}
+
+func findingJSON(f scangate.RecordedFinding) findingBody {
+	b := findingBody{ID: f.Index + 1, Name: f.Name, Aliases: f.Aliases, Line: f.Line, Suppressed: f.Suppressed, SuppressedBy: f.SuppressedBy}
+	if b.Aliases == nil {
+		b.Aliases = []string{}
+	}
+	if b.SuppressedBy == nil {
+		b.SuppressedBy = []int64{}
+	}
+	if f.Rule != "" {
+		b.Rule = &f.Rule
+	}
+	if f.Path != "" {
+		b.Path = &f.Path
+	}
+	return b
+}
+
+// ListFindings is GET /pr/scan/{pr_scan_id}/findings (?suppressed=).
+func ListFindings(st PRReader, pg pager, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "ListFindings", Roles: readRoles, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			id, err := PathID(req, "pr_scan_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			q := readQuery(req)
+			suppressed := q.boolean("suppressed")
+			r, err := pg.read(q, "findings", map[string]string{"pr_scan_id": strconv.FormatInt(id, 10)})
+			if err != nil {
+				return Reply{}, err
+			}
+			fs, next, err := st.FindingsPage(ctx, id, suppressed, r.limit, r.after)
+			if err != nil {
+				return Reply{}, err
+			}
+			items := make([]findingBody, len(fs))
+			for i, f := range fs {
+				items[i] = findingJSON(f)
+			}
+			return pg.reply(req, "/api/pr/scan/"+strconv.FormatInt(id, 10)+"/findings", r, items, next), nil
+		}}
+}
+
+// GetPR is GET /pr/{pr_id}: the PR object of spec section 2.2.
+func GetPR(st PRReader, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "GetPR", Roles: readRoles, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			id, err := PathID(req, "pr_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			pr, err := st.PR(ctx, id)
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusOK, Body: prJSON(pr)}, nil
+		}}
+}
+
+// ListPRScans is GET /pr/{pr_id}/scans (?scan_type=): newest first, each
+// as GET /pr/scan/{id} shows it.
+func ListPRScans(st PRReader, pg pager, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "ListPRScans", Roles: readRoles, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			id, err := PathID(req, "pr_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			q := readQuery(req)
+			t := q.enum("scan_type", scangate.ScanTypes)
+			r, err := pg.read(q, "pr-scans", map[string]string{"pr_id": strconv.FormatInt(id, 10)})
+			if err != nil {
+				return Reply{}, err
+			}
+			scans, pr, next, err := st.PRScansPage(ctx, id, scangate.ScanType(t), r.limit, r.after)
+			if err != nil {
+				return Reply{}, err
+			}
+			items := make([]scanBody, len(scans))
+			for i, sc := range scans {
+				items[i] = scanJSON(sc, pr)
+			}
+			return pg.reply(req, "/api/pr/"+strconv.FormatInt(id, 10)+"/scans", r, items, next), nil
+		}}
+}
+
+// ListPRs is GET /pr (?vc_id=&repo_id=, both or neither; ?blocked=): PR
+// objects by last scan, newest first.
+func ListPRs(st PRReader, pg pager, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "ListPRs", Roles: readRoles, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			q := readQuery(req)
+			var f scangate.PRFilter
+			_, hasVc := q.values["vc_id"]
+			_, hasRepo := q.values["repo_id"]
+			f.VcID, f.RepoID = q.id("vc_id"), q.id("repo_id")
+			switch {
+			case hasVc && !hasRepo:
+				q.bad("repo_id", "is required with vc_id")
+			case hasRepo && !hasVc:
+				q.bad("vc_id", "is required with repo_id")
+			}
+			f.Blocked = q.boolean("blocked")
+			r, err := pg.read(q, "prs", nil)
+			if err != nil {
+				return Reply{}, err
+			}
+			prs, next, err := st.PRsPage(ctx, f, r.limit, r.after)
+			if err != nil {
+				return Reply{}, err
+			}
+			items := make([]prBody, len(prs))
+			for i, pr := range prs {
+				items[i] = prJSON(pr)
+			}
+			return pg.reply(req, "/api/pr", r, items, next), nil
+		}}
+}
+
+// commentBody is one comment of an allowlist.
+type commentBody struct {
+	ID        int64         `json:"id"`
+	Comment   string        `json:"comment"`
+	CreatedBy int64         `json:"created_by"`
+	CreatedOn scangate.Time `json:"created_on"`
+}
+
+// allowlistView is an allowlist as GET /whitelist/{whitelist_id} shows it
+// (comments as objects) and, with Comments the ids of its comments, as
+// GET /whitelist lists it.
+type allowlistView struct {
+	ID        int64          `json:"id"`
+	Type      string         `json:"type"`
+	Name      string         `json:"name"`
+	Active    bool           `json:"active"`
+	Global    bool           `json:"global_"`
+	Repos     []int64        `json:"repos"`
+	Vcs       []int64        `json:"vcs"`
+	Paths     []string       `json:"paths"`
+	Reason    *string        `json:"reason"`
+	ExpiresAt *scangate.Time `json:"expires_at"`
+	Expired   bool           `json:"expired"`
+	Comments  any            `json:"comments"`
+	CreatedBy int64          `json:"created_by"`
+	CreatedOn scangate.Time  `json:"created_on"`
+	UpdatedBy int64          `json:"updated_by"`
+	UpdatedOn scangate.Time  `json:"updated_on"`
+}
+
+func allowlistViewJSON(a scangate.Allowlist, comments any, now time.Time) allowlistView {
+	v := allowlistView{
+		ID: a.ID, Type: string(a.Rule.Type), Name: a.Rule.Name, Active: a.Rule.Active, Global: a.Rule.Global,
+		Repos: nonNil(a.Rule.Repos), Vcs: nonNil(a.Rule.Vcs), Comments: comments,
+		CreatedBy: a.CreatedBy, CreatedOn: a.CreatedOn, UpdatedBy: a.UpdatedBy, UpdatedOn: a.UpdatedOn,
+	}
+	v.Paths, v.Reason, v.ExpiresAt, v.Expired = lifecycleJSON(a, now)
+	return v
+}
+
+// lifecycleJSON is what section 10 adds to an allowlist: its paths ([]
+// for any), its reason and expiry (null for none), and whether it has
+// expired at now (its expiry has passed, applied by the scheduled function
+// yet or not).
+func lifecycleJSON(a scangate.Allowlist, now time.Time) (paths []string, reason *string, expiresAt *scangate.Time, expired bool) {
+	if a.Reason != "" {
+		reason = &a.Reason
+	}
+	return nonNil(a.Rule.Paths), reason, a.ExpiresAt, a.Expired(now)
+}
+
+func nonNil[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
+}
+
+// GetAllowlist is GET /whitelist/{whitelist_id}: the allowlist with its
+// comments, oldest first.
+func GetAllowlist(st AllowlistReader, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "GetAllowlist", Roles: readRoles, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			id, err := PathID(req, "whitelist_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			a, cs, err := st.AllowlistDetail(ctx, id)
+			if err != nil {
+				return Reply{}, err
+			}
+			comments := make([]commentBody, len(cs))
+			for i, c := range cs {
+				comments[i] = commentBody{ID: c.ID, Comment: c.Text, CreatedBy: c.By, CreatedOn: c.At}
+			}
+			return Reply{Status: http.StatusOK, Body: allowlistViewJSON(a, comments, now())}, nil
+		}}
+}
+
+// ListAllowlists is GET /whitelist (?type=&name=&active=): newest first;
+// a name matches as suppression matches it.
+func ListAllowlists(st AllowlistReader, pg pager, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "ListAllowlists", Roles: readRoles, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			q := readQuery(req)
+			f := scangate.AllowlistFilter{
+				Type: scangate.ScanType(q.enum("type", scangate.ScanTypes)), Name: q.text("name", scangate.MaxNameLen),
+				Active: q.boolean("active"),
+			}
+			r, err := pg.read(q, "allowlists", nil)
+			if err != nil {
+				return Reply{}, err
+			}
+			as, next, err := st.AllowlistsPage(ctx, f, r.limit, r.after)
+			if err != nil {
+				return Reply{}, err
+			}
+			items := make([]allowlistView, len(as))
+			at := now()
+			for i, a := range as {
+				items[i] = allowlistViewJSON(a, nonNil(a.Comments), at)
+			}
+			return pg.reply(req, "/api/whitelist", r, items, next), nil
+		}}
+}

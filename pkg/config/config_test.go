@@ -1,0 +1,36 @@
+package config_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/scangate/scangate/pkg/config"
+)
+
+// TestCursorKey: CURSOR_KEY is base64 of at least 32 bytes; anything else
+// fails Load without showing the value, and a listing function refuses to
+// start without one.
+func TestCursorKey(t *testing.T) {
+	env := func(key string) func(string) string {
+		return func(name string) string {
+			return map[string]string{"TABLE_NAME": "t", "CURSOR_KEY": key}[name]
+		}
+	}
+	c, err := config.Load(env(strings.Repeat("Ab9x", 16)))
+	if err != nil || len(c.CursorKey) != 48 || c.NeedCursorKey() != nil {
+		t.Fatalf("64 base64 letters: %d bytes, %v, %v", len(c.CursorKey), err, c.NeedCursorKey())
+	}
+	if !bytes.Equal(c.CursorKey[:3], []byte{0x01, 0xbf, 0x71}) {
+		t.Errorf("decoded %x", c.CursorKey[:3])
+	}
+	for _, bad := range []string{"c2hvcnQ=", strings.Repeat("A", 40), "not base64 at all, but long enough to be a key!!", strings.Repeat("A", 63)} {
+		if _, err := config.Load(env(bad)); err == nil || strings.Contains(err.Error(), bad) {
+			t.Errorf("CURSOR_KEY %q: %v", bad, err)
+		}
+	}
+	c, err = config.Load(env(""))
+	if err != nil || c.NeedCursorKey() == nil {
+		t.Errorf("no CURSOR_KEY: %v, %v", err, c.NeedCursorKey())
+	}
+}

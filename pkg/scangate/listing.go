@@ -1,0 +1,49 @@
+package scangate
+
+// What the read side of the service shows (DESIGN.md section 6): a scan's
+// findings as recorded and judged, allowlist comments, and the filters of
+// the listings.
+
+// RecordedFinding is one finding of a recorded scan, as it stands now.
+type RecordedFinding struct {
+	Index   int // its place in the scan, from 0 (the API's id is Index+1)
+	Name    string
+	Aliases []string
+	Rule    string // "" when the scanner gave none
+	Path    string // "" when the scanner gave none
+	Line    *int64
+	// Suppressed: in the scanner's source, or by some allowlist.
+	Suppressed bool
+	// SuppressedBy lists the allowlists that cover it, by id, ascending.
+	SuppressedBy []int64
+}
+
+// Comment is one comment of an allowlist.
+type Comment struct {
+	ID   int64
+	Text string
+	By   int64 // user id
+	At   Time
+}
+
+// PRFilter selects pull requests: of one repository (VcID and RepoID both
+// set, or neither) and, when Blocked is set, by their blocked state.
+type PRFilter struct {
+	VcID, RepoID int64
+	Blocked      *bool
+}
+
+// AllowlistFilter selects allowlists: by type, by name (matched as
+// suppression matches it: exactly for secrets, ignoring case for
+// vulnerabilities) and by whether they are active. Zero values select all.
+type AllowlistFilter struct {
+	Type   ScanType
+	Name   string
+	Active *bool
+}
+
+// UserFilter selects users by role and by whether they are active.
+type UserFilter struct {
+	Role   Role
+	Active *bool
+}

@@ -1,0 +1,75 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// TestFindingsPageOfABigScan: a scan of 25,000 findings (what a SARIF
+// upload may record) is read a page at a time, each page within two round
+// trips, wherever it starts; a filter that drops most findings still
+// answers in one Query a page.
+func TestFindingsPageOfABigScan(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	const n = 25000
+	ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "r",
+		WebhookID: 3, PR: scangate.PRRef{Number: 4, Name: "n", Link: "l"}, Status: "completed"}
+	for i := range n {
+		ns.Findings = append(ns.Findings, scangate.Finding{Name: fmt.Sprintf("sha256:%02d", i%10), Rule: "rule", Path: "p", InSource: i%1000 == 7})
+	}
+	sc, _, err := env.Store.RecordScan(ctx, ns, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page []scangate.RecordedFinding
+	var next map[string]string
+	trips := env.CountTrips(func() { page, next, err = env.Store.FindingsPage(ctx, sc.ID, nil, 100, nil) })
+	if err != nil || len(page) != 100 || next == nil || page[0].Index != 0 || page[99].Index != 99 {
+		t.Fatalf("first page: %d findings from %v, next %v, %v", len(page), page[0], next, err)
+	}
+	if trips > 2 {
+		t.Errorf("the first page of 100 of %d findings took %d round trips", n, trips)
+	}
+	// Further pages: one Query each, in order, without a gap.
+	for p := 1; p < 3; p++ {
+		trips = env.CountTrips(func() { page, next, err = env.Store.FindingsPage(ctx, sc.ID, nil, 100, next) })
+		if err != nil || len(page) != 100 || page[0].Index != 100*p || trips != 1 {
+			t.Fatalf("page %d: %d findings from %d, %d round trips, %v", p+1, len(page), page[0].Index, trips, err)
+		}
+	}
+	// Only the 25 findings suppressed in source: most of the scan is read
+	// past, a Query a page, and every one is found once, in order.
+	var got []int
+	var after map[string]string
+	pages := 0
+	for first := true; first || after != nil; first = false {
+		sup := true
+		trips = env.CountTrips(func() { page, after, err = env.Store.FindingsPage(ctx, sc.ID, &sup, 100, after) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trips > 2 {
+			t.Errorf("a filtered page took %d round trips", trips)
+		}
+		for _, f := range page {
+			got = append(got, f.Index)
+		}
+		pages++
+	}
+	if len(got) != n/1000 {
+		t.Fatalf("suppressed findings %v; want %d", got, n/1000)
+	}
+	for i, idx := range got {
+		if idx != 1000*i+7 {
+			t.Fatalf("suppressed findings %v", got)
+		}
+	}
+	t.Logf("%d findings: 25 suppressed ones in %d pages", n, pages)
+}
