@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -124,51 +125,57 @@ type AuditFilter struct {
 
 // AuditPage reads one page of the audit log, newest first. Target and
 // actor filters read their index; a failed-login action reads the login
-// partition; the rest of the filters are applied to what is read.
+// partition; the other filters are applied to what is read (listPage).
 func (s *Store) AuditPage(ctx context.Context, f AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error) {
 	q := pageQuery{pk: aPK, sk: aSK, value: auditPartition(f.Action), newest: true, strong: true}
-	var filters []string
-	vals := item{}
 	switch {
 	case f.TargetType != "":
 		q = pageQuery{index: GSI1, pk: aGSI1PK, sk: aGSI1SK, value: "AUDITTARGET#" + f.TargetType + "#" + f.TargetID, newest: true}
 	case f.ActorID != 0:
 		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: "AUDITACTOR#" + strconv.FormatInt(f.ActorID, 10), newest: true}
 	}
-	if f.Action != "" {
-		filters, vals[":action"] = append(filters, ref(aAction)+" = :action"), str(f.Action)
-	}
-	if f.ActorID != 0 && q.index != GSI3 {
-		filters, vals[":actor"] = append(filters, ref(aActorID)+" = :actor"), num(f.ActorID)
-	}
 	q.from, q.to = auditRange(f.Since, f.Until)
-	if len(filters) > 0 && q.index != GSI1 { // GSI1 holds keys only: filtered once read
-		q.filter, q.values = joinAnd(filters), vals
+	var keep filters
+	if f.Action != "" {
+		keep = append(keep, stringIs(aAction, f.Action))
 	}
-	p, err := s.queryPage(ctx, "list audit entries", q, limit, after)
+	if f.ActorID != 0 {
+		keep = append(keep, func(it item) bool { return getN(it, aActorID) == f.ActorID })
+	}
+	var p Page
+	var err error
+	if q.index == GSI1 { // keys only: the entries are read, then filtered
+		p, err = s.queryPage(ctx, "list audit entries", q, limit, after)
+		if err == nil {
+			p.Items, err = s.readKeys(ctx, "get audit entries", p.Items)
+		}
+		if err == nil && len(keep) > 0 {
+			p.Items = slices.DeleteFunc(p.Items, func(it item) bool { return !keep.keep()(it) })
+		}
+	} else {
+		p, err = s.listPage(ctx, "list audit entries", q, keep.keep(), limit, after)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	items := p.Items
-	if q.index == GSI1 { // keys only: read the entries themselves
-		keys := make([]item, len(items))
-		for i, it := range items {
-			keys[i] = keyOf(it)
-		}
-		if items, err = s.batchGetAll(ctx, "get audit entries", keys); err != nil {
-			return nil, nil, err
-		}
-		items = inOrder(items, keys)
-	}
-	out := make([]scangate.AuditEntry, 0, len(items))
-	for _, it := range items {
-		e := auditFrom(it)
-		if f.Action != "" && e.Action != f.Action || f.ActorID != 0 && (e.Who.Actor == nil || e.Who.Actor.UserID != f.ActorID) {
-			continue // a filter the index query could not apply
-		}
-		out = append(out, e)
+	out := make([]scangate.AuditEntry, 0, len(p.Items))
+	for _, it := range p.Items {
+		out = append(out, auditFrom(it))
 	}
 	return out, p.Next, nil
+}
+
+// readKeys reads the items of index entries (keys only), in their order.
+func (s *Store) readKeys(ctx context.Context, op string, entries []item) ([]item, error) {
+	keys := make([]item, len(entries))
+	for i, it := range entries {
+		keys[i] = keyOf(it)
+	}
+	items, err := s.batchGetAll(ctx, op, keys)
+	if err != nil {
+		return nil, err
+	}
+	return inOrder(items, keys), nil
 }
 
 // auditRange turns a time range into a range of entry ids.
@@ -199,14 +206,6 @@ func (maxEntropy) Read(p []byte) (int, error) {
 		p[i] = 0xff
 	}
 	return len(p), nil
-}
-
-func joinAnd(exprs []string) string {
-	s := exprs[0]
-	for _, e := range exprs[1:] {
-		s += " AND " + e
-	}
-	return s
 }
 
 // inOrder orders items as their keys.

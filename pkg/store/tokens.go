@@ -321,16 +321,12 @@ func (s *Store) TokensPage(ctx context.Context, userID int64, now time.Time, lim
 	if err != nil {
 		return nil, nil, err
 	}
-	keys := make([]item, len(p.Items))
-	for i, it := range p.Items {
-		keys[i] = keyOf(it)
-	}
-	items, err := s.batchGetAll(ctx, "get tokens", keys)
+	items, err := s.readKeys(ctx, "get tokens", p.Items)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := []scangate.Token{}
-	for _, it := range inOrder(items, keys) {
+	for _, it := range items {
 		if t := tokenFrom(it); !t.Revoked && now.Before(t.ExpiresAt) {
 			out = append(out, t)
 		}
