@@ -15,7 +15,12 @@ FASTAPI_DIR   := pkg/lambdarun/testdata/fastapi
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
 
-.PHONY: build run test test-race test-dynamodb-local test-scanners bench load fuzz fuzz-go validate lint tools clean
+# MinIO, built from the Go module proxy at a pinned commit (it publishes no
+# semantic versions), for the S3 tier: it checks presigned signatures.
+MINIO_MODULE  := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
+MINIO_PORT    ?= 9765
+
+.PHONY: build run test test-race test-dynamodb-local test-s3 test-scanners bench load fuzz fuzz-go validate lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -50,6 +55,15 @@ test-race:
 test-dynamodb-local: $(DDB_LOCAL)/DynamoDBLocal.jar
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh $(GO) test -count=1 ./...
 
+## test-s3: the large-upload tests against MinIO (presigned signatures and expiry checked
+## as S3 does), started and stopped around them
+test-s3: $(TOOLS)/minio
+	MINIO=$(TOOLS)/minio MINIO_PORT=$(MINIO_PORT) .ci/with-minio.sh \
+	  $(GO) test -count=1 -run '^(TestUpload|TestUploads|TestIAMPolicies)' -v ./pkg/local
+
+$(TOOLS)/minio:
+	GOBIN=$(TOOLS) CGO_ENABLED=0 $(GO) install $(MINIO_MODULE)
+
 ## test-scanners: real scanners (gitleaks, semgrep, bandit, checkov; pinned, offline, from the
 ## Go proxy and PyPI) over fixtures; their SARIF uploaded through the local server and checked
 ## against facts computed independently by .ci/sarif_facts.py
@@ -58,14 +72,16 @@ test-scanners:
 	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif $(GO) test -count=1 -run '^TestScannerUploads$$' -v ./pkg/local
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
-## throughput on the embedded server; allowlist re-evaluation on DynamoDB Local
-## (figures in docs/BENCHMARKS.md)
+## throughput on the embedded server; allowlist re-evaluation and a 100,000-result
+## upload through the ingest function on DynamoDB Local (figures in docs/BENCHMARKS.md)
 bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
 	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench 'Reevaluate|SARIFUpload' -benchtime 3x ./pkg/api
 	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./pkg/sarif
+	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
+	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./pkg/lambdarun
 
 # The FastAPI + Mangum comparison function's packages, pinned, from PyPI.
 $(BENCH_VENV)/.pins: $(FASTAPI_DIR)/requirements.txt

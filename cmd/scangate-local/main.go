@@ -1,7 +1,8 @@
 // Command scangate-local runs the whole API on http://127.0.0.1:3000/api:
 // the functions of template.yaml behind a local stand-in for API Gateway and
 // its TOKEN authorizer, on an embedded DynamoDB-API server (or on
-// DYNAMODB_ENDPOINT), with the table created, the first admin bootstrapped
+// DYNAMODB_ENDPOINT) and an embedded S3-compatible server for large uploads
+// (or S3_ENDPOINT), with the table created, the first admin bootstrapped
 // and demo data seeded before it starts listening.
 package main
 
@@ -67,6 +68,8 @@ func run() error {
 		TokenTTL:      cfg.TokenTTL,
 		Seed:          os.Getenv("SCANGATE_SEED") != "0",
 		Log:           cfg.Logger(os.Stderr),
+		S3Endpoint:    os.Getenv("S3_ENDPOINT"),
+		Bucket:        getenv("UPLOADS_BUCKET", local.DefaultBucket),
 	})
 	if err != nil {
 		return err

@@ -26,6 +26,8 @@ type Store interface {
 	UserReader
 	auth.LoginStore
 	auth.TokenStore
+	UploadStore
+	IngestStore
 	TokenStore
 	ExpiryStore
 	AuditReader
@@ -47,6 +49,9 @@ type Deps struct {
 	// Passwords is set only for the functions that hash or check a
 	// password, so that no other function links argon2.
 	Passwords Passwords
+	// Bucket is set only for the functions of large uploads, so that no
+	// other function links the S3 client.
+	Bucket Bucket
 	// Fold (pkg/fold.Fold) is set only for the functions that store an
 	// e-mail address, so that no other function links x/text's tables.
 	Fold Folder
@@ -60,6 +65,7 @@ type Operation struct {
 	// Exactly one of these builds its handler, by what invokes it.
 	API        func(Deps) Handler           // API Gateway, REST proxy
 	Authorizer func(Deps) AuthorizerHandler // API Gateway, TOKEN authorizer
+	S3         func(Deps) S3Handler         // S3 events (ObjectCreated)
 	Schedule   func(Deps) ScheduleHandler   // an EventBridge schedule
 }
 
@@ -76,6 +82,8 @@ func (o Operation) Handler(d Deps) any {
 		return o.API(d)
 	case o.Authorizer != nil:
 		return o.Authorizer(d)
+	case o.S3 != nil:
+		return o.S3(d)
 	case o.Schedule != nil:
 		return o.Schedule(d)
 	}
@@ -111,6 +119,9 @@ func Operations() []Operation {
 		{Name: "get-scan", API: NewGetScan},
 		{Name: "create-allowlist", API: NewCreateAllowlist},
 		{Name: "update-allowlist", API: NewUpdateAllowlist},
+		{Name: "create-sarif-upload", API: NewCreateSarifUpload},
+		{Name: "get-sarif-upload", API: NewGetSarifUpload},
+		{Name: "ingest-sarif-upload", S3: NewIngestSarifUpload},
 		{Name: "create-token", API: NewCreateToken},
 		{Name: "revoke-token", API: NewRevokeToken},
 		{Name: "logout", API: NewLogout},
@@ -161,6 +172,14 @@ func NewCreateAllowlist(d Deps) Handler { return CreateAllowlist(d.Store, d.Now,
 
 // NewUpdateAllowlist builds PUT /whitelist/{whitelist_id}.
 func NewUpdateAllowlist(d Deps) Handler { return UpdateAllowlist(d.Store, d.Now, d.Log).Handle }
+
+// NewCreateSarifUpload builds POST /pr/scan/sarif/uploads; it needs d.Bucket.
+func NewCreateSarifUpload(d Deps) Handler {
+	return CreateSARIFUpload(d.Store, d.Bucket, d.Now, d.Log).Handle
+}
+
+// NewGetSarifUpload builds GET /pr/scan/sarif/uploads/{upload_id}.
+func NewGetSarifUpload(d Deps) Handler { return GetSARIFUpload(d.Store, d.Log).Handle }
 
 // NewCreateToken builds POST /auth/tokens.
 func NewCreateToken(d Deps) Handler { return CreateToken(d.Store, d.Now, d.Log).Handle }

@@ -61,6 +61,8 @@ func TestMainsCallTheirConstructor(t *testing.T) {
 		switch {
 		case op.Authorizer != nil:
 			fn = op.Authorizer
+		case op.S3 != nil:
+			fn = op.S3
 		case op.Schedule != nil:
 			fn = op.Schedule
 		}
@@ -139,6 +141,16 @@ func TestOperationsAgreeDetectsMismatches(t *testing.T) {
 			}
 			return ops2, dirs, *tpl, openapi
 		},
+		"an S3 operation without its S3 event": func() ([]api.Operation, []string, gateway.Template, []string) {
+			t2 := *tpl
+			t2.S3Events = nil
+			return ops, dirs, t2, openapi
+		},
+		"an S3 event of an API operation": func() ([]api.Operation, []string, gateway.Template, []string) {
+			t2 := *tpl
+			t2.S3Events = append(slices.Clone(tpl.S3Events), gateway.S3Event{Function: "GetScanFunction", Prefix: "uploads/"})
+			return ops, dirs, t2, openapi
+		},
 		"an operation of no kind": func() ([]api.Operation, []string, gateway.Template, []string) {
 			ops2 := slices.Clone(ops)
 			ops2[1] = api.Operation{Name: ops2[1].Name}
@@ -165,12 +177,16 @@ func checkOperations(ops []api.Operation, dirs []string, tpl *gateway.Template, 
 	for _, r := range tpl.Routes {
 		routes[r.Function]++
 	}
+	s3Events := map[string]int{}
+	for _, ev := range tpl.S3Events {
+		s3Events[ev.Function]++
+	}
 	for _, op := range ops {
 		names = append(names, op.Name)
 		id := api.LogicalID(op.Name)
 		ids = append(ids, id)
 		kinds := 0
-		for _, set := range []bool{op.API != nil, op.Authorizer != nil, op.Schedule != nil} {
+		for _, set := range []bool{op.API != nil, op.Authorizer != nil, op.S3 != nil, op.Schedule != nil} {
 			if set {
 				kinds++
 			}
@@ -178,6 +194,10 @@ func checkOperations(ops []api.Operation, dirs []string, tpl *gateway.Template, 
 		switch {
 		case kinds != 1:
 			bad("operation %s must have exactly one handler kind", op.Name)
+		case op.S3 != nil && s3Events[id] == 0:
+			bad("S3 operation %s has no S3 event in template.yaml", op.Name)
+		case op.S3 == nil && s3Events[id] > 0:
+			bad("operation %s is not an S3 handler, but an S3 event of template.yaml invokes %s", op.Name, id)
 		case op.Schedule != nil && tpl.Schedules[id] == "":
 			bad("scheduled operation %s has no schedule in template.yaml", op.Name)
 		case op.Schedule == nil && tpl.Schedules[id] != "":

@@ -101,6 +101,30 @@ func sarifError(err error) error {
 // envelope env, exactly as POST /pr/scan records a scan; the tools that
 // found each type go into its other_details.tools.
 func RecordReport(ctx context.Context, st ScanStore, env scangate.NewScan, rep *sarif.Report, at time.Time) (uploadBody, error) {
+	return recordReport(ctx, func(ctx context.Context, ns scangate.NewScan) (scangate.Scan, scangate.PR, error) {
+		return st.RecordScan(ctx, ns, at)
+	}, env, rep)
+}
+
+// OnceStore records a scan once per key whatever the deliveries.
+type OnceStore interface {
+	RecordScanOnce(ctx context.Context, ns scangate.NewScan, now time.Time, once string) (scangate.Scan, scangate.PR, bool, error)
+}
+
+// RecordReportOnce is RecordReport for work that may be delivered more
+// than once (an S3 event): each type's scan is recorded with
+// RecordScanOnce under the key once#<type>, so that a redelivery records
+// nothing twice and answers with the scans the first recorded.
+func RecordReportOnce(ctx context.Context, st OnceStore, once string, env scangate.NewScan, rep *sarif.Report, at time.Time) (uploadBody, error) {
+	return recordReport(ctx, func(ctx context.Context, ns scangate.NewScan) (scangate.Scan, scangate.PR, error) {
+		sc, pr, _, err := st.RecordScanOnce(ctx, ns, at, once+"#"+string(ns.Type))
+		return sc, pr, err
+	}, env, rep)
+}
+
+// recordReport records one scan per scan type of rep with record.
+func recordReport(ctx context.Context, record func(context.Context, scangate.NewScan) (scangate.Scan, scangate.PR, error),
+	env scangate.NewScan, rep *sarif.Report) (uploadBody, error) {
 	out := uploadBody{Scans: []scanBody{}, Results: rep.Results, Recorded: rep.Recorded,
 		SuppressedInSource: rep.SuppressedInSource, Skipped: rep.Skipped}
 	for _, t := range []scangate.ScanType{scangate.ScanSecret, scangate.ScanVulnerability} {
@@ -120,7 +144,7 @@ func RecordReport(ctx context.Context, st ScanStore, env scangate.NewScan, rep *
 			return out, err
 		}
 		ns.OtherDetails = details
-		sc, pr, err := st.RecordScan(ctx, ns, at)
+		sc, pr, err := record(ctx, ns)
 		if err != nil {
 			return out, err
 		}

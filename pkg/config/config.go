@@ -25,12 +25,17 @@ type Config struct {
 	// CursorKey (CURSOR_KEY, base64 of at least 32 bytes) seals the
 	// cursors of listings; only the listing functions are given it.
 	CursorKey []byte
+	// UploadMaxBytes is UPLOAD_MAX_BYTES: the largest uploaded object the
+	// ingest function reads (default and ceiling 100 MiB; tests lower it).
+	UploadMaxBytes int64
 }
 
 // Defaults of the settings.
 const (
 	DefaultTokenTTL       = 12 * time.Hour
 	DefaultAuditRetention = 400 * 24 * time.Hour
+	// MaxUploadBytes is the default and ceiling of UploadMaxBytes.
+	MaxUploadBytes = 100 << 20
 )
 
 // MinCursorKey is the fewest bytes a cursor key may have.
@@ -56,6 +61,14 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("AUDIT_RETENTION_DAYS %q is not a positive integer", s)
 		}
 		c.AuditRetention = time.Duration(n) * 24 * time.Hour
+	}
+	c.UploadMaxBytes = MaxUploadBytes
+	if s := getenv("UPLOAD_MAX_BYTES"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > MaxUploadBytes {
+			return c, fmt.Errorf("UPLOAD_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxUploadBytes)
+		}
+		c.UploadMaxBytes = n
 	}
 	if s := getenv("LOG_LEVEL"); s != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {

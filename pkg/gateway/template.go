@@ -24,6 +24,15 @@ type Route struct {
 	Auth     bool   // false when the event sets Auth.Authorizer: NONE
 }
 
+// S3Event is one S3 event of a function: the bucket's logical id, the
+// event types (s3:ObjectCreated:*) and the key prefix of its filter.
+type S3Event struct {
+	Function string
+	Bucket   string
+	Events   []string
+	Prefix   string
+}
+
 // Authorizer is the TOKEN authorizer of the API.
 type Authorizer struct {
 	Function string // logical id
@@ -48,6 +57,9 @@ type Template struct {
 	Authorizer *Authorizer
 	Responses  map[string]Response
 	Functions  []string // logical ids of every function
+	// S3Events are the functions' S3 triggers, which the local stack
+	// delivers itself.
+	S3Events []S3Event
 	// Schedules are the functions that EventBridge schedules invoke, with
 	// their schedule expression (rate(1 minute)).
 	Schedules map[string]string
@@ -169,6 +181,9 @@ func ParseTemplate(b []byte) (*Template, error) {
 			t.Functions = append(t.Functions, id)
 			_, events := r.get("Properties", "Events").entries()
 			for _, ev := range events {
+				if ev.get("Type").str() == "S3" {
+					t.S3Events = append(t.S3Events, readS3Event(id, ev.get("Properties")))
+				}
 				if ev.get("Type").str() == "Schedule" {
 					t.Schedules[id] = ev.get("Properties", "Schedule").str()
 				}
@@ -193,6 +208,27 @@ func ParseTemplate(b []byte) (*Template, error) {
 	})
 	t.Collections = collections(t.Routes)
 	return t, nil
+}
+
+// readS3Event reads the properties of a function's S3 event.
+func readS3Event(function string, p node) S3Event {
+	ev := S3Event{Function: function, Bucket: p.get("Bucket").str()}
+	if e := p.get("Events"); e.Node != nil && e.Kind == yaml.SequenceNode {
+		for _, v := range e.Content {
+			ev.Events = append(ev.Events, v.Value)
+		}
+	} else if s := e.str(); s != "" {
+		ev.Events = []string{s}
+	}
+	if rules := p.get("Filter", "S3Key", "Rules"); rules.Node != nil && rules.Kind == yaml.SequenceNode {
+		for _, r := range rules.Content {
+			rule := node{r, p.params}
+			if strings.EqualFold(rule.get("Name").str(), "prefix") {
+				ev.Prefix = rule.get("Value").str()
+			}
+		}
+	}
+	return ev
 }
 
 // specIDs are the path parameters of the spec's own resources

@@ -48,6 +48,7 @@ type runtimeAPI struct {
 	once      sync.Once
 	events    chan invocation
 	results   chan outcome
+	deadline  time.Duration
 }
 
 func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +61,7 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case inv := <-a.events:
 			h := w.Header()
 			h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
-			h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10))
+			h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(a.deadline).UnixMilli(), 10))
 			h.Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:bench")
 			h.Set("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000;Sampled=0")
 			h.Set("Content-Type", "application/json")
@@ -90,6 +91,9 @@ type Process struct {
 	Argv []string
 	Dir  string
 	Env  []string
+	// Deadline is each invocation's time (Lambda-Runtime-Deadline-Ms);
+	// 30 s when zero.
+	Deadline time.Duration
 }
 
 // Run starts binary with env under a fresh Runtime API, waits for its first
@@ -104,7 +108,11 @@ func RunProcess(ctx context.Context, p Process, events [][]byte) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("listen: %w", err)
 	}
-	api := &runtimeAPI{firstPoll: make(chan time.Time, 1), events: make(chan invocation), results: make(chan outcome, 1)}
+	deadline := p.Deadline
+	if deadline <= 0 {
+		deadline = 30 * time.Second
+	}
+	api := &runtimeAPI{firstPoll: make(chan time.Time, 1), events: make(chan invocation), results: make(chan outcome, 1), deadline: deadline}
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer func() { _ = srv.Close() }()

@@ -11,7 +11,8 @@ import (
 // TestFunctionsLinkOnlyWhatTheyUse reads every function's dependencies
 // (go list, for the Lambda build tags): none links the SDK's default
 // credential chain, the embedded DynamoDB server, the local gateway or
-// YAML, and only the functions that hash or check a password link argon2.
+// YAML, only the functions that hash or check a password link argon2, and
+// only the functions of large uploads link the S3 client.
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
@@ -30,7 +31,7 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 	banned := []string{
 		"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
 		"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso",
-		"github.com/truora/minidyn", "gopkg.in/yaml.v3",
+		"github.com/truora/minidyn", "github.com/johannesboyne/gofakes3", "gopkg.in/yaml.v3",
 		"github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local",
 	}
 	for _, op := range api.Operations() {
@@ -39,8 +40,9 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 			t.Errorf("go list did not list functions/%s", op.Name)
 			continue
 		}
-		argon2 := false
+		argon2, s3 := false, false
 		for _, d := range list {
+			s3 = s3 || d == "github.com/aws/aws-sdk-go-v2/service/s3"
 			for _, b := range banned {
 				if d == b || strings.HasPrefix(d, b+"/") {
 					t.Errorf("%s links %s", op.Name, d)
@@ -50,6 +52,9 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		}
 		if hashes := op.Name == "login" || op.Name == "create-user"; argon2 != hashes {
 			t.Errorf("%s: links argon2 %v, hashes or checks passwords %v", op.Name, argon2, hashes)
+		}
+		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload"; s3 != bucket {
+			t.Errorf("%s: links the S3 client %v, uses the uploads bucket %v", op.Name, s3, bucket)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 	"gopkg.in/yaml.v3"
 
 	scangateapi "github.com/scangate/scangate/pkg/api"
@@ -54,8 +57,20 @@ func iamActions(op string, input any) []string {
 	return []string{"dynamodb:" + op}
 }
 
-// resourceOf names the resource of a policy statement as iamActions does.
+// resourceOf names the resource of a policy statement as iamActions does;
+// an S3 resource is "uploads/*" when it is the uploads prefix of the
+// uploads bucket.
 func resourceOf(n yaml.Node) string {
+	v := n.Value
+	if n.Kind == yaml.SequenceNode && len(n.Content) > 0 { // !Sub [template, vars]
+		v = n.Content[0].Value
+	}
+	if strings.Contains(v, ":s3:::") {
+		if strings.HasSuffix(v, ":s3:::scangate-uploads-${StackUuid}/uploads/*") {
+			return "uploads/*"
+		}
+		return "bucket " + v
+	}
 	if _, index, ok := strings.Cut(n.Value, "/index/"); ok {
 		return "index/" + strings.TrimSuffix(index, `"`)
 	}
@@ -250,6 +265,24 @@ func TestIAMPolicies(t *testing.T) {
 	stack, err := local.Start(context.Background(), local.Options{
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin", AdminPassword: "admin-password-1",
 		AuthorizerTTL: 0, TokenTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		S3OptionsFor: func(fn string) []func(*s3.Options) {
+			return []func(*s3.Options){func(o *s3.Options) {
+				o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+					return st.Initialize.Add(middleware.InitializeMiddlewareFunc("record",
+						func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+							mu.Lock()
+							if used[fn] == nil {
+								used[fn] = map[string]bool{}
+							}
+							// A presigned PUT acts with the permissions of
+							// the function that signed it.
+							used[fn]["s3:"+middleware.GetOperationName(ctx)+"@uploads/*"] = true
+							mu.Unlock()
+							return next.HandleInitialize(ctx, in)
+						}), middleware.After)
+				})
+			}}
+		},
 		StoreFor: func(fn string) *store.Store {
 			return env.Recorder(t, func(op string, input any) {
 				mu.Lock()
@@ -348,8 +381,9 @@ func TestIAMPolicies(t *testing.T) {
 	racing := map[string][]string{
 		// a scan that is not its PR's newest checks the PR is unchanged; a
 		// group changed while the scan was recorded is settled under a check.
-		"RecordScanFunction":  {"dynamodb:ConditionCheckItem"},
-		"RecordSarifFunction": {"dynamodb:ConditionCheckItem"},
+		"RecordScanFunction":        {"dynamodb:ConditionCheckItem"},
+		"RecordSarifFunction":       {"dynamodb:ConditionCheckItem"},
+		"IngestSarifUploadFunction": {"dynamodb:ConditionCheckItem"},
 	}
 	for fn, acts := range racing {
 		for _, a := range acts {
@@ -358,6 +392,35 @@ func TestIAMPolicies(t *testing.T) {
 			}
 			used[fn][a] = true
 		}
+	}
+	// A large upload: created, PUT to its presigned URL, ingested; one of
+	// its findings' groups has rules. (The steps above logged out.)
+	admin = loginToken(t, api, "admin", "admin-password-1")
+	if resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"VULNERABILITY","name":"CVE-2099-10000","global_":true}`); resp.StatusCode != 201 {
+		t.Fatalf("allowlist: %d %s", resp.StatusCode, body)
+	}
+	resp, body := do(t, "POST", api+"/pr/scan/sarif/uploads", admin, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r",`+
+		`"webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"}}`)
+	var up struct {
+		ID            int64             `json:"id"`
+		UploadURL     string            `json:"upload_url"`
+		UploadHeaders map[string]string `json:"upload_headers"`
+	}
+	if err := json.Unmarshal([]byte(body), &up); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create upload: %d %s", resp.StatusCode, body)
+	}
+	if code, b := put(t, up.UploadURL, up.UploadHeaders, gz(t, sarifLog(2, 2, "iam"))); code != 200 {
+		t.Fatalf("PUT: %d %s", code, b)
+	}
+	for i := 0; ; i++ {
+		_, b := do(t, "GET", fmt.Sprintf("%s/pr/scan/sarif/uploads/%d", api, up.ID), admin, "")
+		if strings.Contains(b, `"status":"complete"`) {
+			break
+		}
+		if i == 600 {
+			t.Fatalf("the upload did not complete: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	policies := templatePolicies(t)
 	// Reading functions: those whose every route is a GET.
@@ -393,7 +456,7 @@ func TestIAMPolicies(t *testing.T) {
 			t.Errorf("%s: the policy grants %v; the code uses %v", fn, want, got)
 		}
 		for _, a := range allowed {
-			if strings.Contains(a, "*") || a == "dynamodb:Scan" {
+			if action, _, _ := strings.Cut(a, "@"); strings.Contains(action, "*") || a == "dynamodb:Scan" {
 				t.Errorf("%s: the policy grants %s", fn, a)
 			}
 		}

@@ -3,19 +3,23 @@ package local
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	passwordpkg "github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/gateway"
@@ -41,16 +45,41 @@ type Options struct {
 	// start (cursors then last as long as the process).
 	CursorKey []byte
 	Log       *slog.Logger
+	// S3Endpoint is an S3-compatible server for the uploads bucket; empty
+	// starts the embedded one.
+	S3Endpoint string
+	// Bucket names the uploads bucket (created unless it exists);
+	// DefaultBucket when empty.
+	Bucket string
+	// NotifyInterval is how often the uploads prefix is listed for new
+	// objects, whose ObjectCreated events the stack delivers;
+	// DefaultNotifyInterval when zero.
+	NotifyInterval time.Duration
+	// S3OptionsFor, when set, gives each function its own S3 client of the
+	// uploads bucket with these options, by logical id (tests that record
+	// the S3 actions each function uses).
+	S3OptionsFor func(function string) []func(*s3.Options)
+	// UploadMaxBytes lowers the largest object the ingest function reads
+	// (tests); zero keeps 100 MiB.
+	UploadMaxBytes int64
 }
+
+// DefaultBucket is the local uploads bucket's name.
+const DefaultBucket = "scangate-uploads"
 
 // Stack is the running local service.
 type Stack struct {
 	Handler   http.Handler
 	Store     *store.Store
-	Embedded  *Embedded // nil on an external endpoint
-	AdminNote string    // how to log in as the first admin
+	Embedded  *Embedded      // nil on an external endpoint
+	AdminNote string         // how to log in as the first admin
+	S3        *EmbeddedS3    // nil on an external S3 endpoint
+	Bucket    *bucket.Bucket // the uploads bucket
 	functions map[string]lambda.Handler
 	schedules map[string]string // logical id: schedule expression
+
+	stopNotifiers context.CancelFunc
+	notifiers     sync.WaitGroup
 }
 
 // Invoke runs a function of the template with an event as Lambda would:
@@ -64,12 +93,21 @@ func (s *Stack) Invoke(ctx context.Context, logicalID string, event []byte) ([]b
 	return h.Invoke(ctx, event)
 }
 
-// Close stops the embedded DynamoDB server, if any.
+// Close stops the delivery of S3 events (after the invocations under way)
+// and the embedded servers, if any.
 func (s *Stack) Close() error {
-	if s.Embedded != nil {
-		return s.Embedded.Close()
+	if s.stopNotifiers != nil {
+		s.stopNotifiers()
+		s.notifiers.Wait()
 	}
-	return nil
+	var errs []error
+	if s.S3 != nil {
+		errs = append(errs, s.S3.Close())
+	}
+	if s.Embedded != nil {
+		errs = append(errs, s.Embedded.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Start builds the stack: the table, the first admin, and the gateway in
@@ -116,7 +154,17 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 			return err
 		}
 	}
-	return s.wire(t, o)
+	if o.Bucket == "" {
+		o.Bucket = DefaultBucket
+	}
+	if err := s.openUploads(ctx, o); err != nil {
+		return err
+	}
+	if err := s.wire(t, o); err != nil {
+		return err
+	}
+	s.startNotifiers(t, o)
+	return nil
 }
 
 // bootstrap creates the first admin unless the table has one.
@@ -159,7 +207,24 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	if storeFor == nil {
 		storeFor = func(string) *store.Store { return s.Store }
 	}
-	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey}
+	buckets := map[string]api.Bucket{}
+	if o.S3OptionsFor != nil {
+		for _, op := range api.Operations() {
+			id := api.LogicalID(op.Name)
+			b, err := s.openBucket(o, o.S3OptionsFor(id)...)
+			if err != nil {
+				return err
+			}
+			buckets[id] = b
+		}
+	}
+	bucketFor := func(id string) api.Bucket {
+		if b, ok := buckets[id]; ok {
+			return b
+		}
+		return s.Bucket
+	}
+	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes}
 	if len(cfg.CursorKey) == 0 {
 		cfg.CursorKey = make([]byte, 32)
 		if _, err := rand.Read(cfg.CursorKey); err != nil {
@@ -167,7 +232,8 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 		}
 	}
 	fns := Functions(func(id string) api.Deps {
-		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold}
+		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold,
+			Bucket: bucketFor(id)}
 	})
 	s.functions = map[string]lambda.Handler{}
 	for _, f := range fns {

@@ -1,0 +1,142 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// UploadStore keeps large SARIF uploads.
+type UploadStore interface {
+	CallerStore
+	CreateUpload(ctx context.Context, u scangate.Upload, retention time.Duration) (scangate.Upload, error)
+	Upload(ctx context.Context, id int64) (scangate.Upload, error)
+}
+
+// Bucket is the uploads bucket as the upload functions use it
+// (pkg/bucket); pkg/api does not link the S3 client.
+type Bucket interface {
+	// PresignPut presigns the PUT of an object under key, valid for ttl:
+	// its URL, the headers the client must send, and when it expires.
+	PresignPut(ctx context.Context, key string, ttl time.Duration) (string, map[string]string, time.Time, error)
+	// Open starts reading an object: its body and its size as the bucket
+	// reports it; an error that is fs.ErrNotExist when there is none.
+	Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
+	Delete(ctx context.Context, key string) error
+}
+
+// createdUploadBody is the answer of POST /pr/scan/sarif/uploads.
+type createdUploadBody struct {
+	ID            int64             `json:"id"`
+	Status        string            `json:"status"`
+	UploadURL     string            `json:"upload_url"`
+	UploadHeaders map[string]string `json:"upload_headers"`
+	ExpiresAt     scangate.Time     `json:"expires_at"`
+}
+
+// uploadStatusBody is an upload as GET /pr/scan/sarif/uploads/{id} shows it.
+type uploadStatusBody struct {
+	ID                 int64              `json:"id"`
+	Status             string             `json:"status"`
+	Errors             []scangate.Problem `json:"errors"`
+	ScanIDs            []int64            `json:"scan_ids"`
+	Results            int                `json:"results"`
+	Recorded           int                `json:"recorded"`
+	SuppressedInSource int                `json:"suppressed_in_source"`
+	Skipped            int                `json:"skipped"`
+	CreatedAt          scangate.Time      `json:"created_at"`
+	CompletedAt        *scangate.Time     `json:"completed_at"`
+}
+
+func uploadJSON(u scangate.Upload) uploadStatusBody {
+	b := uploadStatusBody{ID: u.ID, Status: string(u.Status), Errors: u.Errors, ScanIDs: u.ScanIDs, Results: u.Results,
+		Recorded: u.Recorded, SuppressedInSource: u.SuppressedInSource, Skipped: u.Skipped,
+		CreatedAt: u.CreatedAt, CompletedAt: u.CompletedAt}
+	if b.Errors == nil {
+		b.Errors = []scangate.Problem{}
+	}
+	if b.ScanIDs == nil {
+		b.ScanIDs = []int64{}
+	}
+	return b
+}
+
+// CreateSARIFUpload is POST /pr/scan/sarif/uploads: the envelope of POST
+// /pr/scan/sarif without its log; the answer is a presigned URL the client
+// PUTs the gzip of the log to, which the ingest function then records.
+func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "CreateSARIFUpload", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			m, err := body(req)
+			if err != nil {
+				return Reply{}, err
+			}
+			var p scangate.Problems
+			f := readFields(m, "", &p)
+			env := readEnvelope(f, "completed")
+			f.done()
+			if len(p) == 0 {
+				env.ValidateEnvelope(&p)
+			}
+			if err := p.Err(); err != nil {
+				return Reply{}, err
+			}
+			at := scangate.At(now())
+			u, err := st.CreateUpload(ctx, scangate.Upload{Envelope: env, CreatedBy: c.ID, CreatedAt: at,
+				ExpiresAt: scangate.At(at.Add(scangate.UploadURLTTL))}, scangate.UploadRetention)
+			if err != nil {
+				return Reply{}, err
+			}
+			url, headers, expires, err := b.PresignPut(ctx, scangate.UploadKey(u.ID), scangate.UploadURLTTL)
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusCreated, Location: location(req, "/pr/scan/sarif/uploads", u.ID),
+				Body: createdUploadBody{ID: u.ID, Status: string(u.Status), UploadURL: url, UploadHeaders: headers,
+					ExpiresAt: scangate.At(expires)}}, nil
+		}}
+}
+
+// GetSARIFUpload is GET /pr/scan/sarif/uploads/{upload_id}: where an
+// upload is, and what it recorded or why it failed.
+func GetSARIFUpload(st UploadStore, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "GetSARIFUpload", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			id, err := PathID(req, "upload_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			u, err := st.Upload(ctx, id)
+			if err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusOK, Body: uploadJSON(u)}, nil
+		}}
+}
+
+// problemOf is the problem details POST /pr/scan/sarif would answer err
+// with (as problemResponse builds them), for an upload's errors.
+func problemOf(err error) scangate.Problem {
+	status := http.StatusInternalServerError
+	p := scangate.Problem{Type: "about:blank", Detail: publicDetail(err)}
+	var he *httpError
+	var de *scangate.Error
+	switch {
+	case errors.As(err, &he):
+		status = he.status
+	case errors.As(err, &de):
+		if s, ok := kindStatus[de.Kind]; ok {
+			status = s
+		}
+		p.Errors = de.Fields
+	}
+	p.Status, p.Title = status, title(status)
+	return p
+}
