@@ -101,6 +101,11 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`{"items":[{"id":2,"username":"reader","role":"readonly"`,
 		`"errors":[{"parameter":"cursor","detail":"was not issued by this listing"}]`,
 		`"detail":"only admins may read other users"`,
+		// Tokens, the lifecycle and the audit log.
+		`"detail":"a read token may not call CreateAllowlist"`,
+		`"kind":"personal","name":"dashboard","scope":"read"`,
+		"204\n",
+		`"action":"allowlist.create","actor":{"user_id":1,"username":"admin"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the curl flow's output lacks %q:\n%s", want, got)
