@@ -3,9 +3,12 @@ package lambdarun_test
 import (
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,12 +81,79 @@ type fixture struct {
 }
 
 func proxy(method, path string, params map[string]string, body string) []byte {
+	return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin"}, method, path, params, body)
+}
+
+// proxyAs is an API Gateway proxy event whose authorizer context is caller.
+func proxyAs(caller map[string]any, method, path string, params map[string]string, body string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"httpMethod": method, "path": path, "resource": path, "pathParameters": params, "body": body,
 		"headers":        map[string]string{"Content-Type": "application/json"},
-		"requestContext": map[string]any{"requestId": "bench", "authorizer": map[string]any{"user_id": "1", "username": "admin", "role": "admin"}},
+		"requestContext": map[string]any{"requestId": "bench", "authorizer": caller},
 	})
 	return b
+}
+
+// tokenEvents are the events of the token functions and the others that
+// each need a fresh thing: n tokens to revoke and n to log out with
+// (issued to the admin), users enough that n personal tokens stay under
+// the limit of each, and a SARIF log.
+func tokenEvents(b *testing.B, st *store.Store, n int) map[string]func(int) []byte {
+	ctx := context.Background()
+	who := scangate.Who{RequestID: "bench-fixture"}
+	ids := make([]int64, 2*n)
+	for i := range ids {
+		tok, _ := auth.NewToken(1)
+		t := scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: scangate.TokenLogin, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+		id, err := st.TokenID(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.ID, ids[i] = id, id
+		if err := st.PutToken(ctx, t, who); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var users []int64
+	for i := range n/scangate.MaxPersonalTokens + 1 {
+		name := fmt.Sprintf("bench-tokens-%d", i)
+		u, err := st.CreateUser(ctx, scangate.User{Username: name, Email: name + "@example.com", EmailKey: name + "@example.com",
+			Role: scangate.RoleUser, Active: true, PasswordHash: "x", CreatedAt: scangate.At(time.Now())}, who)
+		if err != nil {
+			b.Fatal(err)
+		}
+		users = append(users, u.ID)
+	}
+	sarifLog := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"generic-api-key",` +
+		`"message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a.env"},"region":{"startLine":1,"snippet":{"text":"v"}}}}]}]}]}`
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(sarifLog))
+	_ = zw.Close()
+	envelope := `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r","webhook_id":1,` +
+		`"pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"sarif":"` + base64.StdEncoding.EncodeToString(gz.Bytes()) + `"}`
+	return map[string]func(int) []byte{
+		"record-sarif": func(int) []byte { return proxy("POST", "/api/pr/scan/sarif", nil, envelope) },
+		"create-token": func(i int) []byte {
+			u := users[i/scangate.MaxPersonalTokens]
+			return proxyAs(map[string]any{"user_id": strconv.FormatInt(u, 10), "username": "bench", "role": "user"},
+				"POST", "/api/auth/tokens", nil, fmt.Sprintf(`{"name":"bench-%d"}`, i))
+		},
+		"revoke-token": func(i int) []byte {
+			id := strconv.FormatInt(ids[i], 10)
+			return proxy("DELETE", "/api/auth/tokens/"+id, map[string]string{"token_id": id}, "")
+		},
+		"logout": func(i int) []byte {
+			return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin", "token_id": strconv.FormatInt(ids[n+i], 10)},
+				"DELETE", "/api/auth/token", nil, "")
+		},
+		"list-tokens": func(int) []byte { return proxy("GET", "/api/auth/tokens", nil, "") },
+		"list-audit":  func(int) []byte { return proxy("GET", "/api/audit", nil, "") },
+		"expire-allowlists": func(int) []byte {
+			return []byte(`{"version":"0","id":"bench","detail-type":"Scheduled Event","source":"aws.events","account":"1",` +
+				`"time":"2026-11-23T00:00:00Z","region":"us-east-1","resources":[],"detail":{}}`)
+		},
+	}
 }
 
 func newFixture(b *testing.B) fixture {
@@ -124,7 +194,7 @@ func newFixture(b *testing.B) fixture {
 		`"status":"completed","pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:5f2b9c0e8d1a"}]}`
 	run := time.Now().UnixNano()
 	s3url := startS3(b)
-	return fixture{
+	fx := fixture{
 		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench",
 			"AWS_SECRET_ACCESS_KEY=bench", "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
 			"UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url},
@@ -173,7 +243,12 @@ func newFixture(b *testing.B) fixture {
 			"list-users":      func(int) []byte { return proxy("GET", "/api/users", nil, "") },
 		},
 	}
+	maps.Copy(fx.events, tokenEvents(b, st, 6*rounds(b)))
+	return fx
 }
+
+// notHTTP are the functions whose answers are not HTTP responses.
+var notHTTP = []string{"baseline", "authorizer", "ingest-sarif-upload", "expire-allowlists"}
 
 // rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
 // overrides it.
@@ -241,7 +316,7 @@ func BenchmarkColdStart(b *testing.B) {
 				var resp struct {
 					StatusCode int `json:"statusCode"`
 				}
-				if name != "baseline" && name != "authorizer" && name != "ingest-sarif-upload" && (json.Unmarshal(r, &resp) != nil || resp.StatusCode/100 != 2) {
+				if !slices.Contains(notHTTP, name) && (json.Unmarshal(r, &resp) != nil || resp.StatusCode/100 != 2) {
 					b.Fatalf("%s answered %s", name, r)
 				}
 			}
