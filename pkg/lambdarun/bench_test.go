@@ -98,7 +98,7 @@ func proxyAs(caller map[string]any, method, path string, params map[string]strin
 // each need a fresh thing: n tokens to revoke and n to log out with
 // (issued to the admin), users enough that n personal tokens stay under
 // the limit of each, and a SARIF log.
-func tokenEvents(b *testing.B, st *store.Store, n int) map[string]func(int) []byte {
+func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []byte {
 	ctx := context.Background()
 	who := scangate.Who{RequestID: "bench-fixture"}
 	ids := make([]int64, 2*n)
@@ -156,7 +156,7 @@ func tokenEvents(b *testing.B, st *store.Store, n int) map[string]func(int) []by
 	}
 }
 
-func newFixture(b *testing.B) fixture {
+func newFixture(b testing.TB) fixture {
 	ctx := context.Background()
 	emb, err := local.StartEmbedded()
 	if err != nil {
@@ -252,7 +252,7 @@ var notHTTP = []string{"baseline", "authorizer", "ingest-sarif-upload", "expire-
 
 // rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
 // overrides it.
-func rounds(b *testing.B) int {
+func rounds(b testing.TB) int {
 	n := 15
 	if v := os.Getenv("SCANGATE_BENCH_ROUNDS"); v != "" {
 		var err error
@@ -397,4 +397,16 @@ func argon2Symbols(b *testing.B, bin string) int {
 		}
 	}
 	return n
+}
+
+// TestEveryFunctionHasABenchEvent keeps make bench whole: an operation
+// added without an event for its function would stop the cold-start
+// benchmark at that function.
+func TestEveryFunctionHasABenchEvent(t *testing.T) {
+	fx := newFixture(t)
+	for _, name := range functions() {
+		if fx.events[name] == nil {
+			t.Errorf("the cold-start fixture has no event for %s", name)
+		}
+	}
 }

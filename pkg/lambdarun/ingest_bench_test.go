@@ -24,7 +24,7 @@ import (
 const benchBucket = "scangate-bench"
 
 // startS3 starts the embedded S3 server with the bench bucket.
-func startS3(b *testing.B) string {
+func startS3(b testing.TB) string {
 	b.Helper()
 	srv, err := local.StartEmbeddedS3()
 	if err != nil {
@@ -39,7 +39,7 @@ func startS3(b *testing.B) string {
 	return srv.URL
 }
 
-func openBucket(b *testing.B, endpoint string) *bucket.Bucket {
+func openBucket(b testing.TB, endpoint string) *bucket.Bucket {
 	b.Helper()
 	env := map[string]string{"UPLOADS_BUCKET": benchBucket, "S3_ENDPOINT": endpoint, "AWS_REGION": "us-east-1",
 		"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench"}
