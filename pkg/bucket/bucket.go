@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -46,28 +45,13 @@ func Open(getenv func(string) string, optFns ...func(*s3.Options)) (*Bucket, err
 		return nil, errors.New("UPLOADS_BUCKET is not set")
 	}
 	endpoint := getenv("S3_ENDPOINT")
-	region := getenv("AWS_REGION")
-	if region == "" {
-		region = getenv("AWS_DEFAULT_REGION")
-	}
-	id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
-	if endpoint != "" {
-		if region == "" {
-			region = "us-east-1"
-		}
-		if id == "" {
-			id, secret = "local", "local"
-		}
-	}
-	switch {
-	case region == "":
-		return nil, errors.New("s3 client: AWS_REGION is not set")
-	case id == "" || secret == "":
-		return nil, errors.New("s3 client: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
+	region, creds, err := store.FromEnv(getenv, endpoint, "s3")
+	if err != nil {
+		return nil, err
 	}
 	opts := s3.Options{
 		Region:      region,
-		Credentials: credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN")),
+		Credentials: creds,
 		Retryer:     store.NewRetryer(),
 		HTTPClient:  store.NewHTTPClient(),
 		// A presigned PUT binds no checksum of a body it has not seen.

@@ -51,20 +51,24 @@ func startCounted(t *testing.T, authorizerTTL time.Duration) (*local.Stack, stri
 	return stack, srv.URL + "/api", dir, env
 }
 
-// TestReadmeCurlFlow runs the README's curl examples, as written, against
-// the local server.
-func TestReadmeCurlFlow(t *testing.T) {
-	t.Parallel()
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
+// runReadmeBlock runs the README's shell block between <!-- name --> and
+// <!-- /name -->, as written, against a local server of its own, and
+// returns what it printed. It skips the test when a tool it needs is
+// missing.
+func runReadmeBlock(t *testing.T, name string, tools ...string) string {
+	t.Helper()
+	for _, tool := range append([]string{"curl"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " is not installed")
+		}
 	}
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)<!-- curl-flow -->\n```sh\n(.*?)```\n<!-- /curl-flow -->").FindSubmatch(readme)
+	m := regexp.MustCompile("(?s)<!-- " + name + " -->\n```sh\n(.*?)```\n<!-- /" + name + " -->").FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("README.md has no curl-flow block")
+		t.Fatalf("README.md has no %s block", name)
 	}
 	_, api, dir := startStack(t, -1)
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", string(m[1]))
@@ -72,9 +76,16 @@ func TestReadmeCurlFlow(t *testing.T) {
 	cmd.Env = append(os.Environ(), "API="+api)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the curl flow failed: %v\n%s", err, out)
+		t.Fatalf("the README's %s failed: %v\n%s", name, err, out)
 	}
-	got := string(out)
+	return string(out)
+}
+
+// TestReadmeCurlFlow runs the README's curl examples, as written, against
+// the local server.
+func TestReadmeCurlFlow(t *testing.T) {
+	t.Parallel()
+	got := runReadmeBlock(t, "curl-flow")
 	for _, want := range []string{
 		`"username":"reader","role":"readonly","user_email":"reader@example.com"`,
 		`"user_email":"Reader@Example.com"`,

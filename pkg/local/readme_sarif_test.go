@@ -1,9 +1,6 @@
 package local_test
 
 import (
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -13,26 +10,7 @@ import (
 // allowlist named sha256 of the secret's value, which covers it.
 func TestReadmeSARIFFlow(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
-	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)<!-- sarif-flow -->\n```sh\n(.*?)```\n<!-- /sarif-flow -->").FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md has no sarif-flow block")
-	}
-	_, api, dir := startStack(t, -1)
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", string(m[1]))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "API="+api)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the SARIF flow failed: %v\n%s", err, out)
-	}
-	got := string(out)
+	got := runReadmeBlock(t, "sarif-flow")
 	for _, want := range []string{
 		`"scan_type":"SECRET"`, `"secret_count":1`, `"tools":[{"name":"gitleaks","version":"8.30.1"}]`,
 		`"results":1,"recorded":1,"suppressed_in_source":0,"skipped":0}`,

@@ -16,8 +16,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -583,28 +581,7 @@ func TestUploadStrictS3(t *testing.T) {
 // TestReadmeUploadFlow runs the README's large-upload commands, as
 // written, against the local server.
 func TestReadmeUploadFlow(t *testing.T) {
-	for _, tool := range []string{"curl", "gzip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skip(tool + " is not installed")
-		}
-	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)<!-- upload-flow -->\n```sh\n(.*?)```\n<!-- /upload-flow -->").FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md has no upload-flow block")
-	}
-	_, api, dir := startStack(t, -1)
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", string(m[1]))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "API="+api)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the upload flow failed: %v\n%s", err, out)
-	}
-	got := string(out)
+	got := runReadmeBlock(t, "upload-flow", "gzip")
 	for _, want := range []string{
 		`"status":"awaiting_upload","upload_url":"http://127.0.0.1:`,
 		`"upload_headers":{"Content-Type":"application/gzip"}`,

@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -69,6 +69,17 @@ func UseEndpoint(endpoint string) func(*dynamodb.Options) {
 // talks to that endpoint, with a placeholder region and credentials when
 // the environment has none.
 func ClientFromEnv(getenv func(string) string, endpoint string, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
+	region, creds, err := FromEnv(getenv, endpoint, "dynamodb")
+	if err != nil {
+		return nil, err
+	}
+	opts := dynamodb.Options{Region: region, Credentials: creds, Retryer: NewRetryer(), HTTPClient: NewHTTPClient()}
+	return dynamodb.New(opts, append([]func(*dynamodb.Options){UseEndpoint(endpoint)}, optFns...)...), nil
+}
+
+// FromEnv reads the region and the credentials of an AWS client of
+// service from a function's environment, as ClientFromEnv describes.
+func FromEnv(getenv func(string) string, endpoint, service string) (string, aws.CredentialsProvider, error) {
 	region := getenv("AWS_REGION")
 	if region == "" {
 		region = getenv("AWS_DEFAULT_REGION")
@@ -84,17 +95,11 @@ func ClientFromEnv(getenv func(string) string, endpoint string, optFns ...func(*
 	}
 	switch {
 	case region == "":
-		return nil, errors.New("dynamodb client: AWS_REGION is not set")
+		return "", nil, fmt.Errorf("%s client: AWS_REGION is not set", service)
 	case id == "" || secret == "":
-		return nil, errors.New("dynamodb client: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
+		return "", nil, fmt.Errorf("%s client: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set", service)
 	}
-	opts := dynamodb.Options{
-		Region:      region,
-		Credentials: credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN")),
-		Retryer:     NewRetryer(),
-		HTTPClient:  NewHTTPClient(),
-	}
-	return dynamodb.New(opts, append([]func(*dynamodb.Options){UseEndpoint(endpoint)}, optFns...)...), nil
+	return region, credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN")), nil
 }
 
 // NewClient builds the DynamoDB client from this process's environment
