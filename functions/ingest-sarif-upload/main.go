@@ -4,27 +4,15 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/bucket"
-	"github.com/scangate/scangate/pkg/store"
 )
 
 func main() {
-	st, cfg, err := store.Open(os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ingest-sarif-upload:", err)
-		os.Exit(1)
-	}
-	b, err := bucket.Open(os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ingest-sarif-upload:", err)
-		os.Exit(1)
-	}
-	lambda.Start(api.NewIngestSarifUpload(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg, Bucket: b}))
+	boot.Start("ingest-sarif-upload", api.NewIngestSarifUpload, func(getenv func(string) string, d *api.Deps) error {
+		b, err := bucket.Open(getenv)
+		d.Bucket = b
+		return err
+	})
 }

@@ -2,22 +2,14 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth/password"
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/pkg/boot"
 )
 
 func main() {
-	st, cfg, err := store.Open(os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "login:", err)
-		os.Exit(1)
-	}
-	lambda.Start(api.NewLogin(api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg, Passwords: password.Argon2id{}}))
+	boot.Start("login", api.NewLogin, func(_ func(string) string, d *api.Deps) error {
+		d.Passwords = password.Argon2id{}
+		return nil
+	})
 }
