@@ -314,6 +314,8 @@ func TestIAMPolicies(t *testing.T) {
 		{"POST", "/users", `{"username":"wendy","user_email":"wendy@example.com","password":"password-123","role":"user"}`},
 		{"PUT", "/users/2", `{"role":"admin","active":true,"user_email":"wendy2@example.com"}`},
 		{"PUT", "/users/2", `{"role":"user","active":true,"user_email":"wendy2@example.com"}`},
+		{"PUT", "/users/2", `{"role":"user","active":false,"user_email":"wendy2@example.com"}`}, // the username marker's state
+		{"PUT", "/users/2", `{"role":"user","active":true,"user_email":"wendy2@example.com"}`},
 		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
 		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
 		{"GET", "/pr/scan/1", ""},
@@ -347,6 +349,10 @@ func TestIAMPolicies(t *testing.T) {
 		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},` +
 			`"sarif":{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"k","message":{"text":"m"},` +
 			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":1,"snippet":{"text":"v"}}}}]}]}]}}`},
+		// A SARIF upload that opens a PR (its id item).
+		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":5,"pr_name":"n","pr_link":"l"},` +
+			`"sarif":{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"k","message":{"text":"m"},` +
+			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"b"},"region":{"startLine":2,"snippet":{"text":"w"}}}}]}]}]}}`},
 		{"DELETE", "/auth/token", ""}, // last: it revokes the token of these steps
 	}
 	lastID := ""
@@ -400,7 +406,7 @@ func TestIAMPolicies(t *testing.T) {
 		t.Fatalf("allowlist: %d %s", resp.StatusCode, body)
 	}
 	resp, body := do(t, "POST", api+"/pr/scan/sarif/uploads", admin, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r",`+
-		`"webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"}}`)
+		`"webhook_id":3,"pr":{"pr_id":6,"pr_name":"n","pr_link":"l"}}`) // a new PR: its id item
 	var up struct {
 		ID            int64             `json:"id"`
 		UploadURL     string            `json:"upload_url"`
@@ -468,16 +474,26 @@ func TestIAMPolicies(t *testing.T) {
 			}
 		}
 	}
-	// Every statement of a reading function limits the partitions it may
-	// read (dynamodb:LeadingKeys), every key the code used lies within
-	// them, and a key of another kind (a token's) does not.
+	// Every statement of every function limits the partitions it may use
+	// (dynamodb:LeadingKeys), and every key the code used lies within them.
+	// A reading function cannot read a token's partition, and only login
+	// can read the username markers, which hold the password hashes.
 	statements := templateStatements(t)
-	for fn := range readers {
-		for _, st := range statements[fn] {
-			if len(st.leadingKeys) == 0 {
+	for fn, sts := range statements {
+		for _, st := range sts {
+			if len(st.leadingKeys) == 0 && slices.ContainsFunc(st.actions, func(a string) bool { return strings.HasPrefix(a, "dynamodb:") }) {
 				t.Errorf("%s: the statement of %v has no dynamodb:LeadingKeys condition", fn, st.actions)
 			}
 		}
+		reads := false
+		for _, read := range []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"} {
+			reads = reads || allows(sts, read, "USERNAME#wendy")
+		}
+		if reads != (fn == "LoginFunction") {
+			t.Errorf("%s: may read the username markers (password hashes): %v", fn, reads)
+		}
+	}
+	for fn := range readers {
 		if len(keys[fn]) == 0 {
 			t.Errorf("%s used no key", fn)
 		}
