@@ -77,11 +77,7 @@ func ListAudit(st AuditReader, pg pager, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]auditBody, len(entries))
-			for i, e := range entries {
-				items[i] = auditJSON(e)
-			}
-			return pg.reply(req, "/api/audit", r, items, next), nil
+			return pg.reply(req, "/api/audit", r, each(entries, auditJSON), next), nil
 		}}
 }
 

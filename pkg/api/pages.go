@@ -238,3 +238,12 @@ func (pg pager) reply(req events.APIGatewayProxyRequest, fallback string, r page
 	reply.Headers = map[string]string{"Link": "<" + path + "?" + v.Encode() + `>; rel="next"`}
 	return reply
 }
+
+// each is xs, each converted by f: a page's items as the API shows them.
+func each[T, B any](xs []T, f func(T) B) []B {
+	out := make([]B, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}

@@ -79,11 +79,7 @@ func ListFindings(st PRReader, pg pager, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]findingBody, len(fs))
-			for i, f := range fs {
-				items[i] = findingJSON(f)
-			}
-			return pg.reply(req, "/api/pr/scan/"+strconv.FormatInt(id, 10)+"/findings", r, items, next), nil
+			return pg.reply(req, "/api/pr/scan/"+strconv.FormatInt(id, 10)+"/findings", r, each(fs, findingJSON), next), nil
 		}}
 }
 
@@ -155,11 +151,7 @@ func ListPRs(st PRReader, pg pager, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]prBody, len(prs))
-			for i, pr := range prs {
-				items[i] = prJSON(pr)
-			}
-			return pg.reply(req, "/api/pr", r, items, next), nil
+			return pg.reply(req, "/api/pr", r, each(prs, prJSON), next), nil
 		}}
 }
 

@@ -66,11 +66,7 @@ func ListTokens(st TokenStore, pg pager, now func() time.Time, log *slog.Logger)
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]tokenMetaBody, len(tokens))
-			for i, t := range tokens {
-				items[i] = tokenMetaJSON(t)
-			}
-			return pg.reply(req, "/api/auth/tokens", r, items, next), nil
+			return pg.reply(req, "/api/auth/tokens", r, each(tokens, tokenMetaJSON), next), nil
 		}}
 }
 

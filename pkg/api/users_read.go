@@ -65,10 +65,6 @@ func ListUsers(st UserReader, pg pager, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]userBody, len(us))
-			for i, u := range us {
-				items[i] = userJSON(u)
-			}
-			return pg.reply(req, "/api/users", r, items, next), nil
+			return pg.reply(req, "/api/users", r, each(us, userJSON), next), nil
 		}}
 }
