@@ -206,14 +206,6 @@ func whoOf(c scangate.Caller, req events.APIGatewayProxyRequest) scangate.Who {
 }
 
 // problem is an RFC 9457 problem details body.
-type problem struct {
-	Type   string                `json:"type"`
-	Title  string                `json:"title"`
-	Status int                   `json:"status"`
-	Detail string                `json:"detail"`
-	Errors []scangate.FieldError `json:"errors,omitempty"`
-}
-
 // statusClientClosed is the status of an answer nobody reads because the
 // client went away (nginx's 499; never sent).
 const statusClientClosed = 499
@@ -242,12 +234,14 @@ func publicDetail(err error) string {
 	return "an unexpected error occurred"
 }
 
-func problemResponse(err error) events.APIGatewayProxyResponse {
+// problemOf is the problem details err is answered with: the body of
+// every error answer, and an upload's errors (as POST /pr/scan/sarif would
+// have answered them).
+func problemOf(err error) scangate.Problem {
 	status := http.StatusInternalServerError
+	p := scangate.Problem{Type: "about:blank", Detail: publicDetail(err)}
 	var he *httpError
 	var de *scangate.Error
-	p := problem{Type: "about:blank", Detail: publicDetail(err)}
-	var retryAfter time.Duration
 	switch {
 	case errors.As(err, &he):
 		status = he.status
@@ -256,9 +250,23 @@ func problemResponse(err error) events.APIGatewayProxyResponse {
 			status = s
 		}
 		p.Errors = de.Fields
-		retryAfter = de.RetryAfter
 	}
 	p.Status, p.Title = status, title(status)
+	return p
+}
+
+// problemResponse answers err: its problem details with the headers its
+// kind calls for (Retry-After, WWW-Authenticate, an httpError's own).
+func problemResponse(err error) events.APIGatewayProxyResponse {
+	p := problemOf(err)
+	status := p.Status
+	var he *httpError
+	errors.As(err, &he)
+	var retryAfter time.Duration
+	var de *scangate.Error
+	if he == nil && errors.As(err, &de) {
+		retryAfter = de.RetryAfter
+	}
 	resp := jsonResponse(status, p)
 	resp.Headers["Content-Type"] = "application/problem+json"
 	if he != nil {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -119,24 +118,4 @@ func GetSARIFUpload(st UploadStore, log *slog.Logger) Endpoint {
 			}
 			return Reply{Status: http.StatusOK, Body: uploadJSON(u)}, nil
 		}}
-}
-
-// problemOf is the problem details POST /pr/scan/sarif would answer err
-// with (as problemResponse builds them), for an upload's errors.
-func problemOf(err error) scangate.Problem {
-	status := http.StatusInternalServerError
-	p := scangate.Problem{Type: "about:blank", Detail: publicDetail(err)}
-	var he *httpError
-	var de *scangate.Error
-	switch {
-	case errors.As(err, &he):
-		status = he.status
-	case errors.As(err, &de):
-		if s, ok := kindStatus[de.Kind]; ok {
-			status = s
-		}
-		p.Errors = de.Fields
-	}
-	p.Status, p.Title = status, title(status)
-	return p
 }
