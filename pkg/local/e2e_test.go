@@ -127,7 +127,7 @@ func TestReadmeCurlFlow(t *testing.T) {
 	}
 }
 
-func do(t *testing.T, method, url, token, body string) (*http.Response, string) {
+func do(t testing.TB, method, url, token, body string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {

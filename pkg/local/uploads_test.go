@@ -130,7 +130,7 @@ type uploadStatus struct {
 
 func (e uploadEnv) create(t testing.TB, pr int) created {
 	t.Helper()
-	resp, body := doTB(t, "POST", e.api+"/pr/scan/sarif/uploads", e.admin, fmt.Sprintf(`{"vc_type":"github","vc_id":10,"vc_name":"acme",`+
+	resp, body := do(t, "POST", e.api+"/pr/scan/sarif/uploads", e.admin, fmt.Sprintf(`{"vc_type":"github","vc_id":10,"vc_name":"acme",`+
 		`"repo_id":100,"repo_name":"acme/api","webhook_id":3,"pr":{"pr_id":%d,"pr_name":"Big scan","pr_link":"https://git.example.com/acme/api/pull/%d"}}`, pr, pr))
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create upload: %d %s", resp.StatusCode, body)
@@ -166,7 +166,7 @@ func put(t testing.TB, rawURL string, headers map[string]string, body []byte) (i
 
 func (e uploadEnv) status(t testing.TB, id int64) uploadStatus {
 	t.Helper()
-	resp, body := doTB(t, "GET", fmt.Sprintf("%s/pr/scan/sarif/uploads/%d", e.api, id), e.admin, "")
+	resp, body := do(t, "GET", fmt.Sprintf("%s/pr/scan/sarif/uploads/%d", e.api, id), e.admin, "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("get upload %d: %d %s", id, resp.StatusCode, body)
 	}
@@ -219,25 +219,6 @@ func (e uploadEnv) check(t testing.TB, scans int) {
 	}
 }
 
-func doTB(t testing.TB, method, u, token, body string) (*http.Response, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, u, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
-
 // TestUploadEndToEnd: create an upload, PUT the gzip of a log to its URL
 // with its headers, poll until complete, and read the scans it lists.
 func TestUploadEndToEnd(t *testing.T) {
@@ -273,7 +254,7 @@ func TestUploadEndToEnd(t *testing.T) {
 		tool           string
 	}{"SECRET": {30, 0, "gitleaks"}, "VULNERABILITY": {0, 20, "osv-scanner"}}
 	for _, id := range s.ScanIDs {
-		resp, body := doTB(t, "GET", fmt.Sprintf("%s/pr/scan/%d", e.api, id), e.admin, "")
+		resp, body := do(t, "GET", fmt.Sprintf("%s/pr/scan/%d", e.api, id), e.admin, "")
 		var sc struct {
 			ScanType     string `json:"scan_type"`
 			Status       string `json:"status"`
@@ -301,7 +282,7 @@ func TestUploadEndToEnd(t *testing.T) {
 	e.objectGone(t, c.ID)
 	e.check(t, 2)
 	// A body that carries the log itself is refused: it goes to the URL.
-	resp, body := doTB(t, "POST", e.api+"/pr/scan/sarif/uploads", e.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme",`+
+	resp, body := do(t, "POST", e.api+"/pr/scan/sarif/uploads", e.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme",`+
 		`"repo_id":100,"repo_name":"acme/api","webhook_id":3,"pr":{"pr_id":7,"pr_name":"n","pr_link":"l"},"sarif":{}}`)
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `"/sarif"`) {
 		t.Errorf("an envelope with sarif: %d %s", resp.StatusCode, body)
