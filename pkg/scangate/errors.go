@@ -4,6 +4,7 @@
 package scangate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -28,9 +29,23 @@ const (
 // FieldError names the member of a request body that is wrong, as a JSON
 // pointer (RFC 6901), or the query parameter, and says why.
 type FieldError struct {
-	Pointer   string `json:"pointer,omitempty"`
+	Pointer   string `json:"pointer"`
 	Parameter string `json:"parameter,omitempty"` // a query parameter, for errors of the query string
 	Detail    string `json:"detail"`
+}
+
+// MarshalJSON writes the pointer of a body's or log's error, also the
+// whole document's (""), and the parameter, without a pointer, of a query
+// string's.
+func (f FieldError) MarshalJSON() ([]byte, error) {
+	if f.Parameter != "" {
+		return json.Marshal(struct {
+			Parameter string `json:"parameter"`
+			Detail    string `json:"detail"`
+		}{f.Parameter, f.Detail})
+	}
+	type plain FieldError // without this method
+	return json.Marshal(plain(f))
 }
 
 // Error is a domain error: a kind, a message meant for the caller, the
