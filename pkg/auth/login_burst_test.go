@@ -45,6 +45,17 @@ func TestLoginBurstVerifiesAtMostFivePasswords(t *testing.T) {
 	if count[scangate.KindUnauthorized]+count[scangate.KindTooMany] != 100 || count[scangate.KindUnauthorized] > scangate.MaxLoginAttempts {
 		t.Errorf("outcomes %v; want at most 5 failed logins and the rest throttled, nothing else", count)
 	}
+	// One entry per failure, and one lockout entry: only the reservation
+	// that took the last free place writes it.
+	for action, want := range map[string]int{scangate.AuditLoginFailure: count[scangate.KindUnauthorized], scangate.AuditLoginThrottled: 1} {
+		entries, _, err := env.Store.AuditPage(context.Background(), scangate.AuditFilter{Action: action}, 100, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != want {
+			t.Errorf("%d %s entries; want %d", len(entries), action, want)
+		}
+	}
 	_, err := l.Login(context.Background(), "VICTIM", "victim-password", scangate.Who{RequestID: "test"})
 	if scangate.KindOf(err) != scangate.KindTooMany {
 		t.Errorf("the right password after the burst: %v; want 429", err)

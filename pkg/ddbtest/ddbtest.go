@@ -1,7 +1,7 @@
 // Package ddbtest gives tests a real DynamoDB client on a fresh table: on
 // the embedded DynamoDB-API server by default, or on TEST_DYNAMODB_ENDPOINT
 // (DynamoDB Local in CI). It counts round trips with SDK middleware and
-// injects faults there, so fault tests run the same on either server and
+// injects faults there, plays DynamoDB's transaction conflicts there, so fault tests run the same on either server and
 // never touch a server while it serves. Every Env is its own: tests that
 // each call New may run in parallel.
 package ddbtest
@@ -29,9 +29,10 @@ import (
 // injection in the Deserialize step.
 type inputKey struct{}
 
-// Env is a store on a fresh table. Its store retries lost races without
-// waiting (retry.Immediate) and its client retries failed attempts without
-// waiting; the number of attempts is the deployed service's.
+// Env is a store on a fresh table. Its client retries failed attempts
+// without waiting; its store retries lost races with the deployed policy
+// (retry.Default: waits of milliseconds), since the conflicts the client
+// plays need the time a racing transaction takes to pass, as on AWS.
 type Env struct {
 	Store *store.Store
 	DB    *dynamodb.Client
@@ -55,6 +56,8 @@ type Env struct {
 	// it exactly as a real one (see InternalServerError, Throttled,
 	// Canceled). Any other error is returned as the transport's.
 	Fault atomic.Pointer[func(op string, input any) error]
+
+	conflicts conflicts
 }
 
 func storeMax(a *atomic.Int64, n int64) {
@@ -126,9 +129,12 @@ func New(t testing.TB) *Env {
 			if err != nil {
 				return err
 			}
-			// Last of the Deserialize step: what it returns is what the
+			// Last of the Deserialize step: what they return is what the
 			// SDK's deserializer and retryer see as the server's response.
-			return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("injectFault", e.injectFault), middleware.After)
+			if err := s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("injectFault", e.injectFault), middleware.After); err != nil {
+				return err
+			}
+			return e.conflicts.play(s)
 		})
 	})
 	if err != nil {
@@ -145,7 +151,7 @@ func New(t testing.TB) *Env {
 			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &e.Table})
 		})
 	}
-	e.DB, e.Store = db, store.New(db, e.Table, store.WithRetry(retry.Immediate))
+	e.DB, e.Store = db, store.New(db, e.Table, store.WithRetry(retry.Default))
 	e.trips.Store(0)
 	return e
 }
@@ -188,15 +194,19 @@ func (e *Env) Recorder(t testing.TB, record func(op string, input any)) *store.S
 	t.Helper()
 	db, err := store.NewClient(context.Background(), e.Endpoint, func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("record",
+			err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("record",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 					record(middleware.GetOperationName(ctx), in.Parameters)
 					return next.HandleInitialize(ctx, in)
 				}), middleware.After)
+			if err != nil {
+				return err
+			}
+			return e.conflicts.play(s)
 		})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store.New(db, e.Table, store.WithRetry(retry.Immediate))
+	return store.New(db, e.Table, store.WithRetry(retry.Default))
 }

@@ -42,7 +42,10 @@ func (e *Env) Lagged(t testing.TB, delay time.Duration, opts ...store.Option) (*
 	l := &Lag{Delay: delay, raw: e.DB, table: e.Table, history: map[string][]write{}}
 	db, err := store.NewClient(context.Background(), e.Endpoint, func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("indexLag", l.handle), middleware.After)
+			if err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("indexLag", l.handle), middleware.After); err != nil {
+				return err
+			}
+			return e.conflicts.play(s)
 		})
 	})
 	if err != nil {

@@ -37,7 +37,7 @@ func TestIndexLag(t *testing.T) {
 		t.Run(fmt.Sprint("fix=", fix), func(t *testing.T) {
 			t.Parallel()
 			env := ddbtest.New(t)
-			opts := []store.Option{store.WithRetry(retry.Immediate)}
+			opts := []store.Option{store.WithRetry(retry.Default)}
 			if !fix {
 				opts = append(opts, store.WithRecentWindow(0))
 			}
@@ -90,7 +90,7 @@ func TestIndexLag(t *testing.T) {
 func TestIndexServesOldVersions(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
-	st, _ := env.Lagged(t, 400*time.Millisecond, store.WithRetry(retry.Immediate))
+	st, _ := env.Lagged(t, 400*time.Millisecond, store.WithRetry(retry.Default))
 	ctx := context.Background()
 	sc, _, err := st.RecordScan(ctx, vulnScan(1, "CVE-7"), time.Now())
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -49,9 +50,8 @@ func (s *Store) readLogin(ctx context.Context, username string) (loginState, err
 		case "USERNAME":
 			st.userID, st.hash, st.active = getN(it, aUserID), getS(it, aPwHash), getBool(it, aActive, true)
 		case "LOGINFAIL":
-			for i := range st.slots {
-				st.slots[i], st.failed[i] = getN(it, slotAttr(i)), getBool(it, failedAttr(i), false)
-			}
+			places := slotsOf(it)
+			st.slots, st.failed = places.slots, places.failed
 		}
 	}
 	return st, nil
@@ -102,42 +102,54 @@ func (s *Store) ReserveLogin(ctx context.Context, username string, now time.Time
 				Detail: "too many logins for this username failed recently or are in progress; wait before trying again"}
 		}
 		slot := free[rand.IntN(len(free))]
-		ok, err := s.takeSlot(ctx, username, slot, st.slots[slot], now)
+		after, ok, err := s.takeSlot(ctx, username, slot, st.slots[slot], now)
 		switch {
 		case err != nil:
 			return true, err
 		case !ok: // another login took the place first: read again
 			return false, nil
 		}
+		left, _ := after.free(now)
 		a = scangate.LoginAttempt{UserID: st.userID, PasswordHash: st.hash, Active: st.active,
-			Slot: slot, At: now, Last: len(free) == 1}
+			Slot: slot, At: now, Last: len(left) == 0}
 		return true, nil
 	})
 	return a, err
 }
 
-// takeSlot writes a reservation into a place that still holds old.
-func (s *Store) takeSlot(ctx context.Context, username string, slot int, old int64, now time.Time) (bool, error) {
+// takeSlot writes a reservation into a place that still holds old, and
+// returns the places as the write left them: writes to the item take
+// turns, so exactly one reservation sees the last free place go.
+func (s *Store) takeSlot(ctx context.Context, username string, slot int, old int64, now time.Time) (loginState, bool, error) {
 	sa := slotAttr(slot)
 	in := &dynamodb.UpdateItemInput{
-		TableName:        &s.table,
 		Key:              loginFailKey(username),
 		UpdateExpression: aws.String("SET " + sa + " = :now, " + failedAttr(slot) + " = :f, " + ref(aTTL) + " = :ttl"),
 		ExpressionAttributeValues: item{":now": num(now.UnixMilli()), ":f": boolean(false), ":old": num(old),
 			":ttl": num(now.Add(scangate.LoginWindow + expiredItemGrace).Unix())},
 		ConditionExpression: aws.String(sa + " = :old"),
+		ReturnValues:        types.ReturnValueAllNew,
 	}
 	if old == 0 {
 		in.ConditionExpression = aws.String("attribute_not_exists(" + sa + ") OR " + sa + " = :old")
 	}
-	_, err := s.updateItem(ctx, in)
+	out, err := s.updateItem(ctx, in)
 	switch {
 	case err == nil:
-		return true, nil
+		return slotsOf(out.Attributes), true, nil
 	case conditionFailed(err):
-		return false, nil
+		return loginState{}, false, nil
 	}
-	return false, dbErr("reserve login", err)
+	return loginState{}, false, dbErr("reserve login", err)
+}
+
+// slotsOf reads the places of a LOGINFAIL item.
+func slotsOf(it item) loginState {
+	var st loginState
+	for i := range st.slots {
+		st.slots[i], st.failed[i] = getN(it, slotAttr(i)), getBool(it, failedAttr(i), false)
+	}
+	return st
 }
 
 // LoginSucceeded stores the token of a successful login (with its audit
@@ -178,9 +190,14 @@ func (s *Store) LoginFailed(ctx context.Context, username string, a scangate.Log
 	if a.Last {
 		s.addAudit(t, scangate.NewAudit(scangate.AuditLoginThrottled, who, target, nil, a.At))
 	}
-	err := s.commit(ctx, "record failed login", t)
-	if failed(err, lSlot) {
-		return nil // the place was taken again after the window: nothing to mark
-	}
-	return err
+	return s.retry.Do(ctx, "record failed login", func(int) (bool, error) {
+		err := s.commit(ctx, "record failed login", t)
+		switch {
+		case failed(err, lSlot):
+			return true, nil // the place was taken again after the window: nothing to mark
+		case lostRace(err): // concurrent failures of the same username: one item
+			return false, nil
+		}
+		return true, err
+	})
 }

@@ -17,12 +17,9 @@ import (
 // version), the scan's new counts (conditioned on its count version) and
 // its PR's count when it is the PR's newest scan of that type: at most
 // unitRows+2 items. A scan with more findings to change takes several
-// steps, one after the other; the steps of different scans run
-// txParallel transactions at a time.
-const (
-	unitRows   = txMaxItems - 4
-	txParallel = 8
-)
+// steps, one after the other; the steps of different scans share
+// transactions, sent one at a time.
+const unitRows = txMaxItems - 4
 
 // Labels of re-evaluation transactions (the group check: lGroup).
 const (
@@ -99,7 +96,9 @@ func (s *Store) apply(ctx context.Context, g group, rows []findingRow) error {
 		if err != nil {
 			return true, err
 		}
-		return false, s.refreshRows(ctx, rows, stale)
+		// Done when every step committed; else the refused rows are read
+		// again for the next round.
+		return len(stale) == 0, s.refreshRows(ctx, rows, stale)
 	})
 }
 
@@ -293,7 +292,10 @@ func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chain
 }
 
 // commitStep commits one step of each live chain, packed into
-// transactions run txParallel at a time, and returns the chains refused.
+// transactions sent one after the other, and returns the chains refused.
+// One at a time, because every one of them checks the group's version:
+// DynamoDB cancels transactions in flight together that include the same
+// item, a condition check included (TestLoneChangeMeetsNoConflict).
 func (s *Store) commitStep(ctx context.Context, g group, rows []findingRow, chains [][]unit, live []int, step int) ([]int, error) {
 	var packs [][]int
 	var cur []int
@@ -306,41 +308,29 @@ func (s *Store) commitStep(ctx context.Context, g group, rows []findingRow, chai
 		cur, n = append(cur, c), n+size
 	}
 	packs = append(packs, cur)
-	results := make([]error, len(packs))
-	idx := make([]int, len(packs))
-	for i := range idx {
-		idx[i] = i
-	}
-	err := parallel(ctx, txParallel, idx, func(ctx context.Context, p int) error {
+	var refused []int
+	for _, pack := range packs {
 		t := s.newTx()
 		groupCheck(t, g)
-		for _, c := range packs[p] {
+		for _, c := range pack {
 			u := chains[c][step]
 			t.items, t.labels = append(t.items, u.t.items...), append(t.labels, u.t.labels...)
 		}
-		results[p] = s.commit(ctx, "re-evaluate findings", t)
-		if results[p] != nil && !isCancelled(results[p]) {
-			return results[p]
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var refused []int
-	for p, res := range results {
+		err := s.commit(ctx, "re-evaluate findings", t)
 		switch {
-		case res == nil:
-			for _, c := range packs[p] {
+		case err == nil:
+			for _, c := range pack {
 				u := chains[c][step]
 				for k, i := range u.rows {
 					rows[i].by, rows[i].fv = u.by[k], rows[i].fv+1
 				}
 			}
-		case failed(res, lGroup):
+		case failed(err, lGroup):
 			return nil, errSuperseded
-		default: // a finding, scan or PR moved, or a conflict
-			refused = append(refused, packs[p]...)
+		case isCancelled(err): // a finding, scan or PR moved, or a conflict
+			refused = append(refused, pack...)
+		default:
+			return nil, err
 		}
 	}
 	return refused, nil
