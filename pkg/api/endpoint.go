@@ -31,7 +31,8 @@ type Reply struct {
 	Location string
 	// Headers are further headers of the answer (a listing's Link).
 	Headers map[string]string
-	// Secret marks a body that carries a credential (a token): it is sent
+	// Secret marks a body that carries a credential (a token, a presigned
+	// upload URL): it is sent
 	// with Cache-Control: no-store and Pragma: no-cache, so that no cache
 	// keeps it (RFC 6749 section 5.1).
 	Secret bool

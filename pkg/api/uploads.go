@@ -97,7 +97,8 @@ func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Location: location(req, "/pr/scan/sarif/uploads", u.ID),
+			// The URL is a credential until it expires: Secret keeps caches from it.
+			return Reply{Status: http.StatusCreated, Secret: true, Location: location(req, "/pr/scan/sarif/uploads", u.ID),
 				Body: createdUploadBody{ID: u.ID, Status: string(u.Status), UploadURL: url, UploadHeaders: headers,
 					ExpiresAt: scangate.At(expires)}}, nil
 		}}

@@ -142,6 +142,10 @@ func (e uploadEnv) create(t testing.TB, pr int) created {
 	if want := "/api/pr/scan/sarif/uploads/" + strconv.FormatInt(c.ID, 10); !strings.HasSuffix(resp.Header.Get("Location"), want) {
 		t.Errorf("Location %q; want it to end in %s", resp.Header.Get("Location"), want)
 	}
+	// The URL is a credential for 15 minutes: no cache may keep it.
+	if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control %q on the answer carrying upload_url; want no-store", cc)
+	}
 	return c
 }
 
