@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"net/url"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +140,7 @@ func secretName(p *pending, rule, path string) string {
 	if p.value.set && !p.value.redacted {
 		return "sha256:" + hex.EncodeToString(p.value.sum[:])
 	}
-	if hexDigits.MatchString(p.ggshield) {
+	if isHex(p.ggshield, 128) {
 		return "ggshield:" + strings.ToLower(p.ggshield)
 	}
 	line := ""
@@ -152,7 +151,20 @@ func secretName(p *pending, rule, path string) string {
 	return "loc:" + hex.EncodeToString(sum[:])
 }
 
-var hexDigits = regexp.MustCompile(`^[0-9a-fA-F]{1,128}$`)
+// isHex reports 1 to most hex digits. (Here and below, byte loops rather
+// than regular expressions: a package variable's regexp is compiled at the
+// start of every Lambda, and every function links this package.)
+func isHex(s string, most int) bool {
+	if s == "" || len(s) > most {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i] | 0x20; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // advisoryName is the advisory id among the rule id and its aliases (its
 // deprecatedIds, advisory ids in its tags and properties and in the
@@ -318,12 +330,27 @@ func (rs *runState) repoPath(uri, base string) string {
 	return clean(p[len(root):])
 }
 
-var scheme = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]+:`)
-
-// absolute reports a URI with a scheme (but no Windows drive letter) or an
-// absolute path.
+// absolute reports a URI with a scheme of two characters or more (so not
+// a Windows drive letter) or an absolute path.
 func absolute(u string) bool {
-	return strings.HasPrefix(u, "/") || scheme.MatchString(u)
+	return strings.HasPrefix(u, "/") || hasScheme(u)
+}
+
+// hasScheme reports a scheme of two characters or more before a colon:
+// a letter, then letters, digits, "+", "-" and ".".
+func hasScheme(u string) bool {
+	for i := range len(u) {
+		c := u[i]
+		switch {
+		case c == ':':
+			return i >= 2
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // filePath is the decoded path of a file: URI or of an absolute path, "" for

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // resultJSON is the part of a SARIF result this reader uses. Its fields are
@@ -339,9 +340,12 @@ func stringsOf(v any) ([]string, bool) {
 }
 
 // advisory matches the ids of the advisory databases that DESIGN.md names.
-var advisory = regexp.MustCompile(`(?i)^(CVE-\d{4}-\d{4,}|GHSA(-[23456789cfghjmpqrvwx]{4}){3}|GO-\d{4}-\d{4,}|PYSEC-\d{4}-\d+|RUSTSEC-\d{4}-\d{4,}|OSV-\d{4}-\d+)$`)
+// It is compiled on first use, not at the start of every Lambda.
+var advisory = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(CVE-\d{4}-\d{4,}|GHSA(-[23456789cfghjmpqrvwx]{4}){3}|GO-\d{4}-\d{4,}|PYSEC-\d{4}-\d+|RUSTSEC-\d{4}-\d{4,}|OSV-\d{4}-\d+)$`)
+})
 
-func isAdvisory(s string) bool { return len(s) <= 64 && advisory.MatchString(s) }
+func isAdvisory(s string) bool { return len(s) <= 64 && advisory().MatchString(s) }
 
 // rawKind describes a raw JSON value as json.UnmarshalTypeError.Value does.
 func rawKind(b []byte) string {
