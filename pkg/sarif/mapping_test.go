@@ -211,6 +211,15 @@ func TestMapping(t *testing.T) {
 			counts: [4]int{3, 0, 0, 0},
 		},
 		{
+			name: "null tags are no tags, as any other null member is absent",
+			log: logOf(`{"tool":{"driver":{"name":"Semgrep OSS","rules":[{"id":"sqli","properties":{"tags":null}}]}},"results":[` +
+				secretRes("sqli", "app.py", 9, `cursor.execute(q % x)`, `"properties":{"tags":null,"cwe":"CWE-89"}`) + `]}`),
+			want: []Finding{
+				{Type: vulnT, Name: "sqli", Rule: "sqli", Path: "app.py", Line: ln(9)},
+			},
+			counts: [4]int{1, 0, 0, 0},
+		},
+		{
 			name: "osv-scanner: no location, deprecatedIds as aliases",
 			log: logOf(`{"tool":{"driver":{"informationUri":"https://github.com/google/osv-scanner","name":"osv-scanner","version":"2.0.2","rules":[` +
 				`{"id":"CVE-2022-24713","name":"CVE-2022-24713","deprecatedIds":["CVE-2022-24713","RUSTSEC-2022-0013","GHSA-m5pq-gvj9-9vr8"]},` +

@@ -280,7 +280,7 @@ func (p *properties) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	if v, ok := m["tags"]; ok {
+	if v := m["tags"]; v != nil { // null, as any null member, is absent
 		tags, ok := stringsOf(v)
 		if a, isArray := v.([]any); !ok || !isArray {
 			return &json.UnmarshalTypeError{Value: wrongTag(v, a), Type: reflect.TypeFor[[]string](), Field: "tags"}
@@ -290,11 +290,9 @@ func (p *properties) UnmarshalJSON(b []byte) error {
 		}
 		p.collect(tags)
 	}
-	if len(m) > 1 || len(m) == 1 && m["tags"] == nil {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if values, ok := stringsOf(m[k]); ok && k != "tags" {
-				p.collect(values)
-			}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if values, ok := stringsOf(m[k]); ok && k != "tags" {
+			p.collect(values)
 		}
 	}
 	return nil
