@@ -20,7 +20,7 @@ DDB_LOCAL_PORT ?= 8765
 MINIO_MODULE  := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO_PORT    ?= 9765
 
-.PHONY: build run test test-race test-dynamodb-local test-s3 test-scanners bench load fuzz fuzz-go validate lint tools clean
+.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners bench load fuzz fuzz-go validate lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -39,13 +39,19 @@ build-%Function:
 	@test -f functions/$(call kebab,$*)/main.go || { echo 'no functions/$(call kebab,$*) for $*Function'; exit 1; }
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(call kebab,$*)
 
-## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server
+## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server, the dashboard on
+## http://127.0.0.1:3000/
 run:
 	$(GO) run ./cmd/scangate-local
 
 ## test: every test that needs only Go (the embedded DynamoDB-API server runs in process)
 test:
 	$(GO) test -count=1 ./...
+
+## test-browser: the dashboard in headless Chromium (Debian's, installed when missing) with
+## axe-core (npm ci, pinned); screenshots of every page in .build/screenshots
+test-browser:
+	bash .ci/browser.sh
 
 ## test-race: the same tests under the race detector
 test-race:

@@ -62,6 +62,9 @@ type Options struct {
 	// UploadMaxBytes lowers the largest object the ingest function reads
 	// (tests); zero keeps 100 MiB.
 	UploadMaxBytes int64
+	// Now is every function's clock (the authorizer's and the scheduled
+	// expiry's too); time.Now when nil. Tests move it past an expiry.
+	Now func() time.Time
 }
 
 // DefaultBucket is the local uploads bucket's name.
@@ -231,8 +234,12 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 			return fmt.Errorf("cursor key: %w", err)
 		}
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	fns := Functions(func(id string) api.Deps {
-		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold,
+		return api.Deps{Store: storeFor(id), Log: o.Log, Now: now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold,
 			Bucket: bucketFor(id)}
 	})
 	s.functions = map[string]lambda.Handler{}
