@@ -55,6 +55,9 @@ type Deps struct {
 	// Fold (pkg/fold.Fold) is set only for the functions that store an
 	// e-mail address, so that no other function links x/text's tables.
 	Fold Folder
+	// Dashboard is set only for the function that publishes the
+	// dashboard, so that no other function links its files.
+	Dashboard Dashboard
 }
 
 // Operation is one Lambda function of template.yaml.
@@ -67,6 +70,8 @@ type Operation struct {
 	Authorizer func(Deps) AuthorizerHandler // API Gateway, TOKEN authorizer
 	S3         func(Deps) S3Handler         // S3 events (ObjectCreated)
 	Schedule   func(Deps) ScheduleHandler   // an EventBridge schedule
+	// CustomResource: a CloudFormation custom resource of the template.
+	CustomResource func(Deps) CustomResourceHandler
 }
 
 // ScheduleHandler is the signature of a function an EventBridge schedule
@@ -86,6 +91,8 @@ func (o Operation) Handler(d Deps) any {
 		return o.S3(d)
 	case o.Schedule != nil:
 		return o.Schedule(d)
+	case o.CustomResource != nil:
+		return o.CustomResource(d)
 	}
 	return nil
 }
@@ -137,6 +144,7 @@ func Operations() []Operation {
 		{Name: "get-user", API: NewGetUser},
 		{Name: "get-me", API: NewGetMe},
 		{Name: "list-users", API: NewListUsers},
+		{Name: "publish-dashboard", CustomResource: NewPublishDashboard},
 	}
 }
 

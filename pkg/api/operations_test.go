@@ -66,6 +66,8 @@ func TestMainsCallTheirConstructor(t *testing.T) {
 			fn = op.S3
 		case op.Schedule != nil:
 			fn = op.Schedule
+		case op.CustomResource != nil:
+			fn = op.CustomResource
 		}
 		name := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
 		ctor := "api." + name[strings.LastIndex(name, ".")+1:]
@@ -152,6 +154,19 @@ func TestOperationsAgreeDetectsMismatches(t *testing.T) {
 			t2.S3Events = append(slices.Clone(tpl.S3Events), gateway.S3Event{Function: "GetScanFunction", Prefix: "uploads/"})
 			return ops, dirs, t2, openapi
 		},
+		"a custom resource operation without its resource": func() ([]api.Operation, []string, gateway.Template, []string) {
+			t2 := *tpl
+			t2.CustomResources = nil
+			return ops, dirs, t2, openapi
+		},
+		"a custom resource invoking an API operation": func() ([]api.Operation, []string, gateway.Template, []string) {
+			t2 := *tpl
+			t2.CustomResources = map[string]string{"GetScanFunction": "Dashboard"}
+			for k, v := range tpl.CustomResources {
+				t2.CustomResources[k] = v
+			}
+			return ops, dirs, t2, openapi
+		},
 		"an operation of no kind": func() ([]api.Operation, []string, gateway.Template, []string) {
 			ops2 := slices.Clone(ops)
 			ops2[1] = api.Operation{Name: ops2[1].Name}
@@ -187,7 +202,7 @@ func checkOperations(ops []api.Operation, dirs []string, tpl *gateway.Template, 
 		id := api.LogicalID(op.Name)
 		ids = append(ids, id)
 		kinds := 0
-		for _, set := range []bool{op.API != nil, op.Authorizer != nil, op.S3 != nil, op.Schedule != nil} {
+		for _, set := range []bool{op.API != nil, op.Authorizer != nil, op.S3 != nil, op.Schedule != nil, op.CustomResource != nil} {
 			if set {
 				kinds++
 			}
@@ -203,6 +218,10 @@ func checkOperations(ops []api.Operation, dirs []string, tpl *gateway.Template, 
 			bad("scheduled operation %s has no schedule in template.yaml", op.Name)
 		case op.Schedule == nil && tpl.Schedules[id] != "":
 			bad("template.yaml schedules %s, which is not a scheduled operation", id)
+		case op.CustomResource != nil && tpl.CustomResources[id] == "":
+			bad("custom resource operation %s is the ServiceToken of no custom resource of template.yaml", op.Name)
+		case op.CustomResource == nil && tpl.CustomResources[id] != "":
+			bad("template.yaml's custom resource %s invokes %s, which is not a custom resource operation", tpl.CustomResources[id], id)
 		case op.API != nil && routes[id] == 0:
 			bad("API operation %s has no route in template.yaml", op.Name)
 		case op.Authorizer != nil && tpl.Authorizer.Function != id:

@@ -33,7 +33,18 @@ func Start[H any](name string, build func(api.Deps) H, opts ...Option) {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
-	lambda.Start(build(d))
+	lambda.Start(Handler(build, d))
+}
+
+// Handler is what a function hands to the Lambda runtime: the handler
+// build makes of d, and for an API Gateway handler, its answers readable
+// by the dashboard's origin (api.CORS, DASHBOARD_ORIGIN).
+func Handler[H any](build func(api.Deps) H, d api.Deps) any {
+	h := build(d)
+	if ah, ok := any(h).(api.Handler); ok {
+		return api.CORS(d.Config.DashboardOrigin, ah)
+	}
+	return h
 }
 
 // Cursors is the option of the listings: they seal their cursors with

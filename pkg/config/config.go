@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ type Config struct {
 	// UploadMaxBytes is UPLOAD_MAX_BYTES: the largest uploaded object the
 	// ingest function reads (default and ceiling 100 MiB; tests lower it).
 	UploadMaxBytes int64
+	// DashboardOrigin is DASHBOARD_ORIGIN: the one origin (scheme, host,
+	// port) whose pages may read the API's answers (CORS); empty: none.
+	DashboardOrigin string
 }
 
 // Defaults of the settings.
@@ -75,6 +79,12 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("LOG_LEVEL %q: %w", s, err)
 		}
 	}
+	if s := getenv("DASHBOARD_ORIGIN"); s != "" {
+		if err := checkOrigin(s); err != nil {
+			return c, err
+		}
+		c.DashboardOrigin = s
+	}
 	if s := getenv("CURSOR_KEY"); s != "" {
 		k, err := base64.StdEncoding.DecodeString(s)
 		if err != nil || len(k) < MinCursorKey {
@@ -83,6 +93,17 @@ func Load(getenv func(string) string) (Config, error) {
 		c.CursorKey = k
 	}
 	return c, nil
+}
+
+// checkOrigin accepts an origin as a browser sends it: http or https,
+// a host, an optional port, nothing else (no path, no trailing slash).
+func checkOrigin(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "#") {
+		return fmt.Errorf("DASHBOARD_ORIGIN %q is not an origin such as https://d111111abcdef8.cloudfront.net", s)
+	}
+	return nil
 }
 
 // NeedCursorKey fails when no cursor key is configured: a listing

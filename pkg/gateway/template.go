@@ -63,6 +63,10 @@ type Template struct {
 	// Schedules are the functions that EventBridge schedules invoke, with
 	// their schedule expression (rate(1 minute)).
 	Schedules map[string]string
+	// CustomResources are the functions that CloudFormation custom
+	// resources invoke (their ServiceToken), with the resource's logical
+	// id; CloudFormation alone invokes them, so the local stack does not.
+	CustomResources map[string]string
 	// Collections are the paths also served with a trailing slash
 	// (DESIGN.md section 3): see collections.
 	Collections map[string]bool
@@ -168,10 +172,13 @@ func ParseTemplate(b []byte) (*Template, error) {
 	for i, name := range names {
 		root.params[name] = params[i].get("Default").str()
 	}
-	t := &Template{Responses: map[string]Response{}, Schedules: map[string]string{}}
+	t := &Template{Responses: map[string]Response{}, Schedules: map[string]string{}, CustomResources: map[string]string{}}
 	ids, resources := root.get("Resources").entries()
 	for i, id := range ids {
 		r := resources[i]
+		if typ := r.get("Type").str(); strings.HasPrefix(typ, "Custom::") || typ == "AWS::CloudFormation::CustomResource" {
+			t.CustomResources[r.get("Properties", "ServiceToken").str()] = id
+		}
 		switch r.get("Type").str() {
 		case "AWS::Serverless::Api":
 			if err := t.readAPI(r.get("Properties")); err != nil {
@@ -297,7 +304,11 @@ func (t *Template) readAPI(p node) error {
 		}
 		names, vals := r.get("ResponseParameters", "Headers").entries()
 		for j, h := range names {
-			gr.Headers[h] = strings.TrimSuffix(strings.TrimPrefix(vals[j].str(), "'"), "'")
+			// A value the local server cannot resolve (an !If on a
+			// condition, such as the dashboard's origin) is left out.
+			if v := strings.TrimSuffix(strings.TrimPrefix(vals[j].str(), "'"), "'"); v != "" {
+				gr.Headers[h] = v
+			}
 		}
 		t.Responses[typ] = gr
 	}

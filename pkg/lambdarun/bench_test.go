@@ -8,7 +8,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +21,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/cfn"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
@@ -194,6 +200,7 @@ func newFixture(b testing.TB) fixture {
 		`"status":"completed","pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:5f2b9c0e8d1a"}]}`
 	run := time.Now().UnixNano()
 	s3url := startS3(b)
+	dashURL := dashboardFixture(b, s3url)
 	fx := fixture{
 		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench",
 			"AWS_SECRET_ACCESS_KEY=bench", "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
@@ -241,6 +248,13 @@ func newFixture(b testing.TB) fixture {
 			"get-user":        func(int) []byte { return proxy("GET", "/api/users/1", map[string]string{"user_id": "1"}, "") },
 			"get-me":          func(int) []byte { return proxy("GET", "/api/users/me", nil, "") },
 			"list-users":      func(int) []byte { return proxy("GET", "/api/users", nil, "") },
+			// Publish the dashboard into a bucket of its own, answering
+			// a stand-in for CloudFormation's response URL.
+			"publish-dashboard": func(int) []byte {
+				ev, _ := json.Marshal(cfn.Event{RequestType: cfn.RequestCreate, RequestID: "bench", ResponseURL: dashURL, LogicalResourceID: "Dashboard",
+					StackID: "bench", ResourceProperties: map[string]any{"Bucket": dashboardBucket, "ApiUrl": "https://bench.execute-api.us-east-1.amazonaws.com/prod/api"}})
+				return ev
+			},
 		},
 	}
 	maps.Copy(fx.events, tokenEvents(b, st, 6*rounds(b)))
@@ -248,7 +262,23 @@ func newFixture(b testing.TB) fixture {
 }
 
 // notHTTP are the functions whose answers are not HTTP responses.
-var notHTTP = []string{"baseline", "authorizer", "ingest-sarif-upload", "expire-allowlists"}
+var notHTTP = []string{"baseline", "authorizer", "ingest-sarif-upload", "expire-allowlists", "publish-dashboard"}
+
+// dashboardBucket is the bucket the publishing function writes into.
+const dashboardBucket = "bench-dashboard"
+
+// dashboardFixture creates the dashboard's bucket on the S3 server and
+// starts a stand-in for CloudFormation's response URL, whose URL it
+// answers.
+func dashboardFixture(b testing.TB, s3url string) string {
+	name := dashboardBucket
+	if _, err := openBucket(b, s3url).Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &name}); err != nil {
+		b.Fatal(err)
+	}
+	cf := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	b.Cleanup(cf.Close)
+	return cf.URL
+}
 
 // rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
 // overrides it.

@@ -2,6 +2,7 @@ package lambdarun_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 // (go list, for the Lambda build tags): none links the SDK's default
 // credential chain, the embedded DynamoDB server, the local gateway or
 // YAML, only the functions that hash or check a password link argon2, and
-// only the functions of large uploads link the S3 client.
+// only the functions of large uploads and the dashboard's publisher link
+// the S3 client, and only the publisher links the dashboard's files.
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
@@ -53,8 +55,11 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		if hashes := op.Name == "login" || op.Name == "create-user"; argon2 != hashes {
 			t.Errorf("%s: links argon2 %v, hashes or checks passwords %v", op.Name, argon2, hashes)
 		}
-		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload"; s3 != bucket {
-			t.Errorf("%s: links the S3 client %v, uses the uploads bucket %v", op.Name, s3, bucket)
+		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload" || op.Name == "publish-dashboard"; s3 != bucket {
+			t.Errorf("%s: links the S3 client %v, uses a bucket %v", op.Name, s3, bucket)
+		}
+		if dash := slices.Contains(list, "github.com/scangate/scangate/pkg/dashboard"); dash != (op.Name == "publish-dashboard") {
+			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
 		}
 	}
 }

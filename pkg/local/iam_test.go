@@ -429,6 +429,16 @@ func TestIAMPolicies(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	policies := templatePolicies(t)
+	// The custom resources' functions use no DynamoDB and are not invoked
+	// here: pkg/dashboard's TestPublishPolicy checks the one that
+	// publishes the dashboard.
+	customs := 0
+	for _, op := range scangateapi.Operations() {
+		if op.CustomResource != nil {
+			delete(policies, scangateapi.LogicalID(op.Name))
+			customs++
+		}
+	}
 	// Reading functions: those whose every route is a GET.
 	tpl, err := gateway.ReadTemplate("../../template.yaml")
 	if err != nil {
@@ -515,7 +525,7 @@ func TestIAMPolicies(t *testing.T) {
 	}
 	// Every function of the operations table was checked, and each one
 	// called DynamoDB in the workflow above.
-	if ops := scangateapi.Operations(); len(policies) != len(ops) || len(used) != len(ops) {
-		t.Errorf("%d functions in the template and %d that ran, of %d operations: %v", len(policies), len(used), len(ops), fmt.Sprint(policies))
+	if ops := len(scangateapi.Operations()) - customs; len(policies) != ops || len(used) != ops {
+		t.Errorf("%d functions in the template and %d that ran, of %d operations: %v", len(policies), len(used), ops, fmt.Sprint(policies))
 	}
 }
