@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,24 +47,6 @@ func (c *clock) advance(d time.Duration) {
 	c.offset += d
 }
 
-// lockedBuffer keeps the local server's log lines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // browser is a headless Chromium showing the dashboard of a local stack of
 // its own (make run's, in process, with a clock the test moves).
 type browser struct {
@@ -74,7 +55,7 @@ type browser struct {
 	api   string // the API beside it, url + "/api"
 	stack *local.Stack
 	clock *clock
-	logs  *lockedBuffer
+	logs  string // the local server's log file (slog writes it under its lock)
 	axe   string // axe-core's source; empty when it is not installed
 	shots string // where screenshots go
 
@@ -122,13 +103,18 @@ document.addEventListener('securitypolicyviolation', (e) => window.__violations.
 
 func startBrowser(t *testing.T) *browser {
 	exe := chromium(t)
-	b := &browser{clock: &clock{}, logs: &lockedBuffer{}, axe: axeSource(t)}
+	b := &browser{clock: &clock{}, logs: filepath.Join(t.TempDir(), "server.log"), axe: axeSource(t)}
+	logs, err := os.Create(b.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = logs.Close() })
 	env := ddbtest.New(t)
 	stack, err := local.Start(context.Background(), local.Options{
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB,
 		AdminUsername: "admin", AdminPassword: adminPassword,
 		AuthorizerTTL: 0, TokenTTL: 12 * time.Hour, Seed: true,
-		Log: slog.New(slog.NewJSONHandler(b.logs, nil)), Now: b.clock.Now,
+		Log: slog.New(slog.NewJSONHandler(logs, nil)), Now: b.clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)

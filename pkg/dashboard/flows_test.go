@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -119,6 +120,10 @@ func TestBrowser(t *testing.T) {
 			}
 		}},
 		{"pull request", func(t *testing.T) {
+			b.open(t, "#/pr/999999", "pr")
+			if got := b.text(t, "h1"); got != "Pull request not found" {
+				t.Errorf("an unknown PR's page says %q", got)
+			}
 			b.open(t, "#/", "prs")
 			b.act(t, "pr", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('main tbody a')].filter((a) => a.textContent === 'acme/payments #10')`)))
 			if got := eval[string](t, b, `location.hash`); got != fmt.Sprintf("#/pr/%d", pr10) {
@@ -321,7 +326,11 @@ func TestBrowser(t *testing.T) {
 			b.mu.Lock()
 			requests, exceptions := slices.Clone(b.requests), slices.Clone(b.exceptions)
 			b.mu.Unlock()
-			logs := b.logs.String()
+			read, err := os.ReadFile(b.logs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs := string(read)
 			for _, secret := range []string{session, personal, adminPassword} {
 				for _, u := range requests {
 					if strings.Contains(u, secret) || strings.Contains(u, url.QueryEscape(secret)) {

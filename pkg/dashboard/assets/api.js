@@ -94,3 +94,13 @@ export async function call(method, path, {query, body, auth = true} = {}) {
   }
   return data;
 }
+
+// find reads one resource: null when the API answers 404.
+export async function find(path) {
+  try {
+    return await call('GET', path);
+  } catch (err) {
+    if (err instanceof Problem && err.status === 404) return null;
+    throw err;
+  }
+}

@@ -112,3 +112,10 @@ export function fromLocalInput(value) {
   const d = new Date(value);
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
+
+// missing is the page of a resource that does not exist: what it is (a
+// noun), its id, and where to go instead.
+export function missing(view, what, id, href, back) {
+  view.append(h('h1', {}, `${what[0].toUpperCase()}${what.slice(1)} not found`),
+    h('p', {}, `There is no ${what} ${id}. `, h('a', {href}, back)));
+}

@@ -1,20 +1,17 @@
 // One allowlist: what it is, its comments, and its edit (PUT
 // /whitelist/{id}): change it, deactivate it now, or reactivate it.
 
-import {call, session, Problem} from '../api.js';
-import {h, append, when, field, fieldError, select, alert, localInput, fromLocalInput} from '../dom.js';
+import {call, find, session, Problem} from '../api.js';
+import {h, append, missing, when, field, fieldError, select, alert, localInput, fromLocalInput} from '../dom.js';
 import {reasons, reasonLabel, scopeText, stateText, paths, ids, changedText, pointerField} from '../rules.js';
 
 export const name = 'allowlist';
 
 export async function render(view, ctx) {
   const id = ctx.params[0];
-  let a;
-  try {
-    a = await call('GET', `/whitelist/${id}`);
-  } catch (err) {
-    if (!(err instanceof Problem) || err.status !== 404) throw err;
-    view.append(h('h1', {}, 'Allowlist not found'), h('p', {}, `There is no allowlist ${id}. `, h('a', {href: '#/whitelist'}, 'Show the allowlists.')));
+  const a = await find(`/whitelist/${id}`);
+  if (!a) {
+    missing(view, 'allowlist', id, '#/whitelist', 'Show the allowlists.');
     return;
   }
   const me = session.user()?.id;

@@ -1,8 +1,8 @@
 // A pull request: its gate (with reasons per category), its scans, and
 // each scan's findings, from which a finding can be allowlisted.
 
-import {call, session, Problem} from '../api.js';
-import {h, when, table, plural, safeURL} from '../dom.js';
+import {call, find, session} from '../api.js';
+import {h, when, table, plural, safeURL, missing} from '../dom.js';
 import {loadGate, reasonText} from '../gate.js';
 import {repoOf, learn} from '../names.js';
 import {allowThis} from './allowthis.js';
@@ -11,12 +11,9 @@ export const name = 'pr';
 
 export async function render(view, ctx) {
   const id = ctx.params[0];
-  let pr;
-  try {
-    pr = await call('GET', `/pr/${id}`);
-  } catch (err) {
-    if (!(err instanceof Problem) || err.status !== 404) throw err;
-    view.append(h('h1', {}, 'Pull request not found'), h('p', {}, `There is no pull request ${id}. `, h('a', {href: '#/'}, 'Show the blocked pull requests.')));
+  const pr = await find(`/pr/${id}`);
+  if (!pr) {
+    missing(view, 'pull request', id, '#/', 'Show the blocked pull requests.');
     return;
   }
   const [names, gate, scans] = await Promise.all([
