@@ -346,7 +346,7 @@ func TestContentTooLargeTitleMatchesGateway(t *testing.T) {
 				GatewayResponses map[string]struct {
 					StatusCode         int `yaml:"StatusCode"`
 					ResponseParameters struct {
-						Headers map[string]string `yaml:"Headers"`
+						Headers map[string]yaml.Node `yaml:"Headers"` // values may be intrinsics (!If)
 					} `yaml:"ResponseParameters"`
 					ResponseTemplates map[string]string `yaml:"ResponseTemplates"`
 				} `yaml:"GatewayResponses"`
@@ -371,7 +371,8 @@ func TestContentTooLargeTitleMatchesGateway(t *testing.T) {
 		if err := json.Unmarshal([]byte(g.ResponseTemplates["application/json"]), &gw); err != nil {
 			t.Fatalf("REQUEST_TOO_LARGE template: %v", err)
 		}
-		contentType = strings.Trim(g.ResponseParameters.Headers["Content-Type"], "'")
+		ct := g.ResponseParameters.Headers["Content-Type"]
+		contentType = strings.Trim(ct.Value, "'")
 		if g.StatusCode != http.StatusRequestEntityTooLarge || gw.Status != g.StatusCode {
 			t.Fatalf("REQUEST_TOO_LARGE answers %d with status %d in its body", g.StatusCode, gw.Status)
 		}
