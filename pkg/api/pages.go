@@ -16,7 +16,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// What every listing shares (DESIGN.md section 6): its query parameters,
+// What every listing shares (docs/API.md, Reading): its query parameters,
 // read against the ones it takes; limit and cursor; and its answer,
 // {"items","next_cursor"} with a Link header to the next page that repeats
 // the filters.

@@ -12,7 +12,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// The read side (DESIGN.md section 6): a scan's findings, pull requests and
+// The read side (docs/API.md, Reading): a scan's findings, pull requests and
 // their scans, allowlists. Users: users_read.go.
 
 // readRoles may read scans, pull requests and allowlists.

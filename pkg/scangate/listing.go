@@ -1,6 +1,6 @@
 package scangate
 
-// What the read side of the service shows (DESIGN.md section 6): a scan's
+// What the read side of the service shows (docs/API.md, Reading): a scan's
 // findings as recorded and judged, allowlist comments, and the filters of
 // the listings.
 

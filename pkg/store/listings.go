@@ -14,7 +14,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// The read side (DESIGN.md section 6). Each page is one Query of one
+// The read side (docs/API.md, Reading). Each page is one Query of one
 // partition, of the table or of an index, plus at most one BatchGetItem:
 //
 //	a scan's findings    SCAN#<id>, SK begins with FINDING#; the scan itself on the first page
