@@ -133,6 +133,10 @@ func TestReadmeCurlFlow(t *testing.T) {
 	if strings.Contains(got, "password") {
 		t.Errorf("a response shows a password:\n%s", got)
 	}
+	// PR #10 found by its number: a page of that one PR, scangate's id 1.
+	if !regexp.MustCompile(`\{"items":\[\{"id":1,"pr_id":10,[^\]]*\}\],"next_cursor":null\}`).MatchString(got) {
+		t.Errorf("the curl flow's output lacks PR #10 alone on a page:\n%s", got)
+	}
 }
 
 func do(t testing.TB, method, url, token, body string) (*http.Response, string) {
