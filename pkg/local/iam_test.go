@@ -323,6 +323,7 @@ func TestIAMPolicies(t *testing.T) {
 		{"DELETE", "/auth/tokens/{id}", ""}, // the token created just before
 		{"GET", "/auth/tokens", ""},
 		{"GET", "/audit?action=login.failure", ""},
+		{"GET", "/audit?limit=2", ""}, // both partitions, merged
 		{"GET", "/audit?target_type=user&target_id=2", ""},
 		{"GET", "/audit?actor_id=1", ""},
 		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true,"comment":"c"}`},
