@@ -98,7 +98,8 @@ $(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
 load:
 	SCANGATE_LOAD=20 $(GO) test -count=1 -run '^TestLoad$$' -v ./pkg/local
 
-## validate: sam validate --lint, cfn-lint and sam build (AWS SAM CLI and cfn-lint from PyPI into .venv)
+## validate: sam validate --lint, cfn-lint, checkov (zero failed checks; every skip with its reason) and
+## sam build (AWS SAM CLI and cfn-lint from PyPI into .venv, checkov into .build/scanners)
 validate:
 	bash .ci/validate.sh
 

@@ -3,7 +3,7 @@
 
 Usage: sarif_facts.py [--planted FILE] LOG.sarif... > facts.json
 
-For each log it applies the mapping of DESIGN.md section 8 on its own (Python
+For each log it applies the mapping of docs/API.md ("Record scans from SARIF") on its own (Python
 standard library only) and prints, keyed by file name: the result counts
 (results, skipped, recorded, suppressed_in_source, per type), the tools, and
 every finding to record (type, name, aliases, rule, path, line, suppressed),

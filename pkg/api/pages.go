@@ -16,7 +16,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// What every listing shares (DESIGN.md section 6): its query parameters,
+// What every listing shares (docs/API.md, Reading): its query parameters,
 // read against the ones it takes; limit and cursor; and its answer,
 // {"items","next_cursor"} with a Link header to the next page that repeats
 // the filters.
@@ -27,6 +27,7 @@ import (
 type query struct {
 	values  map[string][]string
 	filters url.Values // the filters read, as sent
+	known   []string   // the parameters read, sent or not
 	errs    []scangate.FieldError
 }
 
@@ -48,6 +49,7 @@ func (q *query) bad(name, format string, args ...any) {
 // raw returns a parameter's value, if it was sent once; sent twice is an
 // error, since the two might disagree.
 func (q *query) raw(name string) (string, bool) {
+	q.known = append(q.known, name)
 	vs, ok := q.values[name]
 	delete(q.values, name)
 	switch {
@@ -121,6 +123,19 @@ func (q *query) text(name string, maxLen int) string {
 	return v
 }
 
+// unknown reports every parameter that no read asked for, each with the
+// names of the parameters the listing takes.
+func (q *query) unknown() {
+	if len(q.values) == 0 {
+		return
+	}
+	accepted := slices.Sorted(slices.Values(q.known))
+	accepted = slices.Compact(accepted)
+	for name := range q.values {
+		q.errs = append(q.errs, scangate.FieldError{Parameter: name, Detail: "is not a parameter of this listing", Accepted: accepted})
+	}
+}
+
 func oneOf(values ...string) func(string) error {
 	return func(s string) error {
 		if !slices.Contains(values, s) {
@@ -183,9 +198,7 @@ func (pg pager) read(q *query, name string, ids map[string]string) (pageRequest,
 		r.limit = n
 	}
 	cursor, hasCursor := q.raw("cursor")
-	for name := range q.values {
-		q.bad(name, "is not a parameter of this listing")
-	}
+	q.unknown()
 	if err := q.err(); err != nil {
 		return pageRequest{}, err
 	}

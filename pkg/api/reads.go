@@ -12,7 +12,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// The read side (DESIGN.md section 6): a scan's findings, pull requests and
+// The read side (docs/API.md, Reading): a scan's findings, pull requests and
 // their scans, allowlists. Users: users_read.go.
 
 // readRoles may read scans, pull requests and allowlists.
@@ -127,7 +127,9 @@ func ListPRScans(st PRReader, pg pager, log *slog.Logger) Endpoint {
 }
 
 // ListPRs is GET /pr (?vc_id=&repo_id=, both or neither; ?blocked=): PR
-// objects by last scan, newest first.
+// objects by last scan, newest first. With number (the PR's number in its
+// version-control system, only with vc_id and repo_id), the page of that
+// one PR, or an empty page.
 func ListPRs(st PRReader, pg pager, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListPRs", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
@@ -142,6 +144,10 @@ func ListPRs(st PRReader, pg pager, log *slog.Logger) Endpoint {
 			case hasRepo && !hasVc:
 				q.bad("vc_id", "is required with repo_id")
 			}
+			if _, hasNumber := q.values["number"]; hasNumber && (!hasVc || !hasRepo) {
+				q.bad("number", "is taken only with vc_id and repo_id")
+			}
+			f.Number = q.id("number")
 			f.Blocked = q.boolean("blocked")
 			r, err := pg.read(q, "prs", nil)
 			if err != nil {

@@ -1,5 +1,5 @@
-// Package bucket is the uploads bucket of large SARIF uploads (DESIGN.md
-// section 9) on S3 or an S3-compatible server: presigned PUT URLs for
+// Package bucket is the uploads bucket of large SARIF uploads (docs/API.md)
+// on S3 or an S3-compatible server: presigned PUT URLs for
 // clients, and the reads and deletes of the ingest function. Only the
 // functions of uploads link it (and so the S3 client).
 package bucket

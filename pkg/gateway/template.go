@@ -64,7 +64,7 @@ type Template struct {
 	// their schedule expression (rate(1 minute)).
 	Schedules map[string]string
 	// Collections are the paths also served with a trailing slash
-	// (DESIGN.md section 3): see collections.
+	// (docs/API.md, Routes): see collections.
 	Collections map[string]bool
 }
 
@@ -232,8 +232,8 @@ func readS3Event(function string, p node) S3Event {
 }
 
 // specIDs are the path parameters of the spec's own resources
-// (spec/code-scanning-service.md section 4): their collections are the
-// paths DESIGN.md section 3 serves with a trailing slash too.
+// (docs/API.md, The specified interface): their collections are the
+// paths served with a trailing slash too.
 var specIDs = map[string]bool{"{user_id}": true, "{pr_scan_id}": true, "{whitelist_id}": true}
 
 // collections returns the collection paths of the spec's resources: a

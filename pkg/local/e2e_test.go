@@ -62,16 +62,9 @@ func runReadmeBlock(t *testing.T, name string, tools ...string) string {
 			t.Skip(tool + " is not installed")
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)<!-- " + name + " -->\n```sh\n(.*?)```\n<!-- /" + name + " -->").FindSubmatch(readme)
-	if m == nil {
-		t.Fatalf("README.md has no %s block", name)
-	}
+	block := readmeBlock(t, "../../README.md", name)
 	_, api, dir := startStack(t, -1)
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", string(m[1]))
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "API="+api)
 	out, err := cmd.CombinedOutput()
@@ -79,6 +72,21 @@ func runReadmeBlock(t *testing.T, name string, tools ...string) string {
 		t.Fatalf("the README's %s failed: %v\n%s", name, err, out)
 	}
 	return string(out)
+}
+
+// readmeBlock is the README's shell block between <!-- name --> and
+// <!-- /name -->.
+func readmeBlock(t *testing.T, readme, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- " + name + " -->\n```sh\n(.*?)```\n<!-- /" + name + " -->").FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("README.md has no %s block", name)
+	}
+	return string(m[1])
 }
 
 // TestReadmeCurlFlow runs the README's curl examples, as written, against
@@ -124,6 +132,10 @@ func TestReadmeCurlFlow(t *testing.T) {
 	}
 	if strings.Contains(got, "password") {
 		t.Errorf("a response shows a password:\n%s", got)
+	}
+	// PR #10 found by its number: a page of that one PR, scangate's id 1.
+	if !regexp.MustCompile(`\{"items":\[\{"id":1,"pr_id":10,[^\]]*\}\],"next_cursor":null\}`).MatchString(got) {
+		t.Errorf("the curl flow's output lacks PR #10 alone on a page:\n%s", got)
 	}
 }
 

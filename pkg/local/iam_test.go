@@ -323,6 +323,7 @@ func TestIAMPolicies(t *testing.T) {
 		{"DELETE", "/auth/tokens/{id}", ""}, // the token created just before
 		{"GET", "/auth/tokens", ""},
 		{"GET", "/audit?action=login.failure", ""},
+		{"GET", "/audit?limit=2", ""}, // both partitions, merged
 		{"GET", "/audit?target_type=user&target_id=2", ""},
 		{"GET", "/audit?actor_id=1", ""},
 		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true,"comment":"c"}`},
@@ -338,6 +339,7 @@ func TestIAMPolicies(t *testing.T) {
 		{"GET", "/pr/1/scans?scan_type=VULNERABILITY", ""}, // no scan on the page: the PR's id item
 		{"GET", "/pr?limit=1", ""},
 		{"GET", "/pr?vc_id=1&repo_id=2&blocked=true", ""},
+		{"GET", "/pr?vc_id=1&repo_id=2&number=4", ""}, // one PR by its number
 		{"GET", "/whitelist/1", ""},
 		{"GET", "/whitelist?limit=1&type=SECRET", ""},
 		{"GET", "/whitelist?name=SHA256:AA", ""},

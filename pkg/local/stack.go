@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -190,11 +191,19 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 			// is its owner's and never printed.
 			s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
 		}
-		if generated && o.PasswordFile != "" {
+		switch {
+		case o.PasswordFile == "":
+		case generated:
 			if err := writeSecret(o.PasswordFile, password); err != nil {
 				return err
 			}
 			s.AdminNote += " (also in " + o.PasswordFile + ")"
+		default:
+			// A password that was set is written nowhere; a file left by
+			// an earlier run would name a password this admin does not have.
+			if err := os.Remove(o.PasswordFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove %s: %w", o.PasswordFile, err)
+			}
 		}
 	}
 	return nil

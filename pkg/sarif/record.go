@@ -15,7 +15,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// Bounds of a recorded finding (DESIGN.md section 3).
+// Bounds of a recorded finding (docs/API.md, Record a scan).
 const (
 	maxName    = 256  // a finding's name, an alias, a rule
 	maxPath    = 2048 // a finding's path

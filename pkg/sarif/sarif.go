@@ -1,5 +1,5 @@
 // Package sarif reads the SARIF 2.1.0 logs that scanners write and maps their
-// results to scangate findings, as section 8 of DESIGN.md defines it. It
+// results to scangate findings, as docs/API.md ("Record scans from SARIF") defines it. It
 // streams the log, enforces its limits before allocating what they forbid, and
 // hashes a secret's value as soon as it reads it: the value is never kept,
 // logged or put in an error.
@@ -30,7 +30,7 @@ type Limits struct {
 	ValueBytes      int64 // one JSON value held at once (a result, a rule, a string): 8 MiB
 }
 
-// DefaultLimits are the limits of POST /pr/scan/sarif (DESIGN.md section 8).
+// DefaultLimits are the limits of POST /pr/scan/sarif (docs/API.md, Limits).
 func DefaultLimits() Limits {
 	return Limits{
 		Bytes:           100 << 20,
