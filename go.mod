@@ -13,6 +13,7 @@ require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/oklog/ulid/v2 v2.1.1
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/truora/minidyn v0.8.2
 	golang.org/x/crypto v0.58.0
 	golang.org/x/text v0.43.0
