@@ -81,7 +81,7 @@ func New(doc *openapi3.T, token string) (*Server, error) {
 	own.Servers = openapi3.Servers{{URL: base}, {URL: base + EnterprisePrefix}}
 	router, err := gorillamux.NewRouter(&own)
 	if err != nil {
-		s.Listener.Close()
+		_ = s.Listener.Close()
 		return nil, fmt.Errorf("route GitHub's description: %w", err)
 	}
 	s.router = router
