@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,7 +193,7 @@ func TestPythonReceiverRetriesAfter500(t *testing.T) {
 			break
 		}
 	}
-	if want := []webhook.Outcome{webhook.Retry, webhook.Retry, webhook.Delivered}; !equal(outcomes, want) {
+	if want := []webhook.Outcome{webhook.Retry, webhook.Retry, webhook.Delivered}; !slices.Equal(outcomes, want) {
 		t.Fatalf("outcomes %v, want %v", outcomes, want)
 	}
 	l := readLog(t, url)
@@ -212,16 +213,4 @@ func TestPythonReceiverGone(t *testing.T) {
 	if r := send(t, delivery(t, url+"/hook", secret)); r.Outcome != webhook.Gone || r.StatusCode != 410 {
 		t.Fatalf("%+v, want gone", r)
 	}
-}
-
-func equal[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
