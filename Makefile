@@ -11,6 +11,9 @@ TOOLS         := $(CURDIR)/.build/tools
 PYTHON        ?= python3.11
 BENCH_VENV    := .build/bench-venv
 FASTAPI_DIR   := pkg/lambdarun/testdata/fastapi
+WEBHOOK_VENV     := .build/webhook-venv
+WEBHOOK_RECEIVER := pkg/webhook/testdata/receiver
+OCTOKIT          := .build/octokit
 
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
@@ -20,7 +23,7 @@ DDB_LOCAL_PORT ?= 8765
 MINIO_MODULE  := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO_PORT    ?= 9765
 
-.PHONY: build run test test-race test-dynamodb-local test-s3 test-scanners bench load fuzz fuzz-go validate lint tools clean
+.PHONY: build run test test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github bench load fuzz fuzz-go validate lint tools clean
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -70,6 +73,30 @@ $(TOOLS)/minio:
 test-scanners:
 	bash .ci/scanners.sh
 	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif $(GO) test -count=1 -run '^TestScannerUploads$$' -v ./pkg/local
+
+## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
+## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv)
+test-webhooks: $(WEBHOOK_VENV)/.pins
+	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestPythonReceiver' -v ./pkg/webhook
+
+$(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
+	rm -rf $(WEBHOOK_VENV)
+	$(PYTHON) -m venv $(WEBHOOK_VENV)
+	$(WEBHOOK_VENV)/bin/pip install -q --disable-pip-version-check --require-hashes -r $<
+	cp $< $@
+
+## test-github: commit statuses through go-github to a stand-in that validates every request
+## against GitHub's published OpenAPI description (npm @octokit/openapi, pinned, in .build/octokit)
+test-github: $(OCTOKIT)/.installed
+	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
+	  $(GO) test -count=1 -run '^TestGitHub' -v ./pkg/commitstatus
+
+$(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
+	rm -rf $(OCTOKIT)
+	mkdir -p $(OCTOKIT)
+	cp .ci/octokit/package.json .ci/octokit/package-lock.json $(OCTOKIT)/
+	cd $(OCTOKIT) && npm ci --no-audit --no-fund
+	@touch $@
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
 ## throughput on the embedded server; allowlist re-evaluation and a 100,000-result

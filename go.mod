@@ -12,8 +12,10 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/getkin/kin-openapi v0.153.0
+	github.com/google/go-github/v75 v75.0.0
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/oklog/ulid/v2 v2.1.1
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/truora/minidyn v0.8.2
 	golang.org/x/crypto v0.58.0
 	golang.org/x/text v0.43.0
@@ -37,6 +39,8 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
+	github.com/google/go-querystring v1.1.0 // indirect
+	github.com/gorilla/mux v1.8.0 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/ryszard/goskiplist v0.0.0-20150312221310-2dfbae5fcf46 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
