@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/scangate/scangate/pkg/client"
+)
+
+const gateAbout = `Prints the pull request's gate: whether it may merge, the newest scan of each
+(scan type, category) and, when it is blocked, why, per category. Exit status 0 when it
+is not blocked, 1 when it is, 2 on any error.
+
+The pull request is the CI's (GitHub Actions, GitLab CI), or --pr with --repo-id, or
+--pr-id (the service's id, as a scan's pr_id shows it).
+`
+
+func (a *app) gate(ctx context.Context, argv []string) error {
+	fs := a.newFlags("gate", "[flags]", gateAbout)
+	var o common
+	o.register(fs)
+	var t target
+	t.register(fs, false)
+	if _, err := a.parse(fs, argv, 0); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	c, err := a.client(o)
+	if err != nil {
+		return err
+	}
+	p, err := a.resolve(t)
+	if err != nil {
+		return err
+	}
+	id, err := prID(ctx, c, t, p)
+	if err != nil {
+		return err
+	}
+	g, err := c.Gate(ctx, id)
+	if err != nil {
+		return err
+	}
+	return a.showGate(o, p.label(id), g)
+}
+
+// showGate prints a gate and ends the command on it: errBlocked when the
+// pull request is blocked.
+func (a *app) showGate(o common, label string, g client.Gate) error {
+	var err error
+	if o.json {
+		err = writeJSON(a.stdout, g.JSON)
+	} else {
+		err = printGate(a.stdout, label, g)
+	}
+	if err != nil {
+		return err
+	}
+	if g.Blocked {
+		return errBlocked
+	}
+	return nil
+}
+
+// label names the pull request for people: repository#number when known.
+func (p pullRequest) label(id int64) string {
+	e := p.envelope
+	if e.RepoName != "" && e.PR.Number > 0 {
+		return fmt.Sprintf("%s#%d", e.RepoName, e.PR.Number)
+	}
+	return fmt.Sprintf("pull request %d", id)
+}
