@@ -85,10 +85,11 @@ $(TOOLS)/minio:
 
 ## test-scanners: real scanners (gitleaks, semgrep, bandit, checkov; pinned, offline, from the
 ## Go proxy and PyPI) over fixtures; their SARIF uploaded through the local server and checked
-## against facts computed independently by .ci/sarif_facts.py
+## against facts computed independently by .ci/sarif_facts.py; docs/CI.md's jobs run with them
 test-scanners:
 	bash .ci/scanners.sh
-	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif $(GO) test -count=1 -run '^TestScannerUploads$$' -v ./pkg/local
+	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif SCANGATE_SCANNERS=$(CURDIR)/.build/scanners \
+	  $(GO) test -count=1 -run '^(TestScannerUploads|TestCIDocs)$$' -v ./pkg/local
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
 ## throughput on the embedded server; allowlist re-evaluation and a 100,000-result

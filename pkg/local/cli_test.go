@@ -408,3 +408,25 @@ func TestCLITokenCreate(t *testing.T) {
 		t.Errorf("a read token uploading: exit %d %q", code, errOut)
 	}
 }
+
+// TestReadmeCLIFlow runs the README's example of the client, as written,
+// with the built binary on PATH.
+func TestReadmeCLIFlow(t *testing.T) {
+	t.Parallel()
+	bin := scangateBinary(t)
+	got := runDocBlock(t, "../../README.md", "cli-flow", []string{"PATH=" + filepath.Dir(bin) + ":" + os.Getenv("PATH")}, "sha256sum")
+	name := "sha256:" + sha256hex(cliSecret)
+	for _, want := range []string{
+		"leaks.sarif: recorded (inline): 1 results, 1 recorded, 0 suppressed in source, 0 skipped\n",
+		"SECRET  -         -         " + name + "  generic-api-key  config/test.env:3  -\n1 findings in 1 scans\n",
+		"allowlist 1 created (SECRET " + name + "): 1 secrets and 0 vulnerabilities judged anew\n",
+		"config/test.env:3  allowlist 1\n1 findings in 1 scans\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the CLI flow's output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "sgt_") {
+		t.Errorf("the CLI flow printed a token:\n%s", got)
+	}
+}
