@@ -28,11 +28,11 @@ func (a *app) allowlist(ctx context.Context, argv []string) error {
 	}
 	switch argv[0] {
 	case "create":
-		return a.allowlistWrite(ctx, argv[1:], false)
+		return a.execute(ctx, allowlistCreate, argv[1:])
 	case "update":
-		return a.allowlistWrite(ctx, argv[1:], true)
+		return a.execute(ctx, allowlistUpdate, argv[1:])
 	case "list":
-		return a.allowlistList(ctx, argv[1:])
+		return a.execute(ctx, allowlistList, argv[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(a.stdout, allowlistUsage)
 		return flag.ErrHelp
@@ -121,95 +121,82 @@ func expiry(s string, update bool, now time.Time) (string, error) {
 	return "", usagef("--expires %q is neither an RFC 3339 time nor a time from now such as 30d or 12h", s)
 }
 
-func (a *app) allowlistWrite(ctx context.Context, argv []string, update bool) error {
-	name, synopsis, about := "allowlist create", "--type T --name N [flags]",
-		"Creates an allowlist. The answer counts the findings it covers: they stop counting before it answers.\n"
-	if update {
-		name, synopsis, about = "allowlist update", "ID [flags]",
-			"Changes allowlist ID: only the flags given change it. The answer counts the findings the change judges anew.\n"
-	}
-	fs := a.newFlags(name, synopsis, about)
-	var o common
-	o.register(fs)
+var (
+	allowlistCreate = command{name: "allowlist create", synopsis: "--type T --name N [flags]",
+		about: "Creates an allowlist. The answer counts the findings it covers: they stop counting before it answers.\n",
+		setup: func(a *app, fs *flag.FlagSet, o *common) runFunc { return a.allowlistWrite(fs, o, false) }}
+	allowlistUpdate = command{name: "allowlist update", synopsis: "ID [flags]", maxArgs: 1,
+		about: "Changes allowlist ID: only the flags given change it. The answer counts the findings the change judges anew.\n",
+		setup: func(a *app, fs *flag.FlagSet, o *common) runFunc { return a.allowlistWrite(fs, o, true) }}
+	allowlistList = command{name: "allowlist list", synopsis: "[flags]", about: "Lists allowlists, newest first, one page at a time.\n",
+		setup: (*app).allowlistListSetup}
+)
+
+func (a *app) allowlistWrite(fs *flag.FlagSet, o *common, update bool) runFunc {
 	var r ruleFlags
 	r.register(fs, update)
-	args, err := a.parse(fs, argv, 1)
-	if err != nil {
-		return err
-	}
-	var id int64
-	switch {
-	case update && len(args) != 1:
-		return usagef("update needs the allowlist's id")
-	case update:
-		if id, err = strconv.ParseInt(args[0], 10, 64); err != nil || id <= 0 {
-			return usagef("the allowlist id %q is not a positive integer", args[0])
+	return func(ctx context.Context, c *client.Client, args []string) error {
+		var id int64
+		if update {
+			var err error
+			if len(args) != 1 {
+				return usagef("update needs the allowlist's id")
+			}
+			if id, err = strconv.ParseInt(args[0], 10, 64); err != nil || id <= 0 {
+				return usagef("the allowlist id %q is not a positive integer", args[0])
+			}
 		}
-	case len(args) > 0:
-		return usagef("unexpected argument %q", args[0])
-	}
-	body, err := r.body(fs, update, time.Now())
-	if err != nil {
+		body, err := r.body(fs, update, time.Now())
+		if err != nil {
+			return err
+		}
+		var ch client.AllowlistChange
+		verb := "created"
+		if update {
+			ch, err = c.UpdateAllowlist(ctx, id, body)
+			verb = "updated"
+		} else {
+			ch, err = c.CreateAllowlist(ctx, body)
+		}
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(a.stdout, ch.JSON)
+		}
+		_, err = fmt.Fprintf(a.stdout, "allowlist %d %s (%s %s): %d secrets and %d vulnerabilities judged anew\n",
+			ch.ID, verb, ch.Type, ch.Name, ch.SecretsUpdated, ch.VulnerabilitiesUpdated)
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	c, err := a.client(o)
-	if err != nil {
-		return err
-	}
-	var ch client.AllowlistChange
-	if update {
-		ch, err = c.UpdateAllowlist(ctx, id, body)
-	} else {
-		ch, err = c.CreateAllowlist(ctx, body)
-	}
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return writeJSON(a.stdout, ch.JSON)
-	}
-	verb := "created"
-	if update {
-		verb = "updated"
-	}
-	fmt.Fprintf(a.stdout, "allowlist %d %s (%s %s): %d secrets and %d vulnerabilities judged anew\n",
-		ch.ID, verb, ch.Type, ch.Name, ch.SecretsUpdated, ch.VulnerabilitiesUpdated)
-	return nil
 }
 
-func (a *app) allowlistList(ctx context.Context, argv []string) error {
-	fs := a.newFlags("allowlist list", "[flags]", "Lists allowlists, newest first, one page at a time.\n")
-	var o common
-	o.register(fs)
-	typ := fs.String("type", "", "only this type: SECRET or VULNERABILITY")
-	name := fs.String("name", "", "only this name (matched as suppression matches it)")
-	active := fs.String("active", "", "only active (true) or inactive (false) ones")
+func (a *app) allowlistListSetup(fs *flag.FlagSet, o *common) runFunc {
+	filters := map[string]*string{
+		"type":   fs.String("type", "", "only this type: SECRET or VULNERABILITY"),
+		"name":   fs.String("name", "", "only this name (matched as suppression matches it)"),
+		"active": fs.String("active", "", "only active (true) or inactive (false) ones"),
+		"cursor": fs.String("cursor", "", "continue after the page that gave this cursor"),
+	}
 	limit := fs.Int("limit", 50, "at most this many (1-100)")
-	cursor := fs.String("cursor", "", "continue after the page that gave this cursor")
-	if _, err := a.parse(fs, argv, 0); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	c, err := a.client(o)
-	if err != nil {
-		return err
-	}
-	q := url.Values{"limit": {strconv.Itoa(*limit)}}
-	for k, v := range map[string]string{"type": *typ, "name": *name, "active": *active, "cursor": *cursor} {
-		if v != "" {
-			q.Set(k, v)
+	return func(ctx context.Context, c *client.Client, _ []string) error {
+		q := url.Values{"limit": {strconv.Itoa(*limit)}}
+		for k, v := range filters {
+			if *v != "" {
+				q.Set(k, *v)
+			}
 		}
+		p, err := c.Allowlists(ctx, q)
+		if err != nil {
+			return err
+		}
+		if o.json {
+			return writeJSON(a.stdout, p.JSON)
+		}
+		return a.printAllowlists(p)
 	}
-	p, err := c.Allowlists(ctx, q)
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return writeJSON(a.stdout, p.JSON)
-	}
+}
+
+func (a *app) printAllowlists(p client.Page[client.Allowlist]) error {
 	t := newTable(a.stdout, "ID", "TYPE", "NAME", "ACTIVE", "COVERS", "PATHS", "REASON", "EXPIRES")
 	for _, l := range p.Items {
 		t.row(itoa(l.ID), l.Type, l.Name, yesNo(l.Active), scope(l), orDash(strings.Join(l.Paths, " ")),

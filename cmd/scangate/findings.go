@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -24,30 +25,27 @@ type scanFindings struct {
 	findings []client.Finding
 }
 
-func (a *app) findings(ctx context.Context, argv []string) error {
-	fs := a.newFlags("findings", "[flags]", findingsAbout)
-	var o common
-	o.register(fs)
+var findingsCommand = command{name: "findings", synopsis: "[flags]", about: findingsAbout, setup: (*app).findingsSetup}
+
+func (a *app) findingsSetup(fs *flag.FlagSet, o *common) runFunc {
 	var t target
 	t.register(fs, false)
 	scanID := fs.Int64("scan", 0, "the findings of this scan only")
 	all := fs.Bool("all", false, "also the findings that are suppressed")
-	if _, err := a.parse(fs, argv, 0); err != nil {
-		return err
+	return func(ctx context.Context, c *client.Client, _ []string) error {
+		scans, err := a.findingScans(ctx, c, t, *scanID)
+		if err != nil {
+			return err
+		}
+		return a.listFindings(ctx, c, *o, scans, *all)
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	c, err := a.client(o)
-	if err != nil {
-		return err
-	}
-	scans, err := a.findingScans(ctx, c, t, *scanID)
-	if err != nil {
-		return err
-	}
+}
+
+// listFindings prints the findings of scans.
+func (a *app) listFindings(ctx context.Context, c *client.Client, o common, scans []client.Scan, all bool) error {
 	out := make([]scanFindings, 0, len(scans))
 	for _, s := range scans {
-		fs, err := c.Findings(ctx, s.ID, !*all)
+		fs, err := c.Findings(ctx, s.ID, !all)
 		if err != nil {
 			return err
 		}

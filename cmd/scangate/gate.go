@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/scangate/scangate/pkg/client"
@@ -15,34 +16,26 @@ The pull request is the CI's (GitHub Actions, GitLab CI), or --pr with --repo-id
 --pr-id (the service's id, as a scan's pr_id shows it).
 `
 
-func (a *app) gate(ctx context.Context, argv []string) error {
-	fs := a.newFlags("gate", "[flags]", gateAbout)
-	var o common
-	o.register(fs)
+var gateCommand = command{name: "gate", synopsis: "[flags]", about: gateAbout, setup: (*app).gateSetup}
+
+func (a *app) gateSetup(fs *flag.FlagSet, o *common) runFunc {
 	var t target
 	t.register(fs, false)
-	if _, err := a.parse(fs, argv, 0); err != nil {
-		return err
+	return func(ctx context.Context, c *client.Client, _ []string) error {
+		p, err := a.resolve(t)
+		if err != nil {
+			return err
+		}
+		id, err := prID(ctx, c, t, p)
+		if err != nil {
+			return err
+		}
+		g, err := c.Gate(ctx, id)
+		if err != nil {
+			return err
+		}
+		return a.showGate(*o, p.label(id), g)
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	c, err := a.client(o)
-	if err != nil {
-		return err
-	}
-	p, err := a.resolve(t)
-	if err != nil {
-		return err
-	}
-	id, err := prID(ctx, c, t, p)
-	if err != nil {
-		return err
-	}
-	g, err := c.Gate(ctx, id)
-	if err != nil {
-		return err
-	}
-	return a.showGate(o, p.label(id), g)
 }
 
 // showGate prints a gate and ends the command on it: errBlocked when the

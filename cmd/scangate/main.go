@@ -18,6 +18,8 @@ import (
 	"os"
 
 	"golang.org/x/term"
+
+	"github.com/scangate/scangate/pkg/client"
 )
 
 const usage = `usage: scangate COMMAND [flags] [arguments]
@@ -86,12 +88,48 @@ func main() {
 
 // commands are the commands, each parsing its own flags.
 var commands = map[string]func(*app, context.Context, []string) error{
-	"upload":    (*app).upload,
-	"gate":      (*app).gate,
-	"findings":  (*app).findings,
+	"upload":    execute(uploadCommand),
+	"gate":      execute(gateCommand),
+	"findings":  execute(findingsCommand),
 	"allowlist": (*app).allowlist,
 	"token":     (*app).token,
 	"version":   (*app).version,
+}
+
+// command is a command that calls the service: its usage, how many
+// arguments it takes (-1: any number), and its setup, which adds its own
+// flags and gives what runs it once they are parsed.
+type command struct {
+	name, synopsis, about string
+	maxArgs               int
+	setup                 func(a *app, fs *flag.FlagSet, o *common) runFunc
+}
+
+// runFunc runs a command with its client, within its --timeout.
+type runFunc func(ctx context.Context, c *client.Client, args []string) error
+
+func execute(cmd command) func(*app, context.Context, []string) error {
+	return func(a *app, ctx context.Context, argv []string) error { return a.execute(ctx, cmd, argv) }
+}
+
+// execute parses a command's flags, common and its own, builds the client
+// and runs the command.
+func (a *app) execute(ctx context.Context, cmd command, argv []string) error {
+	fs := a.newFlags(cmd.name, cmd.synopsis, cmd.about)
+	var o common
+	o.register(fs)
+	run := cmd.setup(a, fs, &o)
+	args, err := a.parse(fs, argv, cmd.maxArgs)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	c, err := a.client(o)
+	if err != nil {
+		return err
+	}
+	return run(ctx, c, args)
 }
 
 // run runs the command of args and gives the exit status.

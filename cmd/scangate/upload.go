@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,39 +35,36 @@ type uploaded struct {
 	scans    []client.Scan
 }
 
-func (a *app) upload(ctx context.Context, argv []string) error {
-	fs := a.newFlags("upload", "[flags] FILE.sarif...", uploadAbout)
-	var o common
-	o.register(fs)
+var uploadCommand = command{name: "upload", synopsis: "[flags] FILE.sarif...", about: uploadAbout, maxArgs: -1, setup: (*app).uploadSetup}
+
+func (a *app) uploadSetup(fs *flag.FlagSet, o *common) runFunc {
 	var t target
 	t.register(fs, true)
 	noGate := fs.Bool("no-gate", false, "do not read the gate: exit 0 once every log is recorded")
 	presigned := fs.Bool("presigned", false, "send every log through a presigned S3 upload, whatever its size")
-	files, err := a.parse(fs, argv, -1)
-	if err != nil {
-		return err
-	}
-	if len(files) == 0 {
-		return usagef("no SARIF file given")
-	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	c, err := a.client(o)
-	if err != nil {
-		return err
-	}
-	p, err := a.resolve(t)
-	if err != nil {
-		return err
-	}
-	for _, check := range []func() error{p.needPR, p.needRepo, p.needEnvelope} {
-		if err := check(); err != nil {
+	return func(ctx context.Context, c *client.Client, files []string) error {
+		if len(files) == 0 {
+			return usagef("no SARIF file given")
+		}
+		p, err := a.resolve(t)
+		if err != nil {
 			return err
 		}
+		for _, check := range []func() error{p.needPR, p.needRepo, p.needEnvelope} {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		return a.uploadAll(ctx, c, *o, p, files, *presigned, *noGate)
 	}
+}
+
+// uploadAll uploads the files one after the other, then reads the gate
+// unless noGate.
+func (a *app) uploadAll(ctx context.Context, c *client.Client, o common, p pullRequest, files []string, presigned, noGate bool) error {
 	var done []uploaded
 	for _, file := range files {
-		u, err := a.uploadFile(ctx, c, p.envelope, file, *presigned)
+		u, err := a.uploadFile(ctx, c, p.envelope, file, presigned)
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -75,7 +73,7 @@ func (a *app) upload(ctx context.Context, argv []string) error {
 		}
 		done = append(done, u)
 	}
-	if *noGate {
+	if noGate {
 		if o.json {
 			return writeJSON(a.stdout, map[string]any{"uploads": done})
 		}

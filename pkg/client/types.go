@@ -43,6 +43,16 @@ type PR struct {
 	VulnerabilityCount int64  `json:"vulnerability_count"`
 }
 
+// keepRaw decodes b into v (a type without this UnmarshalJSON) and keeps
+// b in r.
+func keepRaw(b []byte, v any, r *Raw) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return err
+	}
+	r.JSON = append(json.RawMessage(nil), b...)
+	return nil
+}
+
 // Scan is a scan as GET /pr/scan/{id} shows it.
 type Scan struct {
 	Raw
@@ -62,11 +72,7 @@ type Scan struct {
 // UnmarshalJSON keeps the scan's body beside its fields.
 func (s *Scan) UnmarshalJSON(b []byte) error {
 	type plain Scan
-	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
-		return err
-	}
-	s.JSON = append(json.RawMessage(nil), b...)
-	return nil
+	return keepRaw(b, (*plain)(s), &s.Raw)
 }
 
 // Category is the scan's analysis category (other_details.category), or
@@ -96,11 +102,7 @@ type Finding struct {
 // UnmarshalJSON keeps the finding's body beside its fields.
 func (f *Finding) UnmarshalJSON(b []byte) error {
 	type plain Finding
-	if err := json.Unmarshal(b, (*plain)(f)); err != nil {
-		return err
-	}
-	f.JSON = append(json.RawMessage(nil), b...)
-	return nil
+	return keepRaw(b, (*plain)(f), &f.Raw)
 }
 
 // SARIFResult is the answer of POST /pr/scan/sarif.
@@ -189,11 +191,7 @@ type Allowlist struct {
 // UnmarshalJSON keeps the allowlist's body beside its fields.
 func (a *Allowlist) UnmarshalJSON(b []byte) error {
 	type plain Allowlist
-	if err := json.Unmarshal(b, (*plain)(a)); err != nil {
-		return err
-	}
-	a.JSON = append(json.RawMessage(nil), b...)
-	return nil
+	return keepRaw(b, (*plain)(a), &a.Raw)
 }
 
 // AllowlistChange is the answer of creating or modifying an allowlist.
