@@ -309,7 +309,7 @@ func TestCLIUploadPresigned(t *testing.T) {
 		t.Errorf("a progress bar or a message on standard error, which is not a terminal: %q", errOut)
 	}
 	code, out, errOut = e.run(t, j, "upload", "--no-gate", "--presigned", e.file(t, "gitleaks.sarif", gitleaksLog(cliSecret)))
-	if code != 0 || !strings.Contains(out, "gitleaks.sarif: recorded (presigned upload ") || !strings.Contains(out, "SECRET: completed, 1 secrets") {
+	if code != 0 || !strings.Contains(out, "gitleaks.sarif: recorded (presigned upload ") || !strings.Contains(out, ": completed, 1 secrets, 0 vulnerabilities, blocks: yes") {
 		t.Errorf("a small log through S3: exit %d\n%s%s", code, out, errOut)
 	}
 	prs := e.prs(t, 2, cienvtest.GitLabProjectID)
@@ -418,7 +418,7 @@ func TestReadmeCLIFlow(t *testing.T) {
 	name := "sha256:" + sha256hex(cliSecret)
 	for _, want := range []string{
 		"leaks.sarif: recorded (inline): 1 results, 1 recorded, 0 suppressed in source, 0 skipped\n",
-		"SECRET  -         -         " + name + "  generic-api-key  config/test.env:3  -\n1 findings in 1 scans\n",
+		name + "  generic-api-key  config/test.env:3  -\n1 findings in 1 scans\n",
 		"allowlist 1 created (SECRET " + name + "): 1 secrets and 0 vulnerabilities judged anew\n",
 		"config/test.env:3  allowlist 1\n1 findings in 1 scans\n",
 	} {
