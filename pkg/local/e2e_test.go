@@ -57,36 +57,44 @@ func startCounted(t *testing.T, authorizerTTL time.Duration) (*local.Stack, stri
 // missing.
 func runReadmeBlock(t *testing.T, name string, tools ...string) string {
 	t.Helper()
+	return runDocBlock(t, "../../README.md", name, nil, tools...)
+}
+
+// docBlock is the fenced block of a document between <!-- name --> and
+// <!-- /name -->.
+func docBlock(t *testing.T, path, name string) string {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- " + name + " -->\n```[a-z]*\n(.*?)```\n<!-- /" + name + " -->").FindSubmatch(doc)
+	if m == nil {
+		t.Fatalf("%s has no %s block", path, name)
+	}
+	return string(m[1])
+}
+
+// runDocBlock runs a document's shell block, as written, with env added to
+// the environment, against a local server of its own (API), in a
+// directory of its own, and returns what it printed.
+func runDocBlock(t *testing.T, path, name string, env []string, tools ...string) string {
+	t.Helper()
 	for _, tool := range append([]string{"curl"}, tools...) {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skip(tool + " is not installed")
 		}
 	}
-	block := readmeBlock(t, "../../README.md", name)
+	block := docBlock(t, path, name)
 	_, api, dir := startStack(t, -1)
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "API="+api)
+	cmd.Env = append(append(os.Environ(), "API="+api), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the README's %s failed: %v\n%s", name, err, out)
+		t.Fatalf("the %s block of %s failed: %v\n%s", name, path, err, out)
 	}
 	return string(out)
-}
-
-// readmeBlock is the README's shell block between <!-- name --> and
-// <!-- /name -->.
-func readmeBlock(t *testing.T, readme, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(readme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)<!-- " + name + " -->\n```sh\n(.*?)```\n<!-- /" + name + " -->").FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("README.md has no %s block", name)
-	}
-	return string(m[1])
 }
 
 // TestReadmeCurlFlow runs the README's curl examples, as written, against

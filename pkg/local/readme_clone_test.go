@@ -60,7 +60,7 @@ func TestReadmeFromClone(t *testing.T) {
 				{"sarif-flow", `"secrets_updated":1`},
 				{"upload-flow", `"status":"complete"`},
 			} {
-				cmd := exec.Command("bash", "-c", readmeBlock(t, filepath.Join(clone, "README.md"), b.block))
+				cmd := exec.Command("bash", "-c", docBlock(t, filepath.Join(clone, "README.md"), b.block))
 				cmd.Dir = clone
 				cmd.Env = append(env, "API="+api)
 				out, err := cmd.CombinedOutput()
