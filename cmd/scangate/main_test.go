@@ -174,7 +174,7 @@ func TestGateBlocked(t *testing.T) {
 			t.Errorf("the gate lacks %q:\n%s", want, out)
 		}
 	}
-	if got := f.sent(); len(got) != 2 || got[0] != "GET /api/pr?limit=100&repo_id=186853002&vc_id=1" || got[1] != "GET /api/pr/7/gate" {
+	if got := f.sent(); len(got) != 2 || got[0] != "GET /api/pr?number=2&repo_id=186853002&vc_id=1" || got[1] != "GET /api/pr/7/gate" {
 		t.Errorf("requests %v", got)
 	}
 	// --json: the service's body as it is.

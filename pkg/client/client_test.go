@@ -227,19 +227,18 @@ func TestAwaitUpload(t *testing.T) {
 	}
 }
 
-// FindPR walks the repository's pull requests page by page.
+// FindPR asks for the pull request by its number.
 func TestFindPR(t *testing.T) {
 	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
-		if r.URL.Path != "/api/pr" || q.Get("vc_id") != "1" || q.Get("repo_id") != "101" || q.Get("limit") != "100" {
+		if r.URL.Path != "/api/pr" || q.Get("vc_id") != "1" || q.Get("repo_id") != "101" || len(q) != 3 {
 			t.Errorf("request %s", r.URL)
 		}
-		switch q.Get("cursor") {
-		case "":
-			fmt.Fprint(w, `{"items":[{"id":9,"pr_id":30},{"id":8,"pr_id":31}],"next_cursor":"c2"}`)
-		case "c2":
+		if q.Get("number") == "12" {
 			fmt.Fprint(w, `{"items":[{"id":4,"pr_id":12}],"next_cursor":null}`)
+			return
 		}
+		fmt.Fprint(w, `{"items":[],"next_cursor":null}`)
 	})
 	pr, err := c.FindPR(context.Background(), 1, 101, 12)
 	if err != nil || pr.ID != 4 {

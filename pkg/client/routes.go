@@ -28,25 +28,19 @@ func (c *Client) Gate(ctx context.Context, pr int64) (Gate, error) {
 var ErrNoPR = errors.New("the service has no scan of this pull request")
 
 // FindPR finds the service's record of the pull request number of
-// repository repo of integration vc, walking the repository's pull
-// requests (newest first, so a PR under work is on the first page).
+// repository repo of integration vc (GET /pr?vc_id=&repo_id=&number=).
 func (c *Client) FindPR(ctx context.Context, vc, repo, number int64) (PR, error) {
-	q := url.Values{"vc_id": {strconv.FormatInt(vc, 10)}, "repo_id": {strconv.FormatInt(repo, 10)}, "limit": {"100"}}
-	for {
-		var p Page[PR]
-		if err := c.get(ctx, "/pr", q, &p); err != nil {
-			return PR{}, err
-		}
-		for _, pr := range p.Items {
-			if pr.Number == number {
-				return pr, nil
-			}
-		}
-		if p.NextCursor == nil {
-			return PR{}, fmt.Errorf("pull request %d of repository %d (vc_id %d): %w", number, repo, vc, ErrNoPR)
-		}
-		q.Set("cursor", *p.NextCursor)
+	q := url.Values{"vc_id": {strconv.FormatInt(vc, 10)}, "repo_id": {strconv.FormatInt(repo, 10)}, "number": {strconv.FormatInt(number, 10)}}
+	var p Page[PR]
+	if err := c.get(ctx, "/pr", q, &p); err != nil {
+		return PR{}, err
 	}
+	for _, pr := range p.Items {
+		if pr.Number == number {
+			return pr, nil
+		}
+	}
+	return PR{}, fmt.Errorf("pull request %d of repository %d (vc_id %d): %w", number, repo, vc, ErrNoPR)
 }
 
 // PRScans reads every scan of a pull request, newest first.
