@@ -1,7 +1,7 @@
 //go:build gate
 
-// The tests of this file need the gate (GET /pr/{pr_id}/gate, docs/API.md
-// ), which the service does not serve yet: they run with
+// The tests of this file need the gate (GET /pr/{pr_id}/gate), which the
+// service does not serve yet: they run with
 // go test -tags gate. Remove the build constraint when the gate lands.
 
 package local_test
