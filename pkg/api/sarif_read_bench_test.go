@@ -13,19 +13,17 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/scangate/scangate/pkg/sarif"
 )
 
 // readSARIFRequest is what POST /pr/scan/sarif does with its request
 // before it records anything: it reads the body, the envelope and the log,
 // and returns the number of findings the log records.
 func readSARIFRequest(req events.APIGatewayProxyRequest) (int, error) {
-	m, err := bodyUpTo(req, MaxSARIFBody)
+	raw, err := rawBody(req, MaxSARIFBody)
 	if err != nil {
 		return 0, err
 	}
-	_, rep, err := readSARIFUpload(m, sarif.Options{Pointer: "/sarif"})
+	_, rep, err := readSARIFUpload(raw)
 	if err != nil {
 		return 0, err
 	}

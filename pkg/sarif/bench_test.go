@@ -31,9 +31,9 @@ func BenchmarkRead(b *testing.B) {
 			name string
 			read func() (*Report, error)
 		}{
-			{"json", func() (*Report, error) { return Read(bytes.NewReader(raw), Options{}) }},
-			{"gzip", func() (*Report, error) { return ReadGzip(bytes.NewReader(z), Options{}) }},
-			{"base64-gzip", func() (*Report, error) { return ReadBase64Gzip(b64, Options{}) }},
+			{"json", func() (*Report, error) { return readLog(bytes.NewReader(raw), Options{}) }},
+			{"gzip", func() (*Report, error) { return readGzip(bytes.NewReader(z), Options{}) }},
+			{"base64-gzip", func() (*Report, error) { return readB64(b64, Options{}) }},
 		} {
 			b.Run(c.name+"/"+form.name, func(b *testing.B) {
 				b.SetBytes(size)
@@ -106,7 +106,7 @@ func BenchmarkGzipBomb(b *testing.B) {
 	b.Run("base64-trailer", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := ReadBase64Gzip(b64, Options{}); err == nil {
+			if _, err := readB64(b64, Options{}); err == nil {
 				b.Fatal("read")
 			}
 		}
@@ -114,7 +114,7 @@ func BenchmarkGzipBomb(b *testing.B) {
 	b.Run("gzip-streamed", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := ReadGzip(bytes.NewReader(z), Options{}); err == nil {
+			if _, err := readGzip(bytes.NewReader(z), Options{}); err == nil {
 				b.Fatal("read")
 			}
 		}
