@@ -35,7 +35,14 @@ type facts struct {
 		Path       string   `json:"path"`
 		Line       *int64   `json:"line"`
 		Suppressed bool     `json:"suppressed"`
+		Severity   string   `json:"severity"`
+		Category   string   `json:"category"`
 	} `json:"findings"`
+	Runs []struct {
+		Tool     string `json:"tool"`
+		Type     string `json:"type"`
+		Category string `json:"category"`
+	} `json:"runs"`
 }
 
 // checkFacts reads every SARIF file of dir and compares what it records with
@@ -70,17 +77,30 @@ func checkFacts(t *testing.T, dir string) {
 				t.Errorf("results %d != skipped %d + recorded %d + duplicates %d", rep.Results, rep.Skipped, rep.Recorded, rep.Duplicates)
 			}
 			byType := map[string]int{}
-			var got []string
-			for _, f := range flat(rep) {
-				byType[string(f.Type)]++
-				got = append(got, findingKey(string(f.Type), f.Name, f.Aliases, f.Rule, f.Path, f.Line, f.SuppressedInSource))
+			var got, runs []string
+			for _, run := range rep.Runs {
+				runs = append(runs, run.Tool.Name+"|"+string(run.Type)+"|"+run.Category)
+				for _, typ := range []scangate.ScanType{scangate.ScanSecret, scangate.ScanVulnerability} {
+					for _, f := range run.Findings(typ) {
+						byType[string(typ)]++
+						got = append(got, findingKey(string(typ), f.Name, f.Aliases, f.Rule, f.Path, f.Line, f.InSource)+
+							"|"+string(f.Severity)+"|"+run.Category)
+					}
+				}
+			}
+			var wantRuns []string
+			for _, r := range want.Runs {
+				wantRuns = append(wantRuns, r.Tool+"|"+r.Type+"|"+r.Category)
+			}
+			if !slices.Equal(runs, wantRuns) {
+				t.Errorf("runs %q, facts say %q", runs, wantRuns)
 			}
 			if !reflect.DeepEqual(byType, want.ByType) && (len(byType) > 0 || len(want.ByType) > 0) {
 				t.Errorf("per type %v, facts say %v", byType, want.ByType)
 			}
 			var exp []string
 			for _, f := range want.Findings {
-				exp = append(exp, findingKey(f.Type, f.Name, f.Aliases, f.Rule, f.Path, f.Line, f.Suppressed))
+				exp = append(exp, findingKey(f.Type, f.Name, f.Aliases, f.Rule, f.Path, f.Line, f.Suppressed)+"|"+f.Severity+"|"+f.Category)
 			}
 			slices.Sort(got)
 			slices.Sort(exp)

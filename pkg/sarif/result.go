@@ -340,24 +340,65 @@ func (r *reader) properties(b *bag) error {
 }
 
 // score reads security-severity: a CVSS score from 0 to 10, as a number or
-// a string; anything else is no score.
+// as a string of a decimal number; anything else is no score.
 func (r *reader) score(b *bag) error {
 	k, err := r.peek()
-	if err != nil || k != '0' && k != '"' {
-		if err == nil {
-			err = r.skip()
-		}
+	if err != nil {
 		return err
 	}
-	v, err := r.dec.ReadValue()
-	if err != nil {
-		return r.fail(err)
+	var v []byte
+	switch k {
+	case '0':
+		v, err = r.dec.ReadValue()
+		err = r.fail(err)
+	case '"':
+		v, _, err = r.text()
+	default:
+		return r.skip()
 	}
-	s := strings.Trim(string(v), `"`)
-	if f, perr := strconv.ParseFloat(s, 64); perr == nil && f >= 0 && f <= 10 {
+	if f, perr := strconv.ParseFloat(string(v), 64); err == nil && perr == nil && isDecimal(v) && f >= 0 && f <= 10 {
 		b.score, b.scored = f, true
 	}
-	return nil
+	return err
+}
+
+// isDecimal reports a decimal number as JSON writes one:
+// -?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func isDecimal(s []byte) bool {
+	digits := func(i int) int {
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	j := digits(i)
+	if j == i {
+		return false
+	}
+	if j < len(s) && s[j] == '.' {
+		if k := digits(j + 1); k > j+1 {
+			j = k
+		} else {
+			return false
+		}
+	}
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		j++
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if k := digits(j); k > j {
+			j = k
+		} else {
+			return false
+		}
+	}
+	return j == len(s)
 }
 
 // advisories reads a property's value and returns the advisory ids in it
