@@ -236,8 +236,10 @@ func (d *decoder) fail(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &ie), errors.As(err, &le):
-		return err
+	case errors.As(err, &ie):
+		return ie // unwrapped from the decoder's read error
+	case errors.As(err, &le):
+		return le
 	case errors.Is(err, io.ErrUnexpectedEOF), err == io.EOF:
 		return &InputError{Detail: d.noun + " ends early"}
 	case errors.As(err, &se):

@@ -95,6 +95,10 @@ func (rs *runState) descriptor(p *pending) *descriptor {
 // name (a vulnerability's ignoring case), path and line.
 type identity [16]byte
 
+// place is where a finding was made: its run, and its index among the
+// run's findings of its type.
+type place struct{ run, index int32 }
+
 func identityOf(category string, t scangate.ScanType, f *scangate.Finding) identity {
 	line := ""
 	if f.Line != nil {
@@ -118,7 +122,11 @@ func (r *reader) record(rs *runState) error {
 		return err
 	}
 	trivy := strings.EqualFold(name, "trivy")
-	mine := map[identity]int{} // this run's findings: their index in their type's slice
+	if run.Type == scangate.ScanSecret { // most of a run's findings are of its tool's type
+		run.Secrets = make([]scangate.Finding, 0, len(rs.results))
+	} else {
+		run.Vulnerabilities = make([]scangate.Finding, 0, len(rs.results))
+	}
 	for i := range rs.results {
 		p := &rs.results[i]
 		ptr := rs.ptr + "/results/" + itoa(p.index)
@@ -143,7 +151,7 @@ func (r *reader) record(rs *runState) error {
 		if err := check(&f, ptr); err != nil {
 			return err
 		}
-		if err := r.add(run, mine, t, f, ptr); err != nil {
+		if err := r.add(run, t, f, ptr); err != nil {
 			return err
 		}
 	}
@@ -169,15 +177,18 @@ func idOf(d *descriptor) string {
 // run merges into the first (suppressed only if both are, aliases united,
 // the higher severity); one of an earlier run of the same category is
 // dropped.
-func (r *reader) add(run *Run, mine map[identity]int, t scangate.ScanType, f scangate.Finding, ptr string) error {
+func (r *reader) add(run *Run, t scangate.ScanType, f scangate.Finding, ptr string) error {
 	id := identityOf(run.Category, t, &f)
 	list := &run.Vulnerabilities
 	if t == scangate.ScanSecret {
 		list = &run.Secrets
 	}
-	if i, ok := mine[id]; ok {
+	if at, ok := r.seen[id]; ok {
 		run.Duplicates++
-		g := &(*list)[i]
+		if at.run != int32(run.Index) {
+			return nil
+		}
+		g := &(*list)[at.index]
 		g.InSource = g.InSource && f.InSource
 		if !g.Severity.AtLeast(f.Severity) {
 			g.Severity = f.Severity
@@ -192,16 +203,11 @@ func (r *reader) add(run *Run, mine map[identity]int, t scangate.ScanType, f sca
 		}
 		return nil
 	}
-	if _, ok := r.seen[id]; ok {
-		run.Duplicates++
-		return nil
-	}
 	if r.per[t] >= r.lim.FindingsPerType {
 		return &LimitError{Limit: "findings_per_type", Max: int64(r.lim.FindingsPerType), Pointer: ptr}
 	}
 	r.per[t]++
-	r.seen[id] = struct{}{}
-	mine[id] = len(*list)
+	r.seen[id] = place{run: int32(run.Index), index: int32(len(*list))}
 	*list = append(*list, f)
 	return nil
 }
