@@ -1,8 +1,6 @@
 package api_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"log/slog"
@@ -15,22 +13,6 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/scangate"
 )
-
-// uploadRaw sends sarif, the JSON text of the sarif member as it is, in the
-// envelope of a scan of repo 100, PR 7.
-func (h *harness) uploadRaw(sarif string) events.APIGatewayProxyResponse {
-	h.t.Helper()
-	body := `{"vc_type":"github","vc_id":10,"vc_name":"acme","repo_id":100,"repo_name":"acme/api","webhook_id":3,` +
-		`"pr":{"pr_id":7,"pr_name":"Add login","pr_link":"https://git.example.com/acme/api/pull/7"},"sarif":` + sarif + `}`
-	fn := api.RecordSARIF(h.env.Store, time.Now, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil))).Handle
-	resp, err := fn(h.t.Context(), events.APIGatewayProxyRequest{Body: body,
-		Headers:        map[string]string{"Content-Type": "application/json"},
-		RequestContext: events.APIGatewayProxyRequestContext{Authorizer: map[string]any{"user_id": "1", "username": "admin", "role": "admin"}}})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return resp
-}
 
 // ingest records object as the uploaded object of a new upload through the
 // ingest function, and returns the upload as it ends.
@@ -57,17 +39,13 @@ func (h *harness) ingest(object []byte) scangate.Upload {
 	return got
 }
 
-func gzipOf(t testing.TB, s string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	if _, err := w.Write([]byte(s)); err != nil {
+// gzipRaw is the gzip of s.
+func gzipRaw(t *testing.T, s string) []byte {
+	b, err := base64.StdEncoding.DecodeString(gzipped(t, s))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return b
 }
 
 // sameAnswer sends a log in the three forms a log arrives in (the sarif
@@ -79,7 +57,7 @@ func sameAnswer(t *testing.T, h *harness, name, log string, gz []byte, status in
 	t.Helper()
 	own := gz == nil
 	if own {
-		gz = gzipOf(t, log)
+		gz = gzipRaw(t, log)
 	}
 	forms := map[string]func() (int, string){
 		"upload": func() (int, string) {
@@ -97,11 +75,11 @@ func sameAnswer(t *testing.T, h *harness, name, log string, gz []byte, status in
 			return p.Status, ""
 		},
 		"base64 of gzip": func() (int, string) {
-			return answer(t, h.uploadRaw(`"`+base64.StdEncoding.EncodeToString(gz)+`"`))
+			return answer(t, h.uploadRaw(`"`+base64.StdEncoding.EncodeToString(gz)+`"`, ""))
 		},
 	}
 	if own {
-		forms["object"] = func() (int, string) { return answer(t, h.uploadRaw(log)) }
+		forms["object"] = func() (int, string) { return answer(t, h.uploadRaw(log, "")) }
 	}
 	for form, f := range forms {
 		got, p := f()
@@ -150,7 +128,7 @@ func TestSARIFOneSetOfRules(t *testing.T) {
 		{"a repeated member of a property bag", run(`{"ruleId":"B101","message":{"text":"m"},"properties":{"a":1,"a":2}}`), nil, 400, ""},
 		{"a lone surrogate", run(`{"ruleId":"B101","message":{"text":"\ud800"}}`), nil, 400, ""},
 		{"a lone low surrogate in a rule id", run(`{"ruleId":"B\udc00","message":{"text":"m"}}`), nil, 400, ""},
-		{"bytes after the gzip stream", run(ok), append(gzipOf(t, run(ok)), "trailing bytes"...), 400, ""},
+		{"bytes after the gzip stream", run(ok), append(gzipRaw(t, run(ok)), "trailing bytes"...), 400, ""},
 		{"nested 129 levels", run(nested(123)), nil, 400, ""},
 		{"no run", `{"version":"2.1.0","runs":[]}`, nil, 422, "/runs"},
 		{"runs null", `{"version":"2.1.0","runs":null}`, nil, 422, "/runs"},
@@ -211,7 +189,7 @@ func TestSARIFStringsAndPathsBounded(t *testing.T) {
 	}
 	// Kept: an absolute path outside the checkout roots the log names,
 	// cleaned; a relative path that climbs and comes back down.
-	out := mustOK(t, h.uploadRaw(tool(`"name":"trivy"`, at("file:///usr/lib/../lib/python3/x.py"), at("src/../b.py"))))
+	out := mustOK(t, h.uploadRaw(tool(`"name":"trivy"`, at("file:///usr/lib/../lib/python3/x.py"), at("src/../b.py")), ""))
 	sc := out["scans"].([]any)[0].(map[string]any)
 	var paths []string
 	for _, it := range h.items() {

@@ -65,20 +65,27 @@ func (d *decoder) token() error {
 	return nil
 }
 
+// open reads the start of an object or array (kind) and reports whether
+// it did: a null, where nullable, is read as none; any other value is a
+// SchemaError that it is not what (an object, an array).
+func (d *decoder) open(kind jsontext.Kind, nullable bool, what string) (bool, error) {
+	k, err := d.peek()
+	switch {
+	case err != nil:
+		return false, err
+	case k == 'n' && nullable:
+		return false, d.token()
+	case k != kind:
+		return false, d.wrongType(what)
+	}
+	return true, d.token()
+}
+
 // object reads an object member by member: fn gets each member's name
 // (valid until the next read) and must read its value. A null, where
 // nullable, is no object.
 func (d *decoder) object(nullable bool, fn func(name []byte) error) error {
-	k, err := d.peek()
-	switch {
-	case err != nil:
-		return err
-	case k == 'n' && nullable:
-		return d.token()
-	case k != '{':
-		return d.wrongType("an object")
-	}
-	if err := d.token(); err != nil {
+	if open, err := d.open('{', nullable, "an object"); !open {
 		return err
 	}
 	for {
@@ -108,16 +115,7 @@ func (d *decoder) object(nullable bool, fn func(name []byte) error) error {
 // array reads an array element by element (null, where nullable, as none);
 // fn must read each element.
 func (d *decoder) array(nullable bool, fn func(i int) error) error {
-	k, err := d.peek()
-	switch {
-	case err != nil:
-		return err
-	case k == 'n' && nullable:
-		return d.token()
-	case k != '[':
-		return d.wrongType("an array")
-	}
-	if err := d.token(); err != nil {
+	if open, err := d.open('[', nullable, "an array"); !open {
 		return err
 	}
 	for i := 0; ; i++ {
