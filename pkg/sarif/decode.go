@@ -100,14 +100,9 @@ func (r *reader) run(index int) error {
 		case "invocations":
 			return r.array(true, func(int) error { return r.invocation(rs) })
 		case "automationDetails":
-			return r.object(true, func(name []byte) error {
-				if string(name) != "id" {
-					return r.skip()
-				}
-				var err error
-				rs.automationID, err = r.str()
-				return err
-			})
+			var err error
+			rs.automationID, err = r.member("id")
+			return err
 		case "results":
 			return r.array(true, func(i int) error { return r.result(rs, i) })
 		}

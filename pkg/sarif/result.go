@@ -92,27 +92,13 @@ func (r *reader) result(rs *runState, i int) error {
 		case "level":
 			err = r.level(&p.level)
 		case "message":
-			err = r.object(true, func(name []byte) error {
-				if n := string(name); n != "text" && n != "id" {
-					return r.skip()
-				}
-				_, ok, err := r.text()
-				message = message || ok
-				return err
-			})
+			message, err = r.message()
 		case "locations":
 			err = r.array(true, func(j int) error { return r.location(&p, j == 0) })
 		case "suppressions":
 			err = r.array(true, func(int) error { return r.suppression(&p) })
 		case "partialFingerprints":
-			err = r.object(true, func(name []byte) error {
-				if string(name) != "secret/v1" {
-					return r.skip()
-				}
-				var err error
-				p.ggshield, err = r.str()
-				return err
-			})
+			p.ggshield, err = r.member("secret/v1")
 		case "properties":
 			err = r.properties(&p.bag)
 		default:
@@ -136,6 +122,36 @@ func (r *reader) result(rs *runState, i int) error {
 	}
 	rs.results = append(rs.results, p)
 	return nil
+}
+
+// message reads a result's message and reports whether it has a text or
+// an id.
+func (r *reader) message() (bool, error) {
+	has := false
+	err := r.object(true, func(name []byte) error {
+		if n := string(name); n != "text" && n != "id" {
+			return r.skip()
+		}
+		_, ok, err := r.text()
+		has = has || ok
+		return err
+	})
+	return has, err
+}
+
+// member reads an object (null: none) and returns its string member of
+// that name ("" if it has none).
+func (r *reader) member(name string) (string, error) {
+	var s string
+	err := r.object(true, func(n []byte) error {
+		if string(n) != name {
+			return r.skip()
+		}
+		var err error
+		s, err = r.str()
+		return err
+	})
+	return s, err
 }
 
 // index reads an index: an integer of least or more (null: absent, -1).

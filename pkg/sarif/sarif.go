@@ -147,7 +147,7 @@ type Report struct {
 // Add appends a run to the report.
 func (rep *Report) Add(run *Run) error {
 	rep.Runs = append(rep.Runs, run)
-	rep.Counts.add(run.Counts)
+	rep.add(run.Counts)
 	return nil
 }
 
