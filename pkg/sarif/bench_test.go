@@ -100,12 +100,13 @@ func peakLive(read func() (*Report, error)) (peak, kept uint64) {
 	return peak - min(peak, base), end - min(end, base)
 }
 
-// BenchmarkGzipBomb refuses a 134 KiB base64 gzip that inflates to 101 MiB:
-// by its trailer (base64), and as it inflates (gzip, trailer unread).
+// BenchmarkGzipBomb refuses a 134 KiB base64 gzip that inflates to 101 MiB
+// of whitespace, as base64 of gzip and as gzip: both as they inflate, at
+// the 8 MiB held of one value.
 func BenchmarkGzipBomb(b *testing.B) {
 	z := bomb(b, `{"version":"2.1.0","runs":[`, ' ')
 	b64 := base64.StdEncoding.EncodeToString(z)
-	b.Run("base64-trailer", func(b *testing.B) {
+	b.Run("base64", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := readB64(b64, Options{}); err == nil {
@@ -113,7 +114,7 @@ func BenchmarkGzipBomb(b *testing.B) {
 			}
 		}
 	})
-	b.Run("gzip-streamed", func(b *testing.B) {
+	b.Run("gzip", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := readGzip(bytes.NewReader(z), Options{}); err == nil {
