@@ -3,7 +3,7 @@
 
 Usage: sarif_facts.py [--planted FILE] LOG.sarif... > facts.json
 
-For each log it applies the mapping of DESIGN.md section 8 on its own (Python
+For each log it applies the mapping of docs/API.md ("Record scans from SARIF") on its own (Python
 standard library only) and prints, keyed by file name: the result counts
 (results, skipped, recorded, suppressed_in_source, per type), the tools, and
 every finding to record (type, name, aliases, rule, path, line, suppressed,
@@ -64,7 +64,7 @@ def cvss(props):
 
 
 def severity(secret, res, desc):
-    """DESIGN.md section 11: security-severity (result's, else rule's), else
+    """docs/DECISIONS.md, "One SARIF reader": security-severity (result's, else rule's), else
     high for a secret, else the level (result's, else rule's default, else
     warning)."""
     score = cvss(res.get("properties"))
@@ -84,7 +84,7 @@ def severity(secret, res, desc):
 
 
 def category(run):
-    """DESIGN.md section 11: automationDetails.id up to its last /, else the
+    """docs/DECISIONS.md, "One SARIF reader": automationDetails.id up to its last /, else the
     driver's name lowercased; runs of other characters made one -."""
     def norm(s):
         return re.sub(r"[^A-Za-z0-9._/-]+", "-", s)

@@ -12,7 +12,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// Bounds of what a log records (DESIGN.md section 3).
+// Bounds of what a log records (docs/API.md, Record a scan).
 const (
 	maxName    = scangate.MaxNameLen // a finding's name, an alias, a rule, a tool's name or version
 	maxPath    = scangate.MaxTextLen // a finding's path

@@ -458,7 +458,7 @@ func collect(out []string, s []byte) []string {
 	return out
 }
 
-// advisory matches the ids of the advisory databases that DESIGN.md names.
+// advisory matches the ids of the advisory databases docs/API.md names.
 // It is compiled on first use, not at the start of every Lambda.
 var advisory = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^(CVE-\d{4}-\d{4,}|GHSA(-[23456789cfghjmpqrvwx]{4}){3}|GO-\d{4}-\d{4,}|PYSEC-\d{4}-\d+|RUSTSEC-\d{4}-\d{4,}|OSV-\d{4}-\d+)$`)

@@ -11,7 +11,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// TestSeverity: every finding has a severity (DESIGN.md section 11): the
+// TestSeverity: every finding has a severity (docs/DECISIONS.md): the
 // result's security-severity, else its rule's (a CVSS score, as a number
 // or a string), else high for a secret, else the result's level, else its
 // rule's default level, else medium.

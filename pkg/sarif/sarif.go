@@ -1,5 +1,6 @@
 // Package sarif reads the SARIF 2.1.0 logs that scanners write and maps their
-// results to scangate findings, as sections 8 and 11 of DESIGN.md define it.
+// results to scangate findings, as docs/API.md ("Record scans from SARIF") and
+// docs/DECISIONS.md ("One SARIF reader") define it.
 //
 // One reader serves every form a log arrives in: the body of POST
 // /pr/scan/sarif with the log as an object or as base64 of its gzip
@@ -36,7 +37,7 @@ type Limits struct {
 	ValueBytes      int64 // one JSON value held at once (a result, a rule, a string): 8 MiB
 }
 
-// DefaultLimits are the limits of POST /pr/scan/sarif (DESIGN.md section 8).
+// DefaultLimits are the limits of POST /pr/scan/sarif (docs/API.md, Limits).
 func DefaultLimits() Limits {
 	return Limits{
 		Bytes:           100 << 20,
@@ -107,10 +108,10 @@ type Run struct {
 	Index int  // its place in the log's runs
 	Tool  Tool // its tool
 	// Type is the scan type of its tool: SECRET for a secret scanner
-	// (DESIGN.md section 8), else VULNERABILITY. A run may also make
+	// (gitleaks, ggshield, detect-secrets, trufflehog), else VULNERABILITY. A run may also make
 	// findings of the other type (a rule tagged secret).
 	Type scangate.ScanType
-	// Category is its analysis category (DESIGN.md section 11): its
+	// Category is its analysis category, as GitHub's code scanning has it: its
 	// automationDetails.id up to the last "/", else its driver's name
 	// lowercased; each with every run of characters outside A–Z a–z 0–9
 	// . _ / - made one "-" (scangate.NormalizeCategory); "default" when

@@ -2,8 +2,8 @@ package scangate
 
 import "slices"
 
-// Categories (DESIGN.md section 11): what produced a scan, as GitHub's code
-// scanning calls it.
+// Categories: what produced a scan, as GitHub's code scanning calls it
+// (docs/DECISIONS.md, "One SARIF reader").
 const (
 	// DefaultCategory is the category of a scan recorded without one.
 	DefaultCategory = "default"
@@ -47,7 +47,7 @@ func NormalizeCategory(s string) string {
 	return string(out)
 }
 
-// Severity is how severe a finding is (DESIGN.md section 11).
+// Severity is how severe a finding is (docs/DECISIONS.md, "One SARIF reader").
 type Severity string
 
 // The severities, from the most severe.
