@@ -382,15 +382,15 @@ func TestTools(t *testing.T) {
 	// without a finding too.
 	var runs []string
 	for _, run := range rep.Runs {
-		runs = append(runs, fmt.Sprintf("%d %s %s %s %s %d/%d", run.Index, run.Tool.Name, run.Tool.Version, run.Type, run.Category,
-			len(run.Secrets), len(run.Vulnerabilities)))
+		runs = append(runs, fmt.Sprintf("%d %s %s %s %s %d/%d %v", run.Index, run.Tool.Name, run.Tool.Version, run.Type, run.Category,
+			len(run.Secrets), len(run.Vulnerabilities), run.Types()))
 	}
 	if wantRuns := []string{
-		"0 gitleaks v8.0.0 SECRET gitleaks 1/0",
-		"1 Semgrep OSS 1.180.0-dev VULNERABILITY semgrep-oss 0/1",
-		"2 gitleaks v8.0.0 SECRET gitleaks 1/0",
-		"3 Semgrep OSS 1.180.0-dev VULNERABILITY semgrep-oss 1/0",
-		"4 checkov  VULNERABILITY checkov 0/0",
+		"0 gitleaks v8.0.0 SECRET gitleaks 1/0 [SECRET]",
+		"1 Semgrep OSS 1.180.0-dev VULNERABILITY semgrep-oss 0/1 [VULNERABILITY]",
+		"2 gitleaks v8.0.0 SECRET gitleaks 1/0 [SECRET]",
+		"3 Semgrep OSS 1.180.0-dev VULNERABILITY semgrep-oss 1/0 [VULNERABILITY SECRET]",
+		"4 checkov  VULNERABILITY checkov 0/0 [VULNERABILITY]",
 	}; !reflect.DeepEqual(runs, wantRuns) {
 		t.Errorf("runs:\n%s\nwant\n%s", strings.Join(runs, "\n"), strings.Join(wantRuns, "\n"))
 	}

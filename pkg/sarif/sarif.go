@@ -132,6 +132,20 @@ func (r *Run) Findings(t scangate.ScanType) []scangate.Finding {
 	return r.Vulnerabilities
 }
 
+// Types lists the scan types the run records a scan of: its tool's type,
+// whatever its findings (a clean run clears), then the other type when it
+// made findings of it.
+func (r *Run) Types() []scangate.ScanType {
+	other := scangate.ScanSecret
+	if r.Type == scangate.ScanSecret {
+		other = scangate.ScanVulnerability
+	}
+	if len(r.Findings(other)) > 0 {
+		return []scangate.ScanType{r.Type, other}
+	}
+	return []scangate.ScanType{r.Type}
+}
+
 // Handler receives each run of a log, in order, once it is read; an error
 // stops the read and is returned. The run is the handler's to keep. A read
 // that fails after some runs were handed on has handed them on: a caller
