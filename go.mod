@@ -12,6 +12,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/getkin/kin-openapi v0.153.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/google/go-github/v75 v75.0.0
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/oklog/ulid/v2 v2.1.1

@@ -250,7 +250,8 @@ func (g Ingest) read(ctx context.Context, key string, size int64) (*sarif.Report
 		return nil, tooLarge
 	}
 	c := &capped{r: body, left: maxBytes}
-	rep, err := sarif.ReadGzip(c, sarif.Options{Limits: g.Limits})
+	rep := &sarif.Report{}
+	_, err = sarif.ReadGzip(c, sarif.Options{Limits: g.Limits}, rep.Add)
 	switch {
 	case c.over:
 		return nil, tooLarge
