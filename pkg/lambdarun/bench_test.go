@@ -195,8 +195,7 @@ func newFixture(b testing.TB) fixture {
 	run := time.Now().UnixNano()
 	s3url := startS3(b)
 	fx := fixture{
-		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench",
-			"AWS_SECRET_ACCESS_KEY=bench", "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
+		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
 			"UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url},
 		events: map[string]func(int) []byte{
 			"baseline": func(int) []byte { return []byte(`{}`) },
@@ -285,11 +284,11 @@ func BenchmarkColdStart(b *testing.B) {
 	names := append([]string{"baseline"}, functions()...)
 	procs := map[string]lambdarun.Process{}
 	for _, name := range names {
-		procs[name] = lambdarun.Process{Argv: []string{build(b, dir, pkgOf(name), runtime.GOARCH)}, Env: fx.env}
+		procs[name] = lambdarun.Process{Argv: []string{build(b, dir, pkgOf(name), runtime.GOARCH)}, Name: name, Env: fx.env}
 	}
 	if py := os.Getenv("SCANGATE_BENCH_PYTHON"); py != "" {
 		names = append(names, "fastapi")
-		procs["fastapi"] = lambdarun.Process{Argv: []string{py, "-m", "awslambdaric", "app.handler"}, Dir: "testdata/fastapi",
+		procs["fastapi"] = lambdarun.Process{Argv: []string{py, "-m", "awslambdaric", "app.handler"}, Dir: "testdata/fastapi", Name: "fastapi",
 			Env: append(slices.Clone(fx.env), "PYTHONDONTWRITEBYTECODE=1")}
 	} else {
 		b.Log("SCANGATE_BENCH_PYTHON is not set: the FastAPI + Mangum function is not measured (make bench sets it)")
