@@ -59,7 +59,7 @@ func auditJSON(e scangate.AuditEntry) auditBody {
 
 // ListAudit is GET /audit (admins): the change log, newest first; with
 // action=login.failure or login.throttled, the failed logins.
-func ListAudit(st AuditReader, pg pager, log *slog.Logger) Endpoint {
+func ListAudit(st AuditReader, pg Cursors, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListAudit", Roles: []scangate.Role{scangate.RoleAdmin}, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)

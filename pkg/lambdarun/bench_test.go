@@ -19,12 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/lambdarun"
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -33,7 +33,7 @@ import (
 // of the operations table.
 func functions() []string {
 	var names []string
-	for _, op := range api.Operations() {
+	for _, op := range ops.Operations() {
 		names = append(names, op.Name)
 	}
 	return names

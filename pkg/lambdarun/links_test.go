@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/ops"
 )
 
 // TestFunctionsLinkOnlyWhatTheyUse reads every function's dependencies
@@ -34,7 +34,7 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		"github.com/truora/minidyn", "github.com/johannesboyne/gofakes3", "gopkg.in/yaml.v3",
 		"github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local",
 	}
-	for _, op := range api.Operations() {
+	for _, op := range ops.Operations() {
 		list, ok := deps[op.Name]
 		if !ok {
 			t.Errorf("go list did not list functions/%s", op.Name)

@@ -23,10 +23,10 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"gopkg.in/yaml.v3"
 
-	scangateapi "github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -515,7 +515,7 @@ func TestIAMPolicies(t *testing.T) {
 	}
 	// Every function of the operations table was checked, and each one
 	// called DynamoDB in the workflow above.
-	if ops := scangateapi.Operations(); len(policies) != len(ops) || len(used) != len(ops) {
+	if ops := ops.Operations(); len(policies) != len(ops) || len(used) != len(ops) {
 		t.Errorf("%d functions in the template and %d that ran, of %d operations: %v", len(policies), len(used), len(ops), fmt.Sprint(policies))
 	}
 }

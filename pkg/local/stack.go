@@ -23,6 +23,7 @@ import (
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/gateway"
+	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -62,6 +63,9 @@ type Options struct {
 	// UploadMaxBytes lowers the largest object the ingest function reads
 	// (tests); zero keeps 100 MiB.
 	UploadMaxBytes int64
+	// Operations are functions built beside those of the operations table
+	// (tests of the triggers' machinery, with a template that names them).
+	Operations []ops.Operation
 }
 
 // DefaultBucket is the local uploads bucket's name.
@@ -200,30 +204,10 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 	return nil
 }
 
-// wire builds every function of the operations table and puts the local
-// API Gateway in front of them.
+// wire builds every function of the operations table, each from its own
+// dependencies, keeps each invokable by logical id, and puts the local API
+// Gateway in front of the REST proxy handlers and the authorizer.
 func (s *Stack) wire(t *gateway.Template, o Options) error {
-	storeFor := o.StoreFor
-	if storeFor == nil {
-		storeFor = func(string) *store.Store { return s.Store }
-	}
-	buckets := map[string]api.Bucket{}
-	if o.S3OptionsFor != nil {
-		for _, op := range api.Operations() {
-			id := api.LogicalID(op.Name)
-			b, err := s.openBucket(o, o.S3OptionsFor(id)...)
-			if err != nil {
-				return err
-			}
-			buckets[id] = b
-		}
-	}
-	bucketFor := func(id string) api.Bucket {
-		if b, ok := buckets[id]; ok {
-			return b
-		}
-		return s.Bucket
-	}
 	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes}
 	if len(cfg.CursorKey) == 0 {
 		cfg.CursorKey = make([]byte, 32)
@@ -231,15 +215,33 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 			return fmt.Errorf("cursor key: %w", err)
 		}
 	}
-	fns := Functions(func(id string) api.Deps {
-		return api.Deps{Store: storeFor(id), Log: o.Log, Now: time.Now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold,
-			Bucket: bucketFor(id)}
-	})
-	s.functions = map[string]lambda.Handler{}
-	for _, f := range fns {
-		s.functions[f.LogicalID] = lambda.NewHandler(f.Handler)
+	cursors, err := api.NewCursors(cfg.CursorKey)
+	if err != nil {
+		return err
 	}
-	proxies, authorizer := gatewayHandlers(fns)
+	s.functions = map[string]lambda.Handler{}
+	proxies := map[string]gateway.Handler{}
+	var authorizer gateway.AuthorizerHandler
+	for _, op := range append(ops.Operations(), o.Operations...) {
+		id := ops.LogicalID(op.Name)
+		d := deps{store: s.Store, log: o.Log, config: cfg, cursors: cursors, bucket: s.Bucket}
+		if o.StoreFor != nil {
+			d.store = o.StoreFor(id)
+		}
+		if o.S3OptionsFor != nil {
+			if d.bucket, err = s.openBucket(o, o.S3OptionsFor(id)...); err != nil {
+				return err
+			}
+		}
+		h := op.Handler(d)
+		s.functions[id] = lambda.NewHandler(h)
+		switch h := h.(type) {
+		case api.Handler:
+			proxies[id] = gateway.Handler(h)
+		case api.AuthorizerHandler:
+			authorizer = gateway.AuthorizerHandler(h)
+		}
+	}
 	gw, err := gateway.NewServer(t, proxies, authorizer, o.AuthorizerTTL, o.Log)
 	if err != nil {
 		return err
