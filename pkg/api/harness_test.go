@@ -19,7 +19,7 @@ import (
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/ops"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"gopkg.in/yaml.v3"
 
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/ops"

@@ -22,7 +22,7 @@ import (
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/fold"
-	"github.com/scangate/scangate/pkg/lambdarun"
+	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
@@ -39,7 +39,7 @@ func functions() []string {
 	return names
 }
 
-const baselinePkg = "./pkg/lambdarun/testdata/baseline"
+const baselinePkg = "./internal/lambdarun/testdata/baseline"
 
 // pkgOf is the main package of a measured binary.
 func pkgOf(name string) string {
