@@ -34,12 +34,15 @@ type S3Event struct {
 	Prefix   string
 }
 
-// QueueEvent is one SQS event of a function: the queue's logical id and
-// the most messages a batch holds (BatchSize, 10 when absent).
+// QueueEvent is one SQS event of a function: the queue's logical id, the
+// most messages a batch holds (BatchSize, 10 when absent) and the most
+// batches delivered at once (ScalingConfig's MaximumConcurrency; 5 when
+// absent, as many as Lambda starts polling with).
 type QueueEvent struct {
-	Function  string
-	Queue     string
-	BatchSize int
+	Function    string
+	Queue       string
+	BatchSize   int
+	Concurrency int
 }
 
 // Queue is an AWS::SQS::Queue of the template: the logical id of its
@@ -249,7 +252,8 @@ func (t *Template) readEvent(function, typ string, p node) {
 	case "Schedule":
 		t.Schedules[function] = p.get("Schedule").str()
 	case "SQS":
-		t.QueueEvents = append(t.QueueEvents, QueueEvent{Function: function, Queue: p.get("Queue").str(), BatchSize: p.get("BatchSize").integer(10)})
+		t.QueueEvents = append(t.QueueEvents, QueueEvent{Function: function, Queue: p.get("Queue").str(), BatchSize: p.get("BatchSize").integer(10),
+			Concurrency: p.get("ScalingConfig", "MaximumConcurrency").integer(5)})
 	case "DynamoDB":
 		ev := StreamEvent{Function: function, Table: p.get("Stream").str(), BatchSize: p.get("BatchSize").integer(100)}
 		if fs := p.get("FilterCriteria", "Filters"); fs.Node != nil && fs.Kind == yaml.SequenceNode {

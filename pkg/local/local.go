@@ -14,6 +14,13 @@ import (
 	miniserver "github.com/truora/minidyn/server"
 )
 
+// The region and account of the ARNs in the events the local triggers
+// send.
+const (
+	region  = "us-east-1"
+	account = "123456789012"
+)
+
 // Embedded is the in-process DynamoDB-API server (minidyn) on a loopback port.
 type Embedded struct {
 	URL    string

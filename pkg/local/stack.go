@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,7 +68,15 @@ type Options struct {
 	// Operations are functions built beside those of the operations table
 	// (tests of the triggers' machinery, with a template that names them).
 	Operations []ops.Operation
+	// RedeliverAfter is how long a queue's failed message stays invisible,
+	// and how long a stream waits before it retries a failed batch;
+	// DefaultRedeliverAfter when zero.
+	RedeliverAfter time.Duration
 }
+
+// DefaultRedeliverAfter is how long the local queues and streams wait
+// before they deliver again what failed.
+const DefaultRedeliverAfter = time.Second
 
 // DefaultBucket is the local uploads bucket's name.
 const DefaultBucket = "scangate-uploads"
@@ -81,10 +91,19 @@ type Stack struct {
 	Bucket    *bucket.Bucket // the uploads bucket
 	functions map[string]lambda.Handler
 	schedules map[string]string // logical id: schedule expression
+	queues    map[string]*Queue  // by logical id
+	streams   map[string]*Stream // by the logical id of their function
 
-	stopNotifiers context.CancelFunc
-	notifiers     sync.WaitGroup
+	stopTriggers context.CancelFunc
+	triggers     sync.WaitGroup
 }
+
+// Queue is the queue of template.yaml with this logical id, nil if none.
+func (s *Stack) Queue(logicalID string) *Queue { return s.queues[logicalID] }
+
+// Stream is the table's stream as the function with this logical id reads
+// it, nil if no DynamoDB event of the template invokes that function.
+func (s *Stack) Stream(function string) *Stream { return s.streams[function] }
 
 // Invoke runs a function of the template with an event as Lambda would:
 // the event's JSON in, the answer's JSON out. The local triggers that are
@@ -97,12 +116,12 @@ func (s *Stack) Invoke(ctx context.Context, logicalID string, event []byte) ([]b
 	return h.Invoke(ctx, event)
 }
 
-// Close stops the delivery of S3 events (after the invocations under way)
-// and the embedded servers, if any.
+// Close stops the triggers (S3 events, queues, streams; after the
+// invocations under way) and the embedded servers, if any.
 func (s *Stack) Close() error {
-	if s.stopNotifiers != nil {
-		s.stopNotifiers()
-		s.notifiers.Wait()
+	if s.stopTriggers != nil {
+		s.stopTriggers()
+		s.triggers.Wait()
 	}
 	var errs []error
 	if s.S3 != nil {
@@ -149,6 +168,13 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 	if err := store.CreateTable(ctx, db, o.Table); err != nil {
 		return err
 	}
+	if err := s.openStreams(t); err != nil {
+		return err
+	}
+	if len(s.streams) > 0 {
+		streams := slices.Collect(maps.Values(s.streams))
+		db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, captureWrites(streams)) })
+	}
 	s.Store = store.New(db, o.Table)
 	if err := s.bootstrap(ctx, o); err != nil {
 		return err
@@ -167,8 +193,7 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 	if err := s.wire(t, o); err != nil {
 		return err
 	}
-	s.startNotifiers(t, o)
-	return nil
+	return s.startTriggers(t, o)
 }
 
 // bootstrap creates the first admin unless the table has one.
