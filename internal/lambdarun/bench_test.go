@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/fold"
-	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/internal/lambdarun"
+	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"

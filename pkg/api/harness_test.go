@@ -14,12 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
-	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/ops"

@@ -90,7 +90,7 @@ type Stack struct {
 	S3        *EmbeddedS3    // nil on an external S3 endpoint
 	Bucket    *bucket.Bucket // the uploads bucket
 	functions map[string]lambda.Handler
-	schedules map[string]string // logical id: schedule expression
+	schedules map[string]string  // logical id: schedule expression
 	queues    map[string]*Queue  // by logical id
 	streams   map[string]*Stream // by the logical id of their function
 
