@@ -48,12 +48,16 @@ func functions() []string {
 	return names
 }
 
-const baselinePkg = "./internal/lambdarun/testdata/baseline"
+// references are the binaries measured beside the functions: the
+// baseline (the usual hello world, its client built with
+// config.LoadDefaultConfig) and the floor (a DynamoDB client built from
+// the environment as the functions build theirs, and nothing else).
+var references = []string{"baseline", "floor"}
 
 // pkgOf is the main package of a measured binary.
 func pkgOf(name string) string {
-	if name == "baseline" {
-		return baselinePkg
+	if slices.Contains(references, name) {
+		return "./internal/lambdarun/testdata/" + name
 	}
 	return "./functions/" + name
 }
@@ -209,6 +213,7 @@ func newFixture(b testing.TB) fixture {
 			"UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url},
 		events: map[string]func(int) []byte{
 			"baseline": func(int) []byte { return []byte(`{}`) },
+			"floor":    func(int) []byte { return []byte(`{}`) },
 			"authorizer": func(int) []byte {
 				return []byte(`{"type":"TOKEN","authorizationToken":"Bearer ` + tok + `","methodArn":"arn:aws:execute-api:us-east-1:1:a/prod/GET/api/pr/scan/1"}`)
 			},
@@ -260,7 +265,7 @@ func newFixture(b testing.TB) fixture {
 var pathParam = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // notHTTP are the functions whose answers are not HTTP responses.
-var notHTTP = []string{"baseline", "authorizer", "ingest-sarif-upload", "expire-allowlists"}
+var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists"}
 
 // rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
 // overrides it.
@@ -294,7 +299,7 @@ func BenchmarkColdStart(b *testing.B) {
 	dir := b.TempDir()
 	fx := newFixture(b)
 	ctx := context.Background()
-	names := append([]string{"baseline"}, functions()...)
+	names := append(slices.Clone(references), functions()...)
 	procs := map[string]lambdarun.Process{}
 	for _, name := range names {
 		procs[name] = lambdarun.Process{Argv: []string{build(b, dir, pkgOf(name), runtime.GOARCH)}, Name: name, Env: fx.env}
@@ -350,6 +355,7 @@ func BenchmarkColdStart(b *testing.B) {
 			init := median(s.inits)
 			b.ReportMetric(float64(init.Microseconds())/1000, "init-ms")
 			b.ReportMetric(float64(init)/float64(median(base.inits)), "init-x-baseline")
+			b.ReportMetric(float64(init)/float64(median(got["floor"].inits)), "init-x-floor")
 			b.ReportMetric(float64(median(s.warm).Microseconds())/1000, "warm-ms")
 			b.ReportMetric(float64(s.rss)/1024, "peak-MiB")
 			b.ReportMetric(float64(s.rss)/float64(base.rss), "mem-x-baseline")
@@ -364,7 +370,7 @@ func BenchmarkColdStart(b *testing.B) {
 func BenchmarkSize(b *testing.B) {
 	dir := b.TempDir()
 	var base, baseZip float64
-	for _, name := range append([]string{"baseline"}, functions()...) {
+	for _, name := range append(slices.Clone(references), functions()...) {
 		bin := build(b, dir, pkgOf(name), "arm64")
 		argon2 := argon2Symbols(b, buildWith(b, dir, pkgOf(name), "arm64", "-buildid="))
 		hashes := name == "login" || name == "create-user"
