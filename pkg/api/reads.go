@@ -260,22 +260,3 @@ func ListAllowlists(st AllowlistReader, pg Cursors, now func() time.Time, log *s
 			return pg.reply(req, "/api/whitelist", r, items, next), nil
 		}}
 }
-
-// ListAllowlistComments is GET /whitelist/{whitelist_id}/comments: an
-// allowlist's comments, oldest first.
-func ListAllowlistComments(st AllowlistReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "ListAllowlistComments", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			id, err := PathID(req, "whitelist_id")
-			if err != nil {
-				return Reply{}, err
-			}
-			_, cs, err := st.AllowlistDetail(ctx, id)
-			if err != nil {
-				return Reply{}, err
-			}
-			return Reply{Status: http.StatusOK, Body: each(cs, func(c scangate.Comment) commentBody {
-				return commentBody{ID: c.ID, Comment: c.Text, CreatedBy: c.By, CreatedOn: c.At}
-			})}, nil
-		}}
-}

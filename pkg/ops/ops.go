@@ -133,7 +133,6 @@ func Operations() []Operation {
 		{Name: "get-pr", API: func(d Deps) api.Handler { return api.GetPR(d.Store(), d.Log()).Handle }},
 		{Name: "list-pr-scans", API: func(d Deps) api.Handler { return api.ListPRScans(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "list-prs", API: func(d Deps) api.Handler { return api.ListPRs(d.Store(), d.Cursors(), d.Log()).Handle }},
-		{Name: "list-allowlist-comments", API: func(d Deps) api.Handler { return api.ListAllowlistComments(d.Store(), d.Log()).Handle }},
 		{Name: "get-allowlist", API: func(d Deps) api.Handler { return api.GetAllowlist(d.Store(), time.Now, d.Log()).Handle }},
 		{Name: "list-allowlists", API: func(d Deps) api.Handler {
 			return api.ListAllowlists(d.Store(), d.Cursors(), time.Now, d.Log()).Handle
