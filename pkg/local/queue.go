@@ -36,11 +36,10 @@ type Queue struct {
 	retry       time.Duration
 	log         *slog.Logger
 
-	mu      sync.Mutex
+	watch   // guards and signals what follows
 	seq     int
 	ready   []*message
-	pending int           // messages in flight or waiting to be visible again
-	changed chan struct{} // closed at every change of ready or pending
+	pending int // messages in flight or waiting to be visible again
 }
 
 type message struct {
@@ -49,7 +48,7 @@ type message struct {
 	sent     time.Time
 }
 
-func newQueue(name string) *Queue { return &Queue{Name: name, changed: make(chan struct{})} }
+func newQueue(name string) *Queue { return &Queue{Name: name, watch: newWatch()} }
 
 // Send adds a message and returns its id.
 func (q *Queue) Send(body string) string {
@@ -77,51 +76,27 @@ func (q *Queue) Messages() []string {
 // Idle waits until a consumed queue holds no message, in flight or to be
 // delivered again, or ctx ends.
 func (q *Queue) Idle(ctx context.Context) error {
-	for {
-		q.mu.Lock()
-		idle, changed := len(q.ready) == 0 && q.pending == 0, q.changed
-		q.mu.Unlock()
-		if idle {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		}
-	}
-}
-
-// notify wakes whoever waits for a change; q.mu is held.
-func (q *Queue) notify() {
-	close(q.changed)
-	q.changed = make(chan struct{})
+	return q.until(ctx, func() bool { return len(q.ready) == 0 && q.pending == 0 })
 }
 
 // run delivers batches to the consumer until ctx ends.
 func (q *Queue) run(ctx context.Context, wg *sync.WaitGroup) {
 	slots := make(chan struct{}, q.concurrency)
 	for {
-		q.mu.Lock()
-		n := min(len(q.ready), q.batch)
-		batch := q.ready[:n:n]
-		q.ready = q.ready[n:]
-		q.pending += n
-		changed := q.changed
-		q.mu.Unlock()
-		if n == 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-changed:
-				continue
-			}
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case slots <- struct{}{}:
 		}
+		if q.until(ctx, func() bool { return len(q.ready) > 0 }) != nil {
+			return
+		}
+		q.mu.Lock()
+		n := min(len(q.ready), q.batch)
+		batch := q.ready[:n:n]
+		q.ready = q.ready[n:]
+		q.pending += n
+		q.mu.Unlock()
 		wg.Go(func() {
 			defer func() { <-slots }()
 			q.settle(ctx, batch, q.deliver(ctx, batch))

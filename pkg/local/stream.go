@@ -35,15 +35,14 @@ type Stream struct {
 	retry    time.Duration
 	log      *slog.Logger
 
-	mu      sync.Mutex
+	watch   // guards and signals what follows
 	seq     int64
 	records []events.DynamoDBEventRecord // not yet delivered, oldest first
 	busy    bool                         // a batch is being delivered
-	changed chan struct{}
 }
 
 func newStream(function string, filters []string) (*Stream, error) {
-	s := &Stream{Function: function, changed: make(chan struct{})}
+	s := &Stream{Function: function, watch: newWatch()}
 	for _, f := range filters {
 		var p map[string]any
 		if err := json.Unmarshal([]byte(f), &p); err != nil {
@@ -93,42 +92,19 @@ func (s *Stream) keeps(r events.DynamoDBEventRecord) bool {
 
 // Idle waits until every record published has been delivered, or ctx ends.
 func (s *Stream) Idle(ctx context.Context) error {
-	for {
-		s.mu.Lock()
-		idle, changed := len(s.records) == 0 && !s.busy, s.changed
-		s.mu.Unlock()
-		if idle {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		}
-	}
-}
-
-func (s *Stream) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
+	return s.until(ctx, func() bool { return len(s.records) == 0 && !s.busy })
 }
 
 // run delivers batches until ctx ends.
 func (s *Stream) run(ctx context.Context) {
 	for {
+		if s.until(ctx, func() bool { return len(s.records) > 0 }) != nil {
+			return
+		}
 		s.mu.Lock()
 		batch := s.records[:min(len(s.records), s.batch)]
-		s.busy = len(batch) > 0
-		changed := s.changed
+		s.busy = true
 		s.mu.Unlock()
-		if len(batch) == 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-changed:
-				continue
-			}
-		}
 		done := s.deliver(ctx, batch)
 		if done < len(batch) {
 			select {
@@ -175,6 +151,39 @@ func (s *Stream) deliver(ctx context.Context, batch []events.DynamoDBEventRecord
 		done = min(done, i)
 	}
 	return done
+}
+
+// watch is a mutex and a channel closed at every change of what the mutex
+// guards, for the goroutines that wait for one (a queue's or a stream's
+// loop, Idle).
+type watch struct {
+	mu      sync.Mutex
+	changed chan struct{}
+}
+
+func newWatch() watch { return watch{changed: make(chan struct{})} }
+
+// notify wakes the goroutines that wait for a change; mu is held.
+func (w *watch) notify() {
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// until waits until cond, called with mu held, is true, or ctx ends.
+func (w *watch) until(ctx context.Context, cond func() bool) error {
+	for {
+		w.mu.Lock()
+		ok, changed := cond(), w.changed
+		w.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
 }
 
 // captureWrites is middleware for the stack's DynamoDB client: after each
