@@ -287,14 +287,16 @@ type samples struct {
 }
 
 // BenchmarkColdStart runs each function's bootstrap (built for this
-// machine) under the local Runtime API, beside the baseline and, when
-// SCANGATE_BENCH_PYTHON names a Python with the packages of
-// testdata/fastapi/requirements.txt (make bench installs them), the FastAPI
-// + Mangum function started by awslambdaric: init (process start to first
-// poll of next), warm invocation latency (invocations after the first) and
-// peak memory, with ratios to the baseline. The binaries take turns, one
-// start each per round, so a drift of the machine during the run touches
-// them all alike.
+// machine) under the local Runtime API, each process started with exactly
+// the environment Lambda gives a provided.al2023 function
+// (lambdarun.LambdaEnv) and the function's own, beside the baseline, the
+// floor and, when SCANGATE_BENCH_PYTHON names a Python with the packages
+// of testdata/fastapi/requirements.txt (make bench installs them), the
+// FastAPI + Mangum function started by awslambdaric: init (process start
+// to first poll of next), warm invocation latency (invocations after the
+// first) and peak memory, with ratios to the baseline (and init to the
+// floor). The binaries take turns, one start each per round, so a drift of
+// the machine during the run touches them all alike.
 func BenchmarkColdStart(b *testing.B) {
 	dir := b.TempDir()
 	fx := newFixture(b)
