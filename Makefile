@@ -10,7 +10,7 @@ TOOLS         := $(CURDIR)/.build/tools
 
 PYTHON        ?= python3.11
 BENCH_VENV    := .build/bench-venv
-FASTAPI_DIR   := pkg/lambdarun/testdata/fastapi
+FASTAPI_DIR   := internal/lambdarun/testdata/fastapi
 WEBHOOK_VENV     := .build/webhook-venv
 WEBHOOK_RECEIVER := pkg/webhook/testdata/receiver
 OCTOKIT          := .build/octokit
@@ -122,13 +122,13 @@ $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 ## throughput on the embedded server; allowlist re-evaluation and a 100,000-result
 ## upload through the ingest function on DynamoDB Local (figures in docs/BENCHMARKS.md)
 bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
-	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
+	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./internal/lambdarun
 	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench 'Reevaluate|SARIFUpload' -benchtime 3x ./pkg/api
 	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./pkg/sarif
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
-	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./pkg/lambdarun
+	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./internal/lambdarun
 
 # The FastAPI + Mangum comparison function's packages, pinned, from PyPI.
 $(BENCH_VENV)/.pins: $(FASTAPI_DIR)/requirements.txt

@@ -2,6 +2,7 @@ package api
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/page"
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -159,19 +159,22 @@ func (q *query) err() error {
 	return &scangate.Error{Kind: scangate.KindInvalid, Detail: "the query parameters are not valid", Fields: q.errs}
 }
 
-// pager reads and answers the pages of listings, sealing their cursors
-// with one key (pkg/page).
-type pager struct {
+// Cursors reads and answers the pages of listings, sealing their cursors
+// with one key (pkg/page): CURSOR_KEY, which only the listing functions
+// are given.
+type Cursors struct {
 	codec page.Codec
-	err   error // no usable key: every listing request fails (500)
+	ok    bool // built by NewCursors; a zero Cursors fails every request (500)
 }
 
-func newPager(c config.Config) pager {
-	codec, err := page.NewCodec(c.CursorKey)
+// NewCursors seals cursors with key; it fails without a usable key (at
+// least 32 bytes), and a listing function then refuses to start.
+func NewCursors(key []byte) (Cursors, error) {
+	codec, err := page.NewCodec(key)
 	if err != nil {
-		return pager{err: fmt.Errorf("CURSOR_KEY: %w", err)}
+		return Cursors{}, fmt.Errorf("CURSOR_KEY: %w", err)
 	}
-	return pager{codec: codec}
+	return Cursors{codec: codec, ok: true}, nil
 }
 
 // pageRequest is a request for one page of a listing.
@@ -185,9 +188,9 @@ type pageRequest struct {
 // read reads limit and cursor, after the listing's filters, and reports
 // every bad parameter at once. The cursor must have been issued by the
 // listing name with these ids (its path ids) and filters.
-func (pg pager) read(q *query, name string, ids map[string]string) (pageRequest, error) {
-	if pg.err != nil {
-		return pageRequest{}, pg.err
+func (pg Cursors) read(q *query, name string, ids map[string]string) (pageRequest, error) {
+	if !pg.ok {
+		return pageRequest{}, errors.New("listing without a cursor key")
 	}
 	r := pageRequest{filters: q.filters, limit: page.DefaultLimit}
 	if v, ok := q.raw("limit"); ok {
@@ -231,7 +234,7 @@ type pageBody struct {
 // request was sent to (as location builds it: behind a stage or a base
 // path, RequestContext.Path keeps them), with the filters, the limit and
 // the cursor; fallback stands for that path in events without one.
-func (pg pager) reply(req events.APIGatewayProxyRequest, fallback string, r pageRequest, items any, next map[string]string) Reply {
+func (pg Cursors) reply(req events.APIGatewayProxyRequest, fallback string, r pageRequest, items any, next map[string]string) Reply {
 	reply := Reply{Status: 200, Body: pageBody{Items: items}}
 	if next == nil {
 		return reply

@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,8 +12,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/trigger"
 )
 
 // ingest records object as the uploaded object of a new upload through the
@@ -25,8 +27,9 @@ func (h *harness) ingest(object []byte) scangate.Upload {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	g := api.Ingest{Store: h.env.Store, Bucket: &fakeObject{body: object, size: int64(len(object))},
-		Log: slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)), Now: time.Now, Limits: api.UploadLimits()}
+	g := trigger.Ingest{Store: h.env.Store, Bucket: oneObject(object),
+		Log: slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)), Now: time.Now, MaxBytes: scangate.MaxUploadBytes,
+		Limits: trigger.UploadLimits(), Poll: trigger.DefaultIngestPoll}
 	key := scangate.UploadKey(u.ID)
 	if err := g.Handle(ctx, events.S3Event{Records: []events.S3EventRecord{{EventName: "ObjectCreated:Put",
 		S3: events.S3Entity{Object: events.S3Object{Key: key, URLDecodedKey: key, Size: int64(len(object))}}}}}); err != nil {
@@ -38,6 +41,19 @@ func (h *harness) ingest(object []byte) scangate.Upload {
 	}
 	return got
 }
+
+// oneObject is a bucket that holds one object, whatever its key.
+type oneObject []byte
+
+func (o oneObject) PresignPut(context.Context, string, time.Duration) (string, map[string]string, time.Time, error) {
+	return "", nil, time.Time{}, nil
+}
+
+func (o oneObject) Open(context.Context, string) (io.ReadCloser, int64, error) {
+	return io.NopCloser(bytes.NewReader(o)), int64(len(o)), nil
+}
+
+func (o oneObject) Delete(context.Context, string) error { return nil }
 
 // gzipRaw is the gzip of s.
 func gzipRaw(t *testing.T, s string) []byte {

@@ -1,41 +1,51 @@
-// Package boot starts a Lambda function: the whole of a function's main
-// but the choice of its handler and of the dependencies only it links.
+// Package boot is what every function's main does before it builds its
+// handler: read the environment once, build the store and the logger. Each
+// main then calls its constructor with exactly what it takes (building
+// what only it links, such as the uploads bucket, itself) and hands the
+// handler to lambda.Start.
 package boot
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/store"
 )
 
-// Option adds to a function's dependencies what the function alone needs,
-// from its environment (read by getenv).
-type Option func(getenv func(string) string, d *api.Deps) error
-
-// Start reads the function's environment once, builds the store and the
-// dependencies with opts, and hands the handler that build makes of them
-// to the Lambda runtime. A function that cannot start says why, under its
-// name, and exits: Lambda reports the failed init.
-func Start[H any](name string, build func(api.Deps) H, opts ...Option) {
-	st, cfg, err := store.Open(os.Getenv)
-	d := api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg}
-	for _, opt := range opts {
-		if err == nil {
-			err = opt(os.Getenv, &d)
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		os.Exit(1)
-	}
-	lambda.Start(build(d))
+// Function is what a function's main builds first.
+type Function struct {
+	Name   string
+	Store  *store.Store
+	Config config.Config
+	Log    *slog.Logger
 }
 
-// Cursors is the option of the listings: they seal their cursors with
-// CURSOR_KEY and do not start without it.
-func Cursors(_ func(string) string, d *api.Deps) error { return d.Config.NeedCursorKey() }
+// Open reads the function's environment and builds the store and the
+// logger. A function that cannot start says why, under its name, and
+// exits: Lambda reports the failed init.
+func Open(name string) Function {
+	st, cfg, err := store.Open(os.Getenv)
+	f := Function{Name: name, Store: st, Config: cfg, Log: cfg.Logger(os.Stdout)}
+	f.Check(err)
+	return f
+}
+
+// Check exits as Open does when err is not nil: for what a main builds
+// itself.
+func (f Function) Check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, f.Name+":", err)
+		os.Exit(1)
+	}
+}
+
+// Cursors seals the cursors of a listing with CURSOR_KEY; a listing does
+// not start without one.
+func (f Function) Cursors() api.Cursors {
+	c, err := api.NewCursors(f.Config.CursorKey)
+	f.Check(err)
+	return c
+}

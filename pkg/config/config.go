@@ -4,7 +4,6 @@ package config
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -83,15 +82,6 @@ func Load(getenv func(string) string) (Config, error) {
 		c.CursorKey = k
 	}
 	return c, nil
-}
-
-// NeedCursorKey fails when no cursor key is configured: a listing
-// function calls it at init, so that it refuses to start without one.
-func (c Config) NeedCursorKey() error {
-	if len(c.CursorKey) < MinCursorKey {
-		return errors.New("CURSOR_KEY is not set")
-	}
-	return nil
 }
 
 // Logger returns the JSON logger of the configured level writing to w.

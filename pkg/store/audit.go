@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -51,7 +51,27 @@ func auditPartition(action string) string {
 // newAuditID makes an entry's id: the time to the millisecond, then 80
 // random bits.
 func newAuditID(at time.Time) string {
-	return ulid.MustNew(ulid.Timestamp(at), rand.Reader).String()
+	var entropy [10]byte
+	_, _ = rand.Read(entropy[:]) // crypto/rand.Read never fails
+	return ulidString(at, entropy)
+}
+
+// ulidString is a ULID (github.com/ulid/spec): the time in Unix
+// milliseconds (48 bits), then the entropy (80 bits), in 26 characters of
+// Crockford's base32, so that ids sort as their times. It is written here
+// rather than taken from github.com/oklog/ulid, whose package
+// initialisation seeds a math/rand source at every start of every
+// function (docs/DECISIONS.md).
+func ulidString(at time.Time, entropy [10]byte) string {
+	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	hi := uint64(at.UnixMilli())<<16 | uint64(entropy[0])<<8 | uint64(entropy[1]) // the 128 bits: hi, then lo
+	lo := binary.BigEndian.Uint64(entropy[2:])
+	var out [26]byte
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = alphabet[lo&31]
+		lo, hi = lo>>5|hi<<59, hi>>5
+	}
+	return string(out[:])
 }
 
 // Attributes of audit entries (the rest are shared: aTTL, aCreatedAt...).
@@ -248,27 +268,12 @@ func auditRange(since, until time.Time) (string, string) {
 		from, to = "0", "~"
 	}
 	if !since.IsZero() {
-		id, _ := ulid.New(ulid.Timestamp(since), zeroEntropy{})
-		from = id.String()
+		from = ulidString(since, [10]byte{})
 	}
 	if !until.IsZero() {
-		id, _ := ulid.New(ulid.Timestamp(until.Add(-time.Millisecond)), maxEntropy{})
-		to = id.String()
+		to = ulidString(until.Add(-time.Millisecond), [10]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	}
 	return from, to
-}
-
-type zeroEntropy struct{}
-
-func (zeroEntropy) Read(p []byte) (int, error) { clear(p); return len(p), nil }
-
-type maxEntropy struct{}
-
-func (maxEntropy) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 0xff
-	}
-	return len(p), nil
 }
 
 // inOrder orders items as their keys.

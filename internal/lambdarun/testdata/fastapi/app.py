@@ -1,4 +1,4 @@
-"""FastAPI + Mangum comparison function for make bench (pkg/lambdarun).
+"""FastAPI + Mangum comparison function for make bench (internal/lambdarun).
 
 The usual Python way to write one operation of this API: a FastAPI app
 behind Mangum, started by awslambdaric, serving GET /api/pr/scan/{id} with

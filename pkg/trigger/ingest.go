@@ -1,4 +1,4 @@
-package api
+package trigger
 
 import (
 	"context"
@@ -14,16 +14,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/sarif"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// S3Handler is the signature of a function that S3 events invoke.
-type S3Handler func(context.Context, events.S3Event) error
-
 // IngestStore is what the ingest function reads and writes.
 type IngestStore interface {
-	OnceStore
+	api.OnceStore
 	Upload(ctx context.Context, id int64) (scangate.Upload, error)
 	ClaimUpload(ctx context.Context, id int64, now time.Time, lease int64) (scangate.Upload, bool, error)
 	FinishUpload(ctx context.Context, id, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
@@ -64,7 +62,7 @@ const (
 // records one twice.
 type Ingest struct {
 	Store    IngestStore
-	Bucket   Bucket
+	Bucket   api.Bucket
 	Log      *slog.Logger
 	Now      func() time.Time
 	MaxBytes int64         // the object's size: scangate.MaxUploadBytes, or lower
@@ -72,11 +70,10 @@ type Ingest struct {
 	Poll     time.Duration // DefaultIngestPoll
 }
 
-// NewIngestSarifUpload builds the ingest function of uploads; it needs
-// d.Bucket.
-func NewIngestSarifUpload(d Deps) S3Handler {
-	return Ingest{Store: d.Store, Bucket: d.Bucket, Log: d.Log, Now: d.Now, MaxBytes: d.Config.UploadMaxBytes,
-		Limits: UploadLimits(), Poll: DefaultIngestPoll}.Handle
+// NewIngest builds the ingest function of uploads: the object of each
+// upload read from b, at most maxBytes (config's UploadMaxBytes).
+func NewIngest(st IngestStore, b api.Bucket, maxBytes int64, now func() time.Time, log *slog.Logger) S3Handler {
+	return Ingest{Store: st, Bucket: b, Log: log, Now: now, MaxBytes: maxBytes, Limits: UploadLimits(), Poll: DefaultIngestPoll}.Handle
 }
 
 // Handle processes every record of an event; it returns an error (so
@@ -161,21 +158,22 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 	start := time.Now()
 	work, cancel := context.WithDeadline(ctx, time.UnixMilli(lease).Add(-finishMargin))
 	defer cancel()
-	var out uploadBody
+	var o scangate.UploadOutcome
 	rep, err := g.read(work, key, size)
 	if err == nil {
-		out, err = RecordReportOnce(work, g.Store, "upload#"+strconv.FormatInt(u.ID, 10), u.Envelope, rep, g.Now())
-	}
-	o := scangate.UploadOutcome{Results: out.Results, Recorded: out.Recorded,
-		SuppressedInSource: out.SuppressedInSource, Skipped: out.Skipped}
-	for _, sc := range out.Scans {
-		o.ScanIDs = append(o.ScanIDs, sc.ID)
+		out, rerr := api.RecordReportOnce(work, g.Store, "upload#"+strconv.FormatInt(u.ID, 10), u.Envelope, rep, g.Now())
+		o = scangate.UploadOutcome{Results: out.Results, Recorded: out.Recorded,
+			SuppressedInSource: out.SuppressedInSource, Skipped: out.Skipped}
+		for _, sc := range out.Scans {
+			o.ScanIDs = append(o.ScanIDs, sc.ID)
+		}
+		err = rerr
 	}
 	if err != nil {
-		if !permanent(err) && ctx.Err() == nil && work.Err() == nil {
+		if !api.Refused(err) && ctx.Err() == nil && work.Err() == nil {
 			return g.release(ctx, u.ID, lease, err)
 		}
-		o.Errors = []scangate.Problem{problemOf(permanentError(err, work))}
+		o.Errors = []scangate.Problem{api.ProblemOf(permanentError(err, work))}
 	}
 	done, err := g.Store.FinishUpload(ctx, u.ID, lease, o, g.Now())
 	if err != nil {
@@ -200,29 +198,14 @@ func (g Ingest) release(ctx context.Context, id, lease int64, cause error) error
 	return fmt.Errorf("upload %d: %w", id, cause)
 }
 
-// permanent reports whether processing failed for a reason no retry
-// changes: the log or the object (problems a caller is told), or a
-// recording the store refused.
-func permanent(err error) bool {
-	var he *httpError
-	if errors.As(err, &he) {
-		return true
-	}
-	switch scangate.KindOf(err) {
-	case scangate.KindInvalid, scangate.KindConflict, scangate.KindNotFound:
-		return true
-	}
-	return false
-}
-
 // permanentError is the error an upload fails with: err, or, when the
 // work ran out of its function's time, a problem that says so.
 func permanentError(err error, work context.Context) error {
-	if permanent(err) {
+	if api.Refused(err) {
 		return err
 	}
 	if errors.Is(work.Err(), context.DeadlineExceeded) {
-		return failf(http.StatusInternalServerError, "the upload was not processed within the ingest function's time limit")
+		return api.Failf(http.StatusInternalServerError, "the upload was not processed within the ingest function's time limit")
 	}
 	return err
 }
@@ -234,14 +217,14 @@ func (g Ingest) read(ctx context.Context, key string, size int64) (*sarif.Report
 	if maxBytes <= 0 || maxBytes > scangate.MaxUploadBytes {
 		maxBytes = scangate.MaxUploadBytes
 	}
-	tooLarge := failf(http.StatusRequestEntityTooLarge, "the uploaded object holds more than %d bytes (limit object_bytes)", maxBytes)
+	tooLarge := api.Failf(http.StatusRequestEntityTooLarge, "the uploaded object holds more than %d bytes (limit object_bytes)", maxBytes)
 	if size > maxBytes {
 		return nil, tooLarge
 	}
 	body, size, err := g.Bucket.Open(ctx, key)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, failf(http.StatusNotFound, "the uploaded object no longer exists")
+		return nil, api.Failf(http.StatusNotFound, "the uploaded object no longer exists")
 	case err != nil:
 		return nil, fmt.Errorf("read the uploaded object: %w", err)
 	}
@@ -258,7 +241,7 @@ func (g Ingest) read(ctx context.Context, key string, size int64) (*sarif.Report
 	case c.err != nil:
 		return nil, fmt.Errorf("read the uploaded object: %w", c.err)
 	}
-	return rep, sarifError(err)
+	return rep, api.SARIFError(err)
 }
 
 // capped reads at most left bytes of r and notes whether r held more, and

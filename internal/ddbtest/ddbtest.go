@@ -31,8 +31,9 @@ type inputKey struct{}
 
 // Env is a store on a fresh table. Its client retries failed attempts
 // without waiting; its store retries lost races with the deployed policy
-// (retry.Default: waits of milliseconds), since the conflicts the client
-// plays need the time a racing transaction takes to pass, as on AWS.
+// (retry.Default: waits of milliseconds). Its clients play DynamoDB's
+// transaction conflicts (conflicts), each transaction cancelled once at
+// most.
 type Env struct {
 	Store *store.Store
 	DB    *dynamodb.Client

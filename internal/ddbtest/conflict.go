@@ -2,6 +2,8 @@ package ddbtest
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,10 +18,20 @@ import (
 // cancelled with TransactionConflict for that item. Every client of an
 // Env (its store's, Recorder's) plays it, sharing the transactions in
 // flight, so the tests see the cancellations concurrent work gets on AWS.
+//
+// It plays it deterministically: a transaction is cancelled at most once
+// (a transaction is known by the keys of its items). When it runs again
+// and still meets transactions in flight, it waits until they are done,
+// as if DynamoDB had committed them first, and then goes ahead. So every
+// retry path runs, and no test depends on how a busy machine schedules
+// the racers: however many of them, however slow, no transaction is
+// cancelled over and over until its bounded retries run out.
 type conflicts struct {
-	mu       sync.Mutex
-	inFlight map[string]int // item key: transactions in flight that include it
-	n        int            // transactions cancelled so far
+	mu        sync.Mutex
+	inFlight  map[string]int  // item key: transactions in flight that include it
+	cancelled map[string]bool // transactions (their keys) cancelled once
+	done      chan struct{}   // closed when a transaction ends
+	n         int             // transactions cancelled so far
 }
 
 // Conflicts returns how many transactions were cancelled by the rule so far.
@@ -55,19 +67,37 @@ func (c *conflicts) handle(ctx context.Context, in middleware.DeserializeInput, 
 	for i, it := range tx.TransactItems {
 		keys[i] = transactKey(it)
 	}
+	id := strings.Join(slices.Sorted(slices.Values(keys)), "\x00")
 	c.mu.Lock()
-	codes := make([]string, len(keys))
-	clash := false
-	for i, k := range keys {
-		codes[i] = "None"
-		if c.inFlight[k] > 0 {
-			codes[i], clash = "TransactionConflict", true
+	for {
+		codes := make([]string, len(keys))
+		clash := false
+		for i, k := range keys {
+			codes[i] = "None"
+			if c.inFlight[k] > 0 {
+				codes[i], clash = "TransactionConflict", true
+			}
 		}
-	}
-	if clash {
-		c.n++
+		if !clash {
+			break
+		}
+		if !c.cancelled[id] {
+			if c.cancelled == nil {
+				c.cancelled = map[string]bool{}
+			}
+			c.cancelled[id] = true
+			c.n++
+			c.mu.Unlock()
+			return middleware.DeserializeOutput{RawResponse: Canceled(codes...).response("conflict")}, middleware.Metadata{}, nil
+		}
+		done := c.ended()
 		c.mu.Unlock()
-		return middleware.DeserializeOutput{RawResponse: Canceled(codes...).response("conflict")}, middleware.Metadata{}, nil
+		select {
+		case <-ctx.Done():
+			return middleware.DeserializeOutput{}, middleware.Metadata{}, ctx.Err()
+		case <-done:
+		}
+		c.mu.Lock()
 	}
 	if c.inFlight == nil {
 		c.inFlight = map[string]int{}
@@ -83,9 +113,21 @@ func (c *conflicts) handle(ctx context.Context, in middleware.DeserializeInput, 
 				delete(c.inFlight, k)
 			}
 		}
+		if c.done != nil {
+			close(c.done)
+			c.done = nil
+		}
 		c.mu.Unlock()
 	}()
 	return next.HandleDeserialize(ctx, in)
+}
+
+// ended is closed when the next transaction in flight ends; c.mu is held.
+func (c *conflicts) ended() <-chan struct{} {
+	if c.done == nil {
+		c.done = make(chan struct{})
+	}
+	return c.done
 }
 
 // transactKey is the key of the item a transaction item acts on.

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/ops"
 )
 
 // TestFunctionsLinkOnlyWhatTheyUse reads every function's dependencies
 // (go list, for the Lambda build tags): none links the SDK's default
-// credential chain, the embedded DynamoDB server, the local gateway or
-// YAML, only the functions that hash or check a password link argon2, and
+// credential chain, the embedded DynamoDB server, the local gateway,
+// YAML, the operations table (pkg/ops, which links every handler) or
+// oklog/ulid (its initialisation seeds a random source at every start), only the functions that hash or check a password link argon2, and
 // only the functions of large uploads link the S3 client.
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
@@ -33,8 +34,9 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso",
 		"github.com/truora/minidyn", "github.com/johannesboyne/gofakes3", "gopkg.in/yaml.v3",
 		"github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local",
+		"github.com/scangate/scangate/pkg/ops", "github.com/oklog/ulid",
 	}
-	for _, op := range api.Operations() {
+	for _, op := range ops.Operations() {
 		list, ok := deps[op.Name]
 		if !ok {
 			t.Errorf("go list did not list functions/%s", op.Name)

@@ -8,10 +8,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,12 +22,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/bucket"
+	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/fold"
-	"github.com/scangate/scangate/pkg/lambdarun"
+	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -33,18 +42,22 @@ import (
 // of the operations table.
 func functions() []string {
 	var names []string
-	for _, op := range api.Operations() {
+	for _, op := range ops.Operations() {
 		names = append(names, op.Name)
 	}
 	return names
 }
 
-const baselinePkg = "./pkg/lambdarun/testdata/baseline"
+// references are the binaries measured beside the functions: the
+// baseline (the usual hello world, its client built with
+// config.LoadDefaultConfig) and the floor (a DynamoDB client built from
+// the environment as the functions build theirs, and nothing else).
+var references = []string{"baseline", "floor"}
 
 // pkgOf is the main package of a measured binary.
 func pkgOf(name string) string {
-	if name == "baseline" {
-		return baselinePkg
+	if slices.Contains(references, name) {
+		return "./internal/lambdarun/testdata/" + name
 	}
 	return "./functions/" + name
 }
@@ -78,6 +91,8 @@ func median(d []time.Duration) time.Duration {
 type fixture struct {
 	env    []string
 	events map[string]func(i int) []byte
+	store  *store.Store
+	s3url  string
 }
 
 func proxy(method, path string, params map[string]string, body string) []byte {
@@ -147,8 +162,6 @@ func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []by
 			return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin", "token_id": strconv.FormatInt(ids[n+i], 10)},
 				"DELETE", "/api/auth/token", nil, "")
 		},
-		"list-tokens": func(int) []byte { return proxy("GET", "/api/auth/tokens", nil, "") },
-		"list-audit":  func(int) []byte { return proxy("GET", "/api/audit", nil, "") },
 		"expire-allowlists": func(int) []byte {
 			return []byte(`{"version":"0","id":"bench","detail-type":"Scheduled Event","source":"aws.events","account":"1",` +
 				`"time":"2026-11-23T00:00:00Z","region":"us-east-1","resources":[],"detail":{}}`)
@@ -195,11 +208,12 @@ func newFixture(b testing.TB) fixture {
 	run := time.Now().UnixNano()
 	s3url := startS3(b)
 	fx := fixture{
-		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "AWS_REGION=us-east-1", "AWS_DEFAULT_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench",
-			"AWS_SECRET_ACCESS_KEY=bench", "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
+		store: st, s3url: s3url,
+		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
 			"UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url},
 		events: map[string]func(int) []byte{
 			"baseline": func(int) []byte { return []byte(`{}`) },
+			"floor":    func(int) []byte { return []byte(`{}`) },
 			"authorizer": func(int) []byte {
 				return []byte(`{"type":"TOKEN","authorizationToken":"Bearer ` + tok + `","methodArn":"arn:aws:execute-api:us-east-1:1:a/prod/GET/api/pr/scan/1"}`)
 			},
@@ -213,7 +227,6 @@ func newFixture(b testing.TB) fixture {
 				return proxy("PUT", "/api/users/1", map[string]string{"user_id": "1"}, `{"role":"admin","active":true,"user_email":"admin@example.com"}`)
 			},
 			"record-scan": func(int) []byte { return proxy("POST", "/api/pr/scan", nil, scan) },
-			"get-scan":    func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
 			"fastapi":     func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
 			"create-allowlist": func(int) []byte {
 				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228"}`)
@@ -222,33 +235,37 @@ func newFixture(b testing.TB) fixture {
 				return proxy("POST", "/api/pr/scan/sarif/uploads", nil, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r",`+
 					`"webhook_id":1,"pr":{"pr_id":10,"pr_name":"n","pr_link":"l"}}`)
 			},
-			"get-sarif-upload": func(int) []byte {
-				return proxy("GET", "/api/pr/scan/sarif/uploads/1", map[string]string{"upload_id": "1"}, "")
-			},
 			// An object of no upload: read the record, delete the object.
 			"ingest-sarif-upload": func(i int) []byte { return s3Event(benchBucket, int64(1_000_000+i), 100) },
 			"update-allowlist": func(int) []byte {
 				return proxy("PUT", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, `{"comment":"bench"}`)
 			},
-			"list-findings": func(int) []byte {
-				return proxy("GET", "/api/pr/scan/6/findings", map[string]string{"pr_scan_id": "6"}, "")
-			},
-			"get-pr":          func(int) []byte { return proxy("GET", "/api/pr/1", map[string]string{"pr_id": "1"}, "") },
-			"list-pr-scans":   func(int) []byte { return proxy("GET", "/api/pr/1/scans", map[string]string{"pr_id": "1"}, "") },
-			"list-prs":        func(int) []byte { return proxy("GET", "/api/pr", nil, "") },
-			"get-allowlist":   func(int) []byte { return proxy("GET", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, "") },
-			"list-allowlists": func(int) []byte { return proxy("GET", "/api/whitelist", nil, "") },
-			"get-user":        func(int) []byte { return proxy("GET", "/api/users/1", map[string]string{"user_id": "1"}, "") },
-			"get-me":          func(int) []byte { return proxy("GET", "/api/users/me", nil, "") },
-			"list-users":      func(int) []byte { return proxy("GET", "/api/users", nil, "") },
 		},
 	}
 	maps.Copy(fx.events, tokenEvents(b, st, 6*rounds(b)))
+	// Every GET route without an event of its own is read with each path
+	// id 1, which the fixture holds for every kind of record.
+	tpl, err := gateway.ReadTemplate("../../template.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, op := range ops.Operations() {
+		for _, r := range tpl.Routes {
+			if r.Function == ops.LogicalID(op.Name) && r.Method == "GET" && fx.events[op.Name] == nil {
+				params := map[string]string{}
+				path := pathParam.ReplaceAllStringFunc(r.Path, func(p string) string { params[p[1:len(p)-1]] = "1"; return "1" })
+				fx.events[op.Name] = func(int) []byte { return proxy("GET", path, params, "") }
+			}
+		}
+	}
 	return fx
 }
 
+// pathParam is a parameter of a route's path: {pr_scan_id}.
+var pathParam = regexp.MustCompile(`\{[a-z_]+\}`)
+
 // notHTTP are the functions whose answers are not HTTP responses.
-var notHTTP = []string{"baseline", "authorizer", "ingest-sarif-upload", "expire-allowlists"}
+var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists"}
 
 // rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
 // overrides it.
@@ -270,26 +287,28 @@ type samples struct {
 }
 
 // BenchmarkColdStart runs each function's bootstrap (built for this
-// machine) under the local Runtime API, beside the baseline and, when
-// SCANGATE_BENCH_PYTHON names a Python with the packages of
-// testdata/fastapi/requirements.txt (make bench installs them), the FastAPI
-// + Mangum function started by awslambdaric: init (process start to first
-// poll of next), warm invocation latency (invocations after the first) and
-// peak memory, with ratios to the baseline. The binaries take turns, one
-// start each per round, so a drift of the machine during the run touches
-// them all alike.
+// machine) under the local Runtime API, each process started with exactly
+// the environment Lambda gives a provided.al2023 function
+// (lambdarun.LambdaEnv) and the function's own, beside the baseline, the
+// floor and, when SCANGATE_BENCH_PYTHON names a Python with the packages
+// of testdata/fastapi/requirements.txt (make bench installs them), the
+// FastAPI + Mangum function started by awslambdaric: init (process start
+// to first poll of next), warm invocation latency (invocations after the
+// first) and peak memory, with ratios to the baseline (and init to the
+// floor). The binaries take turns, one start each per round, so a drift of
+// the machine during the run touches them all alike.
 func BenchmarkColdStart(b *testing.B) {
 	dir := b.TempDir()
 	fx := newFixture(b)
 	ctx := context.Background()
-	names := append([]string{"baseline"}, functions()...)
+	names := append(slices.Clone(references), functions()...)
 	procs := map[string]lambdarun.Process{}
 	for _, name := range names {
-		procs[name] = lambdarun.Process{Argv: []string{build(b, dir, pkgOf(name), runtime.GOARCH)}, Env: fx.env}
+		procs[name] = lambdarun.Process{Argv: []string{build(b, dir, pkgOf(name), runtime.GOARCH)}, Name: name, Env: fx.env}
 	}
 	if py := os.Getenv("SCANGATE_BENCH_PYTHON"); py != "" {
 		names = append(names, "fastapi")
-		procs["fastapi"] = lambdarun.Process{Argv: []string{py, "-m", "awslambdaric", "app.handler"}, Dir: "testdata/fastapi",
+		procs["fastapi"] = lambdarun.Process{Argv: []string{py, "-m", "awslambdaric", "app.handler"}, Dir: "testdata/fastapi", Name: "fastapi",
 			Env: append(slices.Clone(fx.env), "PYTHONDONTWRITEBYTECODE=1")}
 	} else {
 		b.Log("SCANGATE_BENCH_PYTHON is not set: the FastAPI + Mangum function is not measured (make bench sets it)")
@@ -338,6 +357,7 @@ func BenchmarkColdStart(b *testing.B) {
 			init := median(s.inits)
 			b.ReportMetric(float64(init.Microseconds())/1000, "init-ms")
 			b.ReportMetric(float64(init)/float64(median(base.inits)), "init-x-baseline")
+			b.ReportMetric(float64(init)/float64(median(got["floor"].inits)), "init-x-floor")
 			b.ReportMetric(float64(median(s.warm).Microseconds())/1000, "warm-ms")
 			b.ReportMetric(float64(s.rss)/1024, "peak-MiB")
 			b.ReportMetric(float64(s.rss)/float64(base.rss), "mem-x-baseline")
@@ -352,7 +372,7 @@ func BenchmarkColdStart(b *testing.B) {
 func BenchmarkSize(b *testing.B) {
 	dir := b.TempDir()
 	var base, baseZip float64
-	for _, name := range append([]string{"baseline"}, functions()...) {
+	for _, name := range append(slices.Clone(references), functions()...) {
 		bin := build(b, dir, pkgOf(name), "arm64")
 		argon2 := argon2Symbols(b, buildWith(b, dir, pkgOf(name), "arm64", "-buildid="))
 		hashes := name == "login" || name == "create-user"
@@ -399,14 +419,43 @@ func argon2Symbols(b *testing.B, bin string) int {
 	return n
 }
 
-// TestEveryFunctionHasABenchEvent keeps make bench whole: an operation
-// added without an event for its function would stop the cold-start
-// benchmark at that function.
+// TestEveryFunctionHasABenchEvent keeps make bench whole: every function
+// of the operations table has a cold-start event (its own, or a GET
+// route's derived one), and answers it, built in process from the
+// fixture's table and bucket, with a 2xx (an HTTP function) or no error.
+// An operation added without one would stop the benchmark at it.
 func TestEveryFunctionHasABenchEvent(t *testing.T) {
 	fx := newFixture(t)
-	for _, name := range functions() {
-		if fx.events[name] == nil {
-			t.Errorf("the cold-start fixture has no event for %s", name)
+	d := fixtureDeps{fx: fx, bucket: openBucket(t, fx.s3url)}
+	for _, op := range ops.Operations() {
+		if fx.events[op.Name] == nil {
+			t.Errorf("the cold-start fixture has no event for %s", op.Name)
+			continue
+		}
+		out, err := lambda.NewHandler(op.Handler(d)).Invoke(context.Background(), fx.events[op.Name](0))
+		var resp struct {
+			StatusCode int `json:"statusCode"`
+		}
+		if err != nil || !slices.Contains(notHTTP, op.Name) && (json.Unmarshal(out, &resp) != nil || resp.StatusCode/100 != 2) {
+			t.Errorf("%s answered its bench event with %s, %v", op.Name, out, err)
 		}
 	}
+}
+
+// fixtureDeps are the fixture's dependencies of the functions (ops.Deps).
+type fixtureDeps struct {
+	fx     fixture
+	bucket *bucket.Bucket
+}
+
+func (d fixtureDeps) Store() *store.Store    { return d.fx.store }
+func (d fixtureDeps) Log() *slog.Logger      { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+func (d fixtureDeps) Bucket() *bucket.Bucket { return d.bucket }
+func (d fixtureDeps) Config() config.Config {
+	return config.Config{TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}
+}
+
+func (d fixtureDeps) Cursors() api.Cursors {
+	c, _ := api.NewCursors(make([]byte, 32))
+	return c
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	miniserver "github.com/truora/minidyn/server"
 
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/store"
 )

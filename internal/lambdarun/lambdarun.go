@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,11 +88,20 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Process is how to start a function: its command line, working
-// directory (empty: this one) and environment beyond this process's.
+// directory (empty: this one), its name and memory as Lambda would show
+// them, and its configured environment. The process gets exactly the
+// environment Lambda gives a function of the provided.al2023 runtime
+// (LambdaEnv) with Env added: nothing of this process's own.
 type Process struct {
 	Argv []string
 	Dir  string
-	Env  []string
+	Name string // AWS_LAMBDA_FUNCTION_NAME; the program's base name when empty
+	// MemoryMB is AWS_LAMBDA_FUNCTION_MEMORY_SIZE; 256 when zero.
+	MemoryMB int
+	// Env is the function's configured environment (template.yaml's
+	// Environment). A variable Lambda sets is replaced by one of Env (the
+	// bench's region and credentials stand in for the role's).
+	Env []string
 	// Deadline is each invocation's time (Lambda-Runtime-Deadline-Ms);
 	// 30 s when zero.
 	Deadline time.Duration
@@ -119,7 +130,7 @@ func RunProcess(ctx context.Context, p Process, events [][]byte) (Result, error)
 
 	cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
 	cmd.Dir = p.Dir
-	cmd.Env = append(append(os.Environ(), p.Env...), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String())
+	cmd.Env = environ(p, ln.Addr().String())
 	stderr := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	start := time.Now()
@@ -155,6 +166,56 @@ func RunProcess(ctx context.Context, p Process, events [][]byte) (Result, error)
 	}
 	res.PeakRSS = peakRSS(cmd.Process.Pid)
 	return res, nil
+}
+
+// LambdaEnv is the environment Lambda gives a function of the
+// provided.al2023 runtime before its own configuration (the AWS Lambda
+// Developer Guide, "Defined runtime environment variables"): the runtime
+// API's address, the function's name, version, memory and log stream, its
+// region and its role's credentials (placeholders here), the handler and
+// the task and runtime directories, TZ, LANG, PATH and LD_LIBRARY_PATH. No
+// HOME, no USER, no working directory variable: none is set by Lambda.
+func LambdaEnv(runtimeAPI, name string, memoryMB int) []string {
+	return []string{
+		"AWS_LAMBDA_RUNTIME_API=" + runtimeAPI,
+		"AWS_LAMBDA_FUNCTION_NAME=" + name,
+		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(memoryMB),
+		"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
+		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/" + name,
+		"AWS_LAMBDA_LOG_STREAM_NAME=2026/01/01/[$LATEST]0123456789abcdef0123456789abcdef",
+		"AWS_REGION=us-east-1",
+		"AWS_DEFAULT_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=ASIAEXAMPLEEXAMPLE00",
+		"AWS_SECRET_ACCESS_KEY=bench/secret/access/key/of/forty/chars/00",
+		"AWS_SESSION_TOKEN=" + strings.Repeat("IQoJb3JpZ2luX2VjEXAMPLE", 40),
+		"_HANDLER=bootstrap",
+		"LAMBDA_TASK_ROOT=/var/task",
+		"LAMBDA_RUNTIME_DIR=/var/runtime",
+		"TZ=:UTC",
+		"LANG=en_US.UTF-8",
+		"PATH=/usr/local/bin:/usr/bin/:/bin:/opt/bin",
+		"LD_LIBRARY_PATH=/var/lang/lib:/lib64:/usr/lib64:/var/runtime:/var/runtime/lib:/var/task:/var/task/lib:/opt/lib",
+	}
+}
+
+// environ is a process's whole environment: LambdaEnv with the
+// variables of p.Env set over it.
+func environ(p Process, runtimeAPI string) []string {
+	name, mem := p.Name, p.MemoryMB
+	if name == "" {
+		name = filepath.Base(p.Argv[0])
+	}
+	if mem <= 0 {
+		mem = 256
+	}
+	env := LambdaEnv(runtimeAPI, name, mem)
+	for _, kv := range p.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") })
+		env = append(env, kv)
+	}
+	return env
 }
 
 // peakRSS reads a process's peak resident set (VmHWM) in KiB.

@@ -1,4 +1,4 @@
-package api_test
+package trigger_test
 
 import (
 	"bytes"
@@ -14,9 +14,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/trigger"
 )
 
 // fakeObject is a bucket of one object whose size the bucket may misreport.
@@ -87,7 +87,7 @@ func TestIngestObjectSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		obj := &fakeObject{body: body, size: c.reported}
-		g := api.Ingest{Store: env.Store, Bucket: obj, Log: log, Now: time.Now, MaxBytes: 1024, Limits: api.UploadLimits()}
+		g := trigger.Ingest{Store: env.Store, Bucket: obj, Log: log, Now: time.Now, MaxBytes: 1024, Limits: trigger.UploadLimits()}
 		ev := events.S3Event{Records: []events.S3EventRecord{{EventName: "ObjectCreated:Put",
 			S3: events.S3Entity{Object: events.S3Object{Key: scangate.UploadKey(u.ID), URLDecodedKey: scangate.UploadKey(u.ID), Size: 10}}}}}
 		if err := g.Handle(ctx, ev); err != nil {
@@ -122,4 +122,12 @@ func gzipBytes(t testing.TB, b []byte) []byte {
 		t.Fatalf("the object is only %d bytes", buf.Len())
 	}
 	return buf.Bytes()
+}
+
+// testWriter sends log lines to the test's log, shown when it fails.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(string(b))
+	return len(b), nil
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/pkg/bucket"
-	"github.com/scangate/scangate/pkg/lambdarun"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
@@ -126,7 +126,7 @@ func BenchmarkIngest(b *testing.B) {
 		if _, err := bk.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: &name, Key: &key, Body: bytes.NewReader(obj)}); err != nil {
 			b.Fatal(err)
 		}
-		res, err := lambdarun.RunProcess(ctx, lambdarun.Process{Argv: []string{bin}, Deadline: 15 * time.Minute, Env: []string{
+		res, err := lambdarun.RunProcess(ctx, lambdarun.Process{Argv: []string{bin}, Name: "ingest-sarif-upload", MemoryMB: 1024, Deadline: 15 * time.Minute, Env: []string{
 			"TABLE_NAME=" + table, "DYNAMODB_ENDPOINT=" + endpoint, "UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url,
 			// DynamoDB Local keeps a table per access key and region: those
 			// of the bench's own client (store.NewClient's).
