@@ -10,7 +10,10 @@ TOOLS         := $(CURDIR)/.build/tools
 
 PYTHON        ?= python3.11
 BENCH_VENV    := .build/bench-venv
-FASTAPI_DIR   := pkg/lambdarun/testdata/fastapi
+FASTAPI_DIR   := internal/lambdarun/testdata/fastapi
+WEBHOOK_VENV     := .build/webhook-venv
+WEBHOOK_RECEIVER := pkg/webhook/testdata/receiver
+OCTOKIT          := .build/octokit
 
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
@@ -20,7 +23,16 @@ DDB_LOCAL_PORT ?= 8765
 MINIO_MODULE  := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO_PORT    ?= 9765
 
-.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners bench load fuzz fuzz-go validate lint tools clean
+# The command-line client's builds (make dist): version, commit and the commit's date
+# (so that one commit always gives the same binaries), read by scangate version.
+DIST_DIR       ?= .build/dist
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+DIST_VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+DIST_COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+DIST_DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+DIST_LDFLAGS   := -s -w -buildid= -X main.version=$(DIST_VERSION) -X main.commit=$(DIST_COMMIT) -X main.date=$(DIST_DATE)
+
+.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github bench load fuzz fuzz-go validate lint tools clean dist
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -38,6 +50,16 @@ kebab = $(shell printf '%s' '$(1)' | sed -E 's/([a-z0-9])([A-Z])/\1-\2/g' | tr '
 build-%Function:
 	@test -f functions/$(call kebab,$*)/main.go || { echo 'no functions/$(call kebab,$*) for $*Function'; exit 1; }
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/$(call kebab,$*)
+
+## dist: the command-line client (cmd/scangate) for linux and darwin, amd64 and arm64, in
+## $(DIST_DIR)/scangate-<os>-<arch> with SHA256SUMS; scangate version names the build
+dist:
+	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)
+	for p in $(DIST_PLATFORMS); do \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(DIST_LDFLAGS)' \
+	    -o $(DIST_DIR)/scangate-$${p%/*}-$${p#*/} ./cmd/scangate || exit 1; \
+	done
+	cd $(DIST_DIR) && sha256sum scangate-* > SHA256SUMS
 
 ## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server, the dashboard on
 ## http://127.0.0.1:3000/
@@ -72,22 +94,47 @@ $(TOOLS)/minio:
 
 ## test-scanners: real scanners (gitleaks, semgrep, bandit, checkov; pinned, offline, from the
 ## Go proxy and PyPI) over fixtures; their SARIF uploaded through the local server and checked
-## against facts computed independently by .ci/sarif_facts.py
+## against facts computed independently by .ci/sarif_facts.py; docs/CI.md's jobs run with them
 test-scanners:
 	bash .ci/scanners.sh
-	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif $(GO) test -count=1 -run '^TestScannerUploads$$' -v ./pkg/local
+	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif SCANGATE_SCANNERS=$(CURDIR)/.build/scanners \
+	  $(GO) test -count=1 -run '^(TestScannerUploads|TestCIDocs)$$' -v ./pkg/local
+
+## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
+## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv)
+test-webhooks: $(WEBHOOK_VENV)/.pins
+	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestPythonReceiver' -v ./pkg/webhook
+
+$(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
+	rm -rf $(WEBHOOK_VENV)
+	$(PYTHON) -m venv $(WEBHOOK_VENV)
+	$(WEBHOOK_VENV)/bin/pip install -q --disable-pip-version-check --require-hashes -r $<
+	cp $< $@
+
+## test-github: commit statuses through go-github to a stand-in that validates every request
+## against GitHub's published OpenAPI description (npm @octokit/openapi, pinned, in .build/octokit)
+test-github: $(OCTOKIT)/.installed
+	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
+	  $(GO) test -count=1 -run '^TestGitHub' -v ./pkg/commitstatus
+
+$(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
+	rm -rf $(OCTOKIT)
+	mkdir -p $(OCTOKIT)
+	cp .ci/octokit/package.json .ci/octokit/package-lock.json $(OCTOKIT)/
+	cd $(OCTOKIT) && npm ci --no-audit --no-fund
+	@touch $@
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
 ## throughput on the embedded server; allowlist re-evaluation and a 100,000-result
 ## upload through the ingest function on DynamoDB Local (figures in docs/BENCHMARKS.md)
 bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
-	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./pkg/lambdarun
+	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./internal/lambdarun
 	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench 'Reevaluate|SARIFUpload' -benchtime 3x ./pkg/api
 	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./pkg/sarif
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
-	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./pkg/lambdarun
+	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./internal/lambdarun
 
 # The FastAPI + Mangum comparison function's packages, pinned, from PyPI.
 $(BENCH_VENV)/.pins: $(FASTAPI_DIR)/requirements.txt
@@ -104,7 +151,8 @@ $(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
 load:
 	SCANGATE_LOAD=20 $(GO) test -count=1 -run '^TestLoad$$' -v ./pkg/local
 
-## validate: sam validate --lint, cfn-lint and sam build (AWS SAM CLI and cfn-lint from PyPI into .venv)
+## validate: sam validate --lint, cfn-lint, checkov (zero failed checks; every skip with its reason) and
+## sam build (AWS SAM CLI and cfn-lint from PyPI into .venv, checkov into .build/scanners)
 validate:
 	bash .ci/validate.sh
 

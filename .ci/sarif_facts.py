@@ -3,11 +3,11 @@
 
 Usage: sarif_facts.py [--planted FILE] LOG.sarif... > facts.json
 
-For each log it applies the mapping of DESIGN.md section 8 on its own (Python
+For each log it applies the mapping of docs/API.md ("Record scans from SARIF") on its own (Python
 standard library only) and prints, keyed by file name: the result counts
 (results, skipped, recorded, suppressed_in_source, per type), the tools, and
-every finding to record (type, name, aliases, rule, path, line, suppressed),
-sorted. With --planted (one planted secret value a line) it also checks that
+every finding to record (type, name, aliases, rule, path, line, suppressed,
+severity, category), sorted, and each run's tool, scan type and category. With --planted (one planted secret value a line) it also checks that
 each planted value is recorded, by some log, as sha256: of the value, and
 exits 1 if one is not. Secret values are never printed: only their hashes.
 """
@@ -46,6 +46,52 @@ def bag(props):
     secret = any(t.lower() == "secret" for t in tags)
     values = tags + [s for k in sorted(props) if k != "tags" for s in strings_of(props[k])]
     return secret, [s for s in values if is_advisory(s)]
+
+
+LEVELS = {"error": "high", "warning": "medium", "note": "low", "none": "none"}
+DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$")
+
+
+def cvss(props):
+    """The security-severity of a property bag, a score from 0 to 10, or None."""
+    v = (props or {}).get("security-severity")
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        return None
+    if isinstance(v, str) and not DECIMAL.match(v):
+        return None
+    x = float(v)
+    return x if 0 <= x <= 10 else None
+
+
+def severity(secret, res, desc):
+    """docs/DECISIONS.md, "One SARIF reader": security-severity (result's, else rule's), else
+    high for a secret, else the level (result's, else rule's default, else
+    warning)."""
+    score = cvss(res.get("properties"))
+    if score is None:
+        score = cvss((desc or {}).get("properties"))
+    if score is not None:
+        for floor, name in ((9, "critical"), (7, "high"), (4, "medium")):
+            if score >= floor:
+                return name
+        return "low" if score > 0 else "none"
+    if secret:
+        return "high"
+    level = res.get("level") if res.get("level") in LEVELS else None
+    if level is None:
+        level = ((desc or {}).get("defaultConfiguration") or {}).get("level")
+    return LEVELS.get(level, "medium")
+
+
+def category(run):
+    """docs/DECISIONS.md, "One SARIF reader": automationDetails.id up to its last /, else the
+    driver's name lowercased; runs of other characters made one -."""
+    def norm(s):
+        return re.sub(r"[^A-Za-z0-9._/-]+", "-", s)
+    ident = (run.get("automationDetails") or {}).get("id") or ""
+    if ident.rfind("/") > 0:
+        return norm(ident[:ident.rfind("/")])
+    return norm(run["tool"]["driver"].get("name", "").lower()) or "default"
 
 
 def redacted(v):
@@ -142,7 +188,8 @@ def finding(run, res):
               or (name_of_tool == "trivy" and (desc or {}).get("name") == "Secret"))
     f = {"type": "SECRET" if secret else "VULNERABILITY", "rule": rule, "path": path,
          "line": line, "aliases": [], "suppressed": any(
-             s.get("status") in (None, "accepted") for s in res.get("suppressions") or [])}
+             s.get("status") in (None, "accepted") for s in res.get("suppressions") or []),
+         "severity": severity(secret, res, desc)}
     if secret:
         value = ((region.get("snippet") or {}).get("text")
                  or ((phys.get("contextRegion") or {}).get("snippet") or {}).get("text"))
@@ -167,29 +214,40 @@ def finding(run, res):
 def facts(log):
     out = {"results": 0, "skipped": 0, "recorded": 0, "suppressed_in_source": 0,
            "by_type": {}, "tools": [], "findings": []}
-    seen = {}
+    out["runs"] = []
+    earlier = set()  # the findings of the runs before, by identity
+    ranks = ["none", "low", "medium", "high", "critical"]
     for run in log.get("runs") or []:
         driver = run["tool"]["driver"]
         tool = {"name": driver.get("name"), "version": driver.get("version") or driver.get("semanticVersion") or ""}
         if tool not in out["tools"]:
             out["tools"].append(tool)
+        cat = category(run)
+        out["runs"].append({"tool": tool["name"], "category": cat,
+                            "type": "SECRET" if tool["name"].lower() in SECRET_TOOLS else "VULNERABILITY"})
+        seen = {}  # this run's findings by identity: a duplicate merges into the first
         for res in run.get("results") or []:
             out["results"] += 1
             if res.get("kind", "fail") != "fail" or res.get("baselineState") == "absent":
                 out["skipped"] += 1
                 continue
             f = finding(run, res)
+            f["category"] = cat
             name = f["name"].upper() if f["type"] == "VULNERABILITY" else f["name"]
-            key = (f["type"], name, f["path"], f["line"])
+            key = (cat, f["type"], name, f["path"], f["line"])
             if key in seen:
                 g = seen[key]
                 g["suppressed"] = g["suppressed"] and f["suppressed"]
+                g["severity"] = max(g["severity"], f["severity"], key=ranks.index)
                 for a in f["aliases"]:
                     if a.lower() not in [x.lower() for x in g["aliases"]] and a.lower() != g["name"].lower():
                         g["aliases"].append(a)
                 continue
+            if key in earlier:  # an earlier run of the same category made it
+                continue
             seen[key] = f
             out["findings"].append(f)
+        earlier.update(seen)
     out["recorded"] = len(out["findings"])
     out["suppressed_in_source"] = sum(f["suppressed"] for f in out["findings"])
     for f in out["findings"]:

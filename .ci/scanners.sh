@@ -8,6 +8,8 @@
 #   .ci/scanners.sh run       SARIF files into .build/sarif/ and facts.json
 #   .ci/scanners.sh check     the Go reader (pkg/sarif) against those facts
 #   .ci/scanners.sh golden    copy those files to pkg/sarif/testdata/golden
+#   .ci/scanners.sh template  checkov (the same pin) over template.yaml: fails on any
+#                             failed check and on any skip without a written reason
 #   .ci/scanners.sh           install, run, check
 #
 # Everything comes from the package registries: gitleaks from the Go module
@@ -99,6 +101,34 @@ check() {
   SCANGATE_SARIF_DIR=$out go test -count=1 -run 'TestScannerTier' -v ./pkg/sarif
 }
 
+# template: checkov's CloudFormation and SAM checks over template.yaml, offline.
+# A check the template does not meet must be skipped in the resource's
+# Metadata (checkov: skip: - {id, comment}) with its reason, which
+# docs/SECURITY.md explains; any failed check, or a skip without a reason,
+# fails. Prints the counts.
+template() {
+  timed "install checkov" venv checkov checkov "$CHECKOV_VERSION"
+  local report=$root/.build/checkov-template.json
+  BC_SKIP_MAPPING=TRUE "$tools/checkov/bin/checkov" -f template.yaml --framework cloudformation \
+    --skip-download --compact -o json > "$report" || true
+  python3 - "$report" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d if isinstance(d, list) else [d]:
+    s, res = r["summary"], r["results"]
+    print(f"checkov {s['checkov_version']} on template.yaml: {s['passed']} passed, {s['failed']} failed, "
+          f"{s['skipped']} skipped, {s['parsing_errors']} parsing errors, {s['resource_count']} resources")
+    bad = [f"FAILED {c['check_id']} {c['resource']}: {c['check_name']}" for c in res.get("failed_checks", [])]
+    bad += [f"SKIPPED WITHOUT A REASON {c['check_id']} {c['resource']}" for c in res.get("skipped_checks", [])
+            if (c["check_result"].get("suppress_comment") or "No comment provided").strip() in ("", "No comment provided")]
+    bad += [f"PARSING ERROR {e}" for e in res.get("parsing_errors", [])]
+    if bad:
+        print("\n".join(bad))
+    if bad or s["passed"] == 0:
+        sys.exit(1)
+PY
+}
+
 golden() {
   local dir=pkg/sarif/testdata/golden
   mkdir -p "$dir"
@@ -110,6 +140,7 @@ case "${1:-all}" in
   run) run ;;
   check) check ;;
   golden) golden ;;
+  template) template ;;
   all) install && run && check ;;
-  *) echo "usage: $0 [install|run|check|golden|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [install|run|check|golden|template|all]" >&2; exit 2 ;;
 esac

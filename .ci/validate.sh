@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Template conformance: sam validate --lint, cfn-lint and sam build of every
-# function, with AWS SAM CLI and cfn-lint (pinned, from PyPI) in the
-# project-local .venv. No AWS credentials needed; telemetry off.
+# Template conformance: sam validate --lint, cfn-lint, checkov and sam build of
+# every function, with AWS SAM CLI and cfn-lint (pinned, from PyPI) in the
+# project-local .venv and checkov in the venv of the scanners' tier
+# (.ci/scanners.sh template). No AWS credentials needed; telemetry off.
 #
 #   sam validate --lint   runs cfn-lint in-process and never calls AWS; plain
 #                         `sam validate` needs credentials (it asks IAM for the
@@ -49,6 +50,10 @@ ok
 
 step "cfn-lint template.yaml"
 "$VENV/bin/cfn-lint" template.yaml
+ok
+
+step "checkov template.yaml (pinned, offline; every skipped check has its reason in the template)"
+bash .ci/scanners.sh template
 ok
 
 step "sam build --build-in-source into $BUILD_DIR (log: $BUILD_LOG)"

@@ -94,7 +94,7 @@ func run() error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("scangate listening on http://%s/api, the dashboard on http://%s/\n%s\n", ln.Addr(), ln.Addr(), stack.AdminNote)
+	fmt.Printf("scangate listening on http://%s/api\n%s\nthe dashboard: http://%s/\n", ln.Addr(), stack.AdminNote, ln.Addr())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

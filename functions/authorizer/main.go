@@ -2,8 +2,15 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("authorizer", api.NewAuthorizer) }
+func main() {
+	f := boot.Open("authorizer")
+	lambda.Start(api.Authorizer(f.Store, time.Now, f.Log))
+}

@@ -4,15 +4,19 @@
 package main
 
 import (
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/bucket"
 )
 
 func main() {
-	boot.Start("create-sarif-upload", api.NewCreateSarifUpload, func(getenv func(string) string, d *api.Deps) error {
-		b, err := bucket.Open(getenv)
-		d.Bucket = b
-		return err
-	})
+	f := boot.Open("create-sarif-upload")
+	b, err := bucket.Open(os.Getenv)
+	f.Check(err)
+	lambda.Start(f.API(api.CreateSARIFUpload(f.Store, b, time.Now, f.Log).Handle))
 }

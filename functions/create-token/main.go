@@ -2,8 +2,15 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("create-token", api.NewCreateToken) }
+func main() {
+	f := boot.Open("create-token")
+	lambda.Start(f.API(api.CreateToken(f.Store, time.Now, f.Log).Handle))
+}

@@ -2,6 +2,10 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/boot"
@@ -9,8 +13,6 @@ import (
 )
 
 func main() {
-	boot.Start("create-user", api.NewCreateUser, func(_ func(string) string, d *api.Deps) error {
-		d.Passwords, d.Fold = password.Argon2id{}, fold.Fold
-		return nil
-	})
+	f := boot.Open("create-user")
+	lambda.Start(f.API(api.CreateUser(f.Store, password.Argon2id{}, fold.Fold, time.Now, f.Log).Handle))
 }

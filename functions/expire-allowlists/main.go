@@ -2,8 +2,15 @@
 package main
 
 import (
-	"github.com/scangate/scangate/pkg/api"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/trigger"
 )
 
-func main() { boot.Start("expire-allowlists", api.NewExpireAllowlists) }
+func main() {
+	f := boot.Open("expire-allowlists")
+	lambda.Start(trigger.ExpireAllowlists(f.Store, time.Now, f.Log))
+}

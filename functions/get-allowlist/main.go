@@ -2,8 +2,15 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("get-allowlist", api.NewGetAllowlist) }
+func main() {
+	f := boot.Open("get-allowlist")
+	lambda.Start(f.API(api.GetAllowlist(f.Store, time.Now, f.Log).Handle))
+}

@@ -2,8 +2,13 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("get-me", api.NewGetMe) }
+func main() {
+	f := boot.Open("get-me")
+	lambda.Start(f.API(api.GetMe(f.Store, f.Log).Handle))
+}

@@ -2,8 +2,13 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("get-pr", api.NewGetPR) }
+func main() {
+	f := boot.Open("get-pr")
+	lambda.Start(f.API(api.GetPR(f.Store, f.Log).Handle))
+}

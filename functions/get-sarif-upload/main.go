@@ -3,8 +3,13 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("get-sarif-upload", api.NewGetSarifUpload) }
+func main() {
+	f := boot.Open("get-sarif-upload")
+	lambda.Start(f.API(api.GetSARIFUpload(f.Store, f.Log).Handle))
+}

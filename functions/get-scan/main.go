@@ -2,8 +2,13 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("get-scan", api.NewGetScan) }
+func main() {
+	f := boot.Open("get-scan")
+	lambda.Start(f.API(api.GetScan(f.Store, f.Log).Handle))
+}

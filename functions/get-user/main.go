@@ -2,8 +2,13 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("get-user", api.NewGetUser) }
+func main() {
+	f := boot.Open("get-user")
+	lambda.Start(f.API(api.GetUser(f.Store, f.Log).Handle))
+}

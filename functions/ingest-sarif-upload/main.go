@@ -4,15 +4,19 @@
 package main
 
 import (
-	"github.com/scangate/scangate/pkg/api"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/bucket"
+	"github.com/scangate/scangate/pkg/trigger"
 )
 
 func main() {
-	boot.Start("ingest-sarif-upload", api.NewIngestSarifUpload, func(getenv func(string) string, d *api.Deps) error {
-		b, err := bucket.Open(getenv)
-		d.Bucket = b
-		return err
-	})
+	f := boot.Open("ingest-sarif-upload")
+	b, err := bucket.Open(os.Getenv)
+	f.Check(err)
+	lambda.Start(trigger.NewIngest(f.Store, b, f.Config.UploadMaxBytes, time.Now, f.Log))
 }

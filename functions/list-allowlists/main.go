@@ -2,8 +2,15 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("list-allowlists", api.NewListAllowlists, boot.Cursors) }
+func main() {
+	f := boot.Open("list-allowlists")
+	lambda.Start(f.API(api.ListAllowlists(f.Store, f.Cursors(), time.Now, f.Log).Handle))
+}

@@ -2,8 +2,13 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("list-audit", api.NewListAudit, boot.Cursors) }
+func main() {
+	f := boot.Open("list-audit")
+	lambda.Start(f.API(api.ListAudit(f.Store, f.Cursors(), f.Log).Handle))
+}

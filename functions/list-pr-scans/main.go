@@ -2,8 +2,13 @@
 package main
 
 import (
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("list-pr-scans", api.NewListPRScans, boot.Cursors) }
+func main() {
+	f := boot.Open("list-pr-scans")
+	lambda.Start(f.API(api.ListPRScans(f.Store, f.Cursors(), f.Log).Handle))
+}

@@ -2,14 +2,16 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
 func main() {
-	boot.Start("login", api.NewLogin, func(_ func(string) string, d *api.Deps) error {
-		d.Passwords = password.Argon2id{}
-		return nil
-	})
+	f := boot.Open("login")
+	lambda.Start(f.API(api.Login(f.Store, password.Argon2id{}, f.Config.TokenTTL, time.Now, f.Log).Handle))
 }

@@ -2,8 +2,15 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("logout", api.NewLogout) }
+func main() {
+	f := boot.Open("logout")
+	lambda.Start(f.API(api.Logout(f.Store, time.Now, f.Log).Handle))
+}

@@ -2,8 +2,15 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("record-sarif", api.NewRecordSARIF) }
+func main() {
+	f := boot.Open("record-sarif")
+	lambda.Start(f.API(api.RecordSARIF(f.Store, time.Now, f.Log).Handle))
+}

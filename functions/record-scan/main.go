@@ -2,8 +2,15 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("record-scan", api.NewRecordScan) }
+func main() {
+	f := boot.Open("record-scan")
+	lambda.Start(f.API(api.RecordScan(f.Store, time.Now, f.Log).Handle))
+}

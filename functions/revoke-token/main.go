@@ -2,8 +2,15 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 )
 
-func main() { boot.Start("revoke-token", api.NewRevokeToken) }
+func main() {
+	f := boot.Open("revoke-token")
+	lambda.Start(f.API(api.RevokeToken(f.Store, time.Now, f.Log).Handle))
+}

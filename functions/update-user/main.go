@@ -2,14 +2,16 @@
 package main
 
 import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/fold"
 )
 
 func main() {
-	boot.Start("update-user", api.NewUpdateUser, func(_ func(string) string, d *api.Deps) error {
-		d.Fold = fold.Fold
-		return nil
-	})
+	f := boot.Open("update-user")
+	lambda.Start(f.API(api.UpdateUser(f.Store, fold.Fold, time.Now, f.Log).Handle))
 }

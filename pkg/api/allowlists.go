@@ -93,7 +93,7 @@ func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 }
 
 // readAllowlistChange reads the allowlist body of spec section 2.3 and the
-// lifecycle members of DESIGN.md section 10: every member may be null,
+// lifecycle members (docs/API.md, Allowlist): every member may be null,
 // which leaves it as it is. On create, type and name are required; on
 // modify, expires_at "never" removes the expiry.
 func readAllowlistChange(m members, create bool, now time.Time) (scangate.AllowlistChange, error) {

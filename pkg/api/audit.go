@@ -57,9 +57,10 @@ func auditJSON(e scangate.AuditEntry) auditBody {
 	return b
 }
 
-// ListAudit is GET /audit (admins): the change log, newest first; with
-// action=login.failure or login.throttled, the failed logins.
-func ListAudit(st AuditReader, pg pager, log *slog.Logger) Endpoint {
+// ListAudit is GET /audit (admins): the whole log, change and login
+// entries together, newest first; filters narrow it (an action reads its
+// partition only).
+func ListAudit(st AuditReader, pg Cursors, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListAudit", Roles: []scangate.Role{scangate.RoleAdmin}, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)

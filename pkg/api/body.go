@@ -78,6 +78,16 @@ func body(req events.APIGatewayProxyRequest) (members, error) { return bodyUpTo(
 
 // bodyUpTo is body with a larger limit, for the operations that take one.
 func bodyUpTo(req events.APIGatewayProxyRequest, limit int) (members, error) {
+	raw, err := rawBody(req, limit)
+	if err != nil {
+		return nil, err
+	}
+	return parseObject(raw)
+}
+
+// rawBody checks a request body's size and headers (413, 415) and returns
+// its bytes, not yet parsed.
+func rawBody(req events.APIGatewayProxyRequest, limit int) ([]byte, error) {
 	raw := []byte(req.Body)
 	if req.IsBase64Encoded {
 		b, err := base64.StdEncoding.DecodeString(req.Body)
@@ -103,7 +113,7 @@ func bodyUpTo(req events.APIGatewayProxyRequest, limit int) (members, error) {
 			return nil, failf(415, "send the body in UTF-8; charset %q is not accepted", cs)
 		}
 	}
-	return parseObject(raw)
+	return raw, nil
 }
 
 // parseObject accepts exactly one JSON object of valid UTF-8 with no

@@ -5,20 +5,26 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
-	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/fold"
+	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/store"
 )
 
 // harness runs the real handlers on a store on a fresh table.
@@ -26,9 +32,12 @@ type harness struct {
 	t     testing.TB
 	env   *ddbtest.Env
 	admin scangate.Caller
-	// fns are the REST proxy handlers of api.Operations(), by the name of
-	// their function (create-user, get-scan, ...).
+	// fns are the REST proxy handlers of ops.Operations() built so far, by
+	// the name of their function (create-user, get-scan, ...).
 	fns      map[string]api.Handler
+	mu       sync.Mutex
+	log      *slog.Logger
+	bucket   *bucket.Bucket
 	requests atomic.Int64
 }
 
@@ -41,18 +50,66 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := api.Deps{
-		Store: env.Store, Log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), Now: time.Now,
-		Config:    config.Config{Table: env.Table, TokenTTL: time.Hour, CursorKey: []byte("a cursor key of 32 bytes or more, for tests")},
-		Passwords: password.Argon2id{}, Fold: fold.Fold,
-	}
-	h := &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role}, fns: map[string]api.Handler{}}
-	for _, op := range api.Operations() {
-		if op.API != nil {
-			h.fns[op.Name] = op.API(deps)
+	return &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role},
+		fns: map[string]api.Handler{}, log: slog.New(slog.NewJSONHandler(testWriter{t}, nil))}
+}
+
+// fn is the REST proxy handler of the table's function name, built on
+// first use with the harness's dependencies, as the local stack builds it.
+func (h *harness) fn(name string) api.Handler {
+	h.t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fns[name] == nil {
+		for _, op := range ops.Operations() {
+			if op.Name == name && op.API != nil {
+				h.fns[name] = op.API(h)
+			}
 		}
 	}
-	return h
+	if h.fns[name] == nil {
+		h.t.Fatalf("no operation %q: handlers are named by their directory under functions/", name)
+	}
+	return h.fns[name]
+}
+
+// The harness's dependencies (ops.Deps): its store, a log the test shows
+// when it fails, the clock, and, on first use, an uploads bucket on the
+// embedded S3 server (whose client is its S3).
+
+func (h *harness) Store() *store.Store { return h.env.Store }
+func (h *harness) Log() *slog.Logger   { return h.log }
+func (h *harness) Now() time.Time      { return time.Now() }
+func (h *harness) S3() *s3.Client      { return h.Bucket().Client() }
+func (h *harness) Config() config.Config {
+	return config.Config{Table: h.env.Table, TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}
+}
+
+func (h *harness) Cursors() api.Cursors {
+	c, err := api.NewCursors([]byte("a cursor key of 32 bytes or more, for tests"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+func (h *harness) Bucket() *bucket.Bucket {
+	if h.bucket == nil {
+		srv, err := local.StartEmbeddedS3()
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.t.Cleanup(func() { _ = srv.Close() })
+		env := map[string]string{"UPLOADS_BUCKET": "harness", "S3_ENDPOINT": srv.URL}
+		if h.bucket, err = bucket.Open(func(k string) string { return env[k] }); err != nil {
+			h.t.Fatal(err)
+		}
+		name := "harness"
+		if _, err := h.bucket.Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &name}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	return h.bucket
 }
 
 // member stores a user of the role and returns it as a caller whose token
@@ -106,11 +163,7 @@ func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 	}
 	ev.RequestContext.RequestID = "req-" + strconv.FormatInt(h.requests.Add(1), 10)
 	ev.RequestContext.Identity.SourceIP = "192.0.2.7"
-	handle, ok := h.fns[fn]
-	if !ok {
-		h.t.Fatalf("no operation %q: handlers are named by their directory under functions/", fn)
-	}
-	resp, err := handle(context.Background(), ev)
+	resp, err := h.fn(fn)(context.Background(), ev)
 	if err != nil {
 		h.t.Fatalf("%s returned an error to Lambda: %v", fn, err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/trigger"
 )
 
 // recordFindings records a completed scan of repo 100 with findings given
@@ -28,7 +28,7 @@ func (h *harness) recordFindings(typ string, findings ...string) map[string]any 
 // expireAt runs the scheduled function as if it were the given time.
 func (h *harness) expireAt(at time.Time) {
 	h.t.Helper()
-	run := api.ExpireAllowlists(h.env.Store, func() time.Time { return at }, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)))
+	run := trigger.ExpireAllowlists(h.env.Store, func() time.Time { return at }, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)))
 	if err := run(context.Background(), events.EventBridgeEvent{ID: "test"}); err != nil {
 		h.t.Fatal(err)
 	}

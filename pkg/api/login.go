@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -11,9 +12,13 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// Logins issues tokens for passwords.
-type Logins interface {
-	Login(ctx context.Context, username, password string, who scangate.Who) (auth.Issued, error)
+// AuthorizerHandler is the signature of the TOKEN authorizer.
+type AuthorizerHandler func(context.Context, events.APIGatewayCustomAuthorizerRequest) (events.APIGatewayCustomAuthorizerResponse, error)
+
+// Authorizer is API Gateway's TOKEN authorizer (pkg/auth): it reads the
+// token and its user, and answers the caller as its context.
+func Authorizer(st auth.AuthorizerStore, now func() time.Time, log *slog.Logger) AuthorizerHandler {
+	return auth.Authorizer{Store: st, Now: now, Log: log}.Handle
 }
 
 type tokenBody struct {
@@ -22,8 +27,10 @@ type tokenBody struct {
 	ExpiresIn   int64  `json:"expires_in"`
 }
 
-// Login is POST /auth/token: no bearer token needed; 200 with a token.
-func Login(l Logins, log *slog.Logger) Endpoint {
+// Login is POST /auth/token: no bearer token needed; 200 with a token
+// that lives tokenTTL.
+func Login(st auth.LoginStore, passwords auth.PasswordChecker, tokenTTL time.Duration, now func() time.Time, log *slog.Logger) Endpoint {
+	l := auth.Login{Store: st, Passwords: passwords, TokenTTL: tokenTTL, Now: now}
 	return Endpoint{Name: "Login", Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)

@@ -192,7 +192,8 @@ func (f *fields) element(name string, i int, v json.RawMessage) *fields {
 	return readFields(m, ptr, f.p)
 }
 
-// done reports every member that no read asked for.
+// done reports every member that no read asked for, each with the names
+// of the members this object takes.
 func (f *fields) done() {
 	var unknown []string
 	for k := range f.m {
@@ -200,8 +201,17 @@ func (f *fields) done() {
 			unknown = append(unknown, k)
 		}
 	}
+	if len(unknown) == 0 {
+		return
+	}
 	sort.Strings(unknown)
+	accepted := make([]string, 0, len(f.known))
+	for k := range f.known {
+		accepted = append(accepted, k)
+	}
+	sort.Strings(accepted)
 	for _, k := range unknown {
-		f.p.Add(f.pointer(k), "is not a member of this body and is not changed")
+		*f.p = append(*f.p, scangate.FieldError{Pointer: f.pointer(k),
+			Detail: "is not a member of this body and is not changed", Accepted: accepted})
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -11,12 +12,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/page"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// What every listing shares (DESIGN.md section 6): its query parameters,
+// What every listing shares (docs/API.md, Reading): its query parameters,
 // read against the ones it takes; limit and cursor; and its answer,
 // {"items","next_cursor"} with a Link header to the next page that repeats
 // the filters.
@@ -27,6 +27,7 @@ import (
 type query struct {
 	values  map[string][]string
 	filters url.Values // the filters read, as sent
+	known   []string   // the parameters read, sent or not
 	errs    []scangate.FieldError
 }
 
@@ -48,6 +49,7 @@ func (q *query) bad(name, format string, args ...any) {
 // raw returns a parameter's value, if it was sent once; sent twice is an
 // error, since the two might disagree.
 func (q *query) raw(name string) (string, bool) {
+	q.known = append(q.known, name)
 	vs, ok := q.values[name]
 	delete(q.values, name)
 	switch {
@@ -121,6 +123,19 @@ func (q *query) text(name string, maxLen int) string {
 	return v
 }
 
+// unknown reports every parameter that no read asked for, each with the
+// names of the parameters the listing takes.
+func (q *query) unknown() {
+	if len(q.values) == 0 {
+		return
+	}
+	accepted := slices.Sorted(slices.Values(q.known))
+	accepted = slices.Compact(accepted)
+	for name := range q.values {
+		q.errs = append(q.errs, scangate.FieldError{Parameter: name, Detail: "is not a parameter of this listing", Accepted: accepted})
+	}
+}
+
 func oneOf(values ...string) func(string) error {
 	return func(s string) error {
 		if !slices.Contains(values, s) {
@@ -144,19 +159,22 @@ func (q *query) err() error {
 	return &scangate.Error{Kind: scangate.KindInvalid, Detail: "the query parameters are not valid", Fields: q.errs}
 }
 
-// pager reads and answers the pages of listings, sealing their cursors
-// with one key (pkg/page).
-type pager struct {
+// Cursors reads and answers the pages of listings, sealing their cursors
+// with one key (pkg/page): CURSOR_KEY, which only the listing functions
+// are given.
+type Cursors struct {
 	codec page.Codec
-	err   error // no usable key: every listing request fails (500)
+	ok    bool // built by NewCursors; a zero Cursors fails every request (500)
 }
 
-func newPager(c config.Config) pager {
-	codec, err := page.NewCodec(c.CursorKey)
+// NewCursors seals cursors with key; it fails without a usable key (at
+// least 32 bytes), and a listing function then refuses to start.
+func NewCursors(key []byte) (Cursors, error) {
+	codec, err := page.NewCodec(key)
 	if err != nil {
-		return pager{err: fmt.Errorf("CURSOR_KEY: %w", err)}
+		return Cursors{}, fmt.Errorf("CURSOR_KEY: %w", err)
 	}
-	return pager{codec: codec}
+	return Cursors{codec: codec, ok: true}, nil
 }
 
 // pageRequest is a request for one page of a listing.
@@ -170,9 +188,9 @@ type pageRequest struct {
 // read reads limit and cursor, after the listing's filters, and reports
 // every bad parameter at once. The cursor must have been issued by the
 // listing name with these ids (its path ids) and filters.
-func (pg pager) read(q *query, name string, ids map[string]string) (pageRequest, error) {
-	if pg.err != nil {
-		return pageRequest{}, pg.err
+func (pg Cursors) read(q *query, name string, ids map[string]string) (pageRequest, error) {
+	if !pg.ok {
+		return pageRequest{}, errors.New("listing without a cursor key")
 	}
 	r := pageRequest{filters: q.filters, limit: page.DefaultLimit}
 	if v, ok := q.raw("limit"); ok {
@@ -183,9 +201,7 @@ func (pg pager) read(q *query, name string, ids map[string]string) (pageRequest,
 		r.limit = n
 	}
 	cursor, hasCursor := q.raw("cursor")
-	for name := range q.values {
-		q.bad(name, "is not a parameter of this listing")
-	}
+	q.unknown()
 	if err := q.err(); err != nil {
 		return pageRequest{}, err
 	}
@@ -218,7 +234,7 @@ type pageBody struct {
 // request was sent to (as location builds it: behind a stage or a base
 // path, RequestContext.Path keeps them), with the filters, the limit and
 // the cursor; fallback stands for that path in events without one.
-func (pg pager) reply(req events.APIGatewayProxyRequest, fallback string, r pageRequest, items any, next map[string]string) Reply {
+func (pg Cursors) reply(req events.APIGatewayProxyRequest, fallback string, r pageRequest, items any, next map[string]string) Reply {
 	reply := Reply{Status: 200, Body: pageBody{Items: items}}
 	if next == nil {
 		return reply

@@ -12,7 +12,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// The read side (DESIGN.md section 6): a scan's findings, pull requests and
+// The read side (docs/API.md, Reading): a scan's findings, pull requests and
 // their scans, allowlists. Users: users_read.go.
 
 // readRoles may read scans, pull requests and allowlists.
@@ -62,7 +62,7 @@ func findingJSON(f scangate.RecordedFinding) findingBody {
 }
 
 // ListFindings is GET /pr/scan/{pr_scan_id}/findings (?suppressed=).
-func ListFindings(st PRReader, pg pager, log *slog.Logger) Endpoint {
+func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListFindings", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_scan_id")
@@ -101,7 +101,7 @@ func GetPR(st PRReader, log *slog.Logger) Endpoint {
 
 // ListPRScans is GET /pr/{pr_id}/scans (?scan_type=): newest first, each
 // as GET /pr/scan/{id} shows it.
-func ListPRScans(st PRReader, pg pager, log *slog.Logger) Endpoint {
+func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListPRScans", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_id")
@@ -127,8 +127,10 @@ func ListPRScans(st PRReader, pg pager, log *slog.Logger) Endpoint {
 }
 
 // ListPRs is GET /pr (?vc_id=&repo_id=, both or neither; ?blocked=): PR
-// objects by last scan, newest first.
-func ListPRs(st PRReader, pg pager, log *slog.Logger) Endpoint {
+// objects by last scan, newest first. With number (the PR's number in its
+// version-control system, only with vc_id and repo_id), the page of that
+// one PR, or an empty page.
+func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListPRs", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)
@@ -142,6 +144,10 @@ func ListPRs(st PRReader, pg pager, log *slog.Logger) Endpoint {
 			case hasRepo && !hasVc:
 				q.bad("vc_id", "is required with repo_id")
 			}
+			if _, hasNumber := q.values["number"]; hasNumber && (!hasVc || !hasRepo) {
+				q.bad("number", "is taken only with vc_id and repo_id")
+			}
+			f.Number = q.id("number")
 			f.Blocked = q.boolean("blocked")
 			r, err := pg.read(q, "prs", nil)
 			if err != nil {
@@ -236,7 +242,7 @@ func GetAllowlist(st AllowlistReader, now func() time.Time, log *slog.Logger) En
 
 // ListAllowlists is GET /whitelist (?type=&name=&active=): newest first;
 // a name matches as suppression matches it.
-func ListAllowlists(st AllowlistReader, pg pager, now func() time.Time, log *slog.Logger) Endpoint {
+func ListAllowlists(st AllowlistReader, pg Cursors, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListAllowlists", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)

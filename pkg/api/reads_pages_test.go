@@ -52,14 +52,14 @@ func expect422(t *testing.T, resp events.APIGatewayProxyResponse, what, param st
 	}
 	var p struct {
 		Detail string
-		Errors []map[string]string
+		Errors []struct{ Parameter string }
 	}
 	if err := json.Unmarshal([]byte(resp.Body), &p); err != nil {
 		t.Fatal(err)
 	}
 	var named []string
 	for _, e := range p.Errors {
-		named = append(named, e["parameter"])
+		named = append(named, e.Parameter)
 	}
 	if !slices.Contains(named, param) {
 		t.Errorf("%s: the 422 names %v; want %q (%s)", what, named, param, resp.Body)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -32,11 +33,11 @@ type uploadBody struct {
 func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "RecordSARIF", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			m, err := bodyUpTo(req, MaxSARIFBody)
+			raw, err := rawBody(req, MaxSARIFBody)
 			if err != nil {
 				return Reply{}, err
 			}
-			env, rep, err := readSARIFUpload(m, sarif.Options{Pointer: "/sarif"})
+			env, rep, err := readSARIFUpload(raw)
 			if err != nil {
 				return Reply{}, err
 			}
@@ -48,29 +49,32 @@ func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint 
 		}}
 }
 
-// readSARIFUpload reads the envelope (status defaults to completed) and
-// the log of an upload. In the order of the contract, a log over a limit
-// (413) or undecodable (400) answers before a wrong envelope (422).
-func readSARIFUpload(m members, o sarif.Options) (scangate.NewScan, *sarif.Report, error) {
+// readSARIFUpload reads a body: the envelope (status defaults to
+// completed) and the log, in one pass (sarif.ReadBody). In the order of
+// the contract, a body or log over a limit (413) or undecodable (400)
+// answers before a wrong envelope (422), and a wrong envelope before a log
+// that is not SARIF (422).
+func readSARIFUpload(raw []byte) (scangate.NewScan, *sarif.Report, error) {
+	rep := &sarif.Report{}
+	body, readErr := sarif.ReadBody(raw, sarif.Limits{}, rep.Add)
+	readErr = sarifError(readErr)
+	var he *httpError
+	if errors.As(readErr, &he) {
+		return scangate.NewScan{}, nil, readErr
+	}
 	var p scangate.Problems
-	f := readFields(m, "", &p)
+	f := readFields(body.Members, "", &p)
 	env := readEnvelope(f, "completed")
-	raw, ok := f.raw("sarif", true, false, "a SARIF log (an object, or base64 of its gzip)")
+	if body.Log {
+		f.known[sarif.LogMember] = true
+	} else {
+		f.raw(sarif.LogMember, true, false, "a SARIF log (an object, or base64 of its gzip)")
+	}
 	f.done()
 	if len(p) == 0 {
 		env.ValidateEnvelope(&p)
 	}
-	var rep *sarif.Report
-	var readErr error
-	if ok {
-		rep, readErr = sarif.ReadMember(raw, o)
-		readErr = sarifError(readErr)
-	}
-	var he *httpError
-	switch {
-	case errors.As(readErr, &he):
-		return env, nil, readErr
-	case len(p) > 0:
+	if len(p) > 0 {
 		return env, nil, p.Err()
 	}
 	return env, rep, readErr
@@ -130,16 +134,19 @@ func recordReport(ctx context.Context, record func(context.Context, scangate.New
 	for _, t := range []scangate.ScanType{scangate.ScanSecret, scangate.ScanVulnerability} {
 		ns := env
 		ns.Type, ns.Findings = t, nil
-		for _, f := range rep.Findings {
-			if f.Type == t {
-				ns.Findings = append(ns.Findings, scangate.Finding{Name: f.Name, Aliases: f.Aliases, Rule: f.Rule,
-					Path: f.Path, Line: f.Line, InSource: f.SuppressedInSource})
+		var tools []sarif.Tool
+		for _, run := range rep.Runs {
+			if fs := run.Findings(t); len(fs) > 0 {
+				ns.Findings = append(ns.Findings, fs...)
+				if !slices.Contains(tools, run.Tool) {
+					tools = append(tools, run.Tool)
+				}
 			}
 		}
 		if len(ns.Findings) == 0 {
 			continue
 		}
-		details, err := withTools(env.OtherDetails, rep.Tools, t)
+		details, err := withTools(env.OtherDetails, tools)
 		if err != nil {
 			return out, err
 		}
@@ -153,8 +160,9 @@ func recordReport(ctx context.Context, record func(context.Context, scangate.New
 	return out, nil
 }
 
-// withTools adds the tools that found findings of type t to other_details.
-func withTools(details json.RawMessage, tools []sarif.Tool, t scangate.ScanType) (json.RawMessage, error) {
+// withTools adds the tools that found a scan's findings to its
+// other_details.
+func withTools(details json.RawMessage, tools []sarif.Tool) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if len(details) > 0 {
 		if err := json.Unmarshal(details, &obj); err != nil {
@@ -167,12 +175,7 @@ func withTools(details json.RawMessage, tools []sarif.Tool, t scangate.ScanType)
 	}
 	list := []tool{}
 	for _, tl := range tools {
-		for _, tt := range tl.Types {
-			if tt == t {
-				list = append(list, tool{tl.Name, tl.Version})
-				break
-			}
-		}
+		list = append(list, tool{tl.Name, tl.Version})
 	}
 	b, err := json.Marshal(list)
 	if err != nil {

@@ -24,8 +24,15 @@ import (
 func (h *harness) upload(log any, extra string) events.APIGatewayProxyResponse {
 	h.t.Helper()
 	b, _ := json.Marshal(log)
+	return h.uploadRaw(string(b), extra)
+}
+
+// uploadRaw sends sarif, the JSON text of the sarif member as it is, in the
+// envelope of a scan of repo 100, PR 7, with extra members.
+func (h *harness) uploadRaw(sarif, extra string) events.APIGatewayProxyResponse {
+	h.t.Helper()
 	env := `{"vc_type":"github","vc_id":10,"vc_name":"acme","repo_id":100,"repo_name":"acme/api","webhook_id":3,` +
-		`"pr":{"pr_id":7,"pr_name":"Add login","pr_link":"https://git.example.com/acme/api/pull/7"}` + extra + `,"sarif":` + string(b) + `}`
+		`"pr":{"pr_id":7,"pr_name":"Add login","pr_link":"https://git.example.com/acme/api/pull/7"}` + extra + `,"sarif":` + sarif + `}`
 	fn := api.RecordSARIF(h.env.Store, time.Now, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil))).Handle
 	resp, err := fn(h.t.Context(), events.APIGatewayProxyRequest{Body: env,
 		Headers:        map[string]string{"Content-Type": "application/json"},

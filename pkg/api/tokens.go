@@ -47,7 +47,7 @@ func tokenMetaJSON(t scangate.Token) tokenMetaBody {
 // ListTokens is GET /auth/tokens: the caller's login and personal tokens
 // that are neither expired nor revoked, newest first, without secrets; an
 // admin may ask for another user's with ?user_id=.
-func ListTokens(st TokenStore, pg pager, now func() time.Time, log *slog.Logger) Endpoint {
+func ListTokens(st TokenStore, pg Cursors, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListTokens", Roles: everyRole, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)

@@ -254,7 +254,7 @@ func TestRevokingTokens(t *testing.T) {
 	expectProblem(t, h.call("logout", jsonReq(&caller, "")), 404)
 }
 
-// auditEntries reads the whole change log (or the failed logins), newest first.
+// auditEntries reads the whole log (or one action's entries), newest first.
 func (h *harness) auditEntries(action string) []scangate.AuditEntry {
 	h.t.Helper()
 	var all []scangate.AuditEntry
@@ -290,15 +290,26 @@ func TestEveryChangeLeavesOneAuditEntry(t *testing.T) {
 	for range 5 {
 		h.login("wes", "wrong-password-1")
 	}
-	changes := h.auditEntries("")
-	// Newest first: ids (and so times) never increase down the log; two
-	// entries of the same millisecond may come in either order.
+	// The whole log, changes and failed logins together, newest first: ids
+	// (and so times) never increase down the log; two entries of the same
+	// millisecond may come in either order.
+	log := h.auditEntries("")
+	var changes []scangate.AuditEntry
 	var actions []string
-	for i, e := range changes {
-		actions = append(actions, e.Action)
-		if i > 0 && (e.ID >= changes[i-1].ID || e.At.After(changes[i-1].At.Time)) {
-			t.Errorf("entry %d (%s %s) is not older than the one before it (%s %s)", i, e.ID, e.At, changes[i-1].ID, changes[i-1].At)
+	logins := 0
+	for i, e := range log {
+		if i > 0 && (e.ID >= log[i-1].ID || e.At.After(log[i-1].At.Time)) {
+			t.Errorf("entry %d (%s %s) is not older than the one before it (%s %s)", i, e.ID, e.At, log[i-1].ID, log[i-1].At)
 		}
+		if scangate.LoginAction(e.Action) {
+			logins++
+			continue
+		}
+		changes = append(changes, e)
+		actions = append(actions, e.Action)
+	}
+	if logins != 6 {
+		t.Errorf("the whole log holds %d failed-login entries; want 5 failures and a lockout", logins)
 	}
 	want := []string{"token.create", "token.revoke", "token.create", "allowlist.update", "allowlist.create", "user.update", "user.create", "admin.bootstrap"}
 	slices.Sort(actions)
@@ -457,7 +468,8 @@ func TestListingAudit(t *testing.T) {
 	ann := h.member("reader", scangate.RoleReadonly)
 	resp, _, _ := h.list("list-audit", &ann, nil)
 	expectProblem(t, resp, 403)
-	// Newest first, walked with limit 2: every change once.
+	// Newest first, walked with limit 2: every entry once, the failed login
+	// with the changes.
 	var all []map[string]any
 	next := ""
 	for range 10 {
@@ -473,9 +485,10 @@ func TestListingAudit(t *testing.T) {
 			break
 		}
 	}
-	// The bootstrap, 3 creates, the update and the reader's creation.
-	if len(all) != 6 {
-		t.Errorf("%d entries in the change log; want 6", len(all))
+	// The bootstrap, 3 creates, the update, the failed login and the
+	// reader's creation.
+	if len(all) != 7 {
+		t.Errorf("%d entries in the log; want 7", len(all))
 	}
 	seen := map[any]bool{}
 	for i, e := range all {

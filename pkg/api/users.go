@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -23,9 +24,6 @@ type UserStore interface {
 // (pkg/fold.Fold); handed in so that only the functions that store an
 // address link it.
 type Folder func(string) string
-
-// PasswordHasher turns a password into the only form in which it is stored.
-type PasswordHasher func(password string) (string, error)
 
 // userBody is the user of spec section 2.5: never the password or its hash.
 type userBody struct {
@@ -50,7 +48,7 @@ func userJSON(u scangate.User) userBody {
 }
 
 // CreateUser is POST /users: admins only; 201 with the user and its Location.
-func CreateUser(st UserStore, hash PasswordHasher, fold Folder, now func() time.Time, log *slog.Logger) Endpoint {
+func CreateUser(st UserStore, hasher auth.PasswordHasher, fold Folder, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "CreateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -79,7 +77,7 @@ func CreateUser(st UserStore, hash PasswordHasher, fold Folder, now func() time.
 			if err := p.Err(); err != nil {
 				return Reply{}, err
 			}
-			h, err := hash(nu.Password)
+			h, err := hasher.Hash(nu.Password)
 			if err != nil {
 				return Reply{}, fmt.Errorf("hash password: %w", err)
 			}

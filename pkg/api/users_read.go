@@ -52,7 +52,7 @@ func readUser(ctx context.Context, st UserReader, id int64) (Reply, error) {
 }
 
 // ListUsers is GET /users (?role=&active=): admins only; users by id.
-func ListUsers(st UserReader, pg pager, log *slog.Logger) Endpoint {
+func ListUsers(st UserReader, pg Cursors, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListUsers", Roles: []scangate.Role{scangate.RoleAdmin}, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)

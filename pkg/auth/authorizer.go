@@ -18,16 +18,16 @@ import (
 // TOKEN authorizer.
 var ErrUnauthorized = errors.New("Unauthorized")
 
-// TokenStore reads a token and its user in one round trip, and records
-// when a token was last used.
-type TokenStore interface {
+// AuthorizerStore is what the authorizer reads: a token and its user in
+// one round trip; and it records when a token was last used.
+type AuthorizerStore interface {
 	TokenUser(ctx context.Context, hash string, userID int64) (*scangate.Token, *scangate.User, error)
 	TouchToken(ctx context.Context, hash string, now time.Time) error
 }
 
 // Authorizer is the Lambda TOKEN authorizer.
 type Authorizer struct {
-	Store TokenStore
+	Store AuthorizerStore
 	Now   func() time.Time
 	Log   *slog.Logger
 }

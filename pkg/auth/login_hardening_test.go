@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
-	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 

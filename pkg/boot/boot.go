@@ -1,52 +1,78 @@
-// Package boot starts a Lambda function: the whole of a function's main
-// but the choice of its handler and of the dependencies only it links.
+// Package boot is what every function's main does before it builds its
+// handler: read the environment once, build the store and the logger. Each
+// main then calls its constructor with exactly what it takes (building
+// what only it links, such as the uploads bucket, itself) and hands the
+// handler to lambda.Start; an API function's handler goes through API
+// first, which lets the dashboard read its answers.
 package boot
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/store"
 )
 
-// Option adds to a function's dependencies what the function alone needs,
-// from its environment (read by getenv).
-type Option func(getenv func(string) string, d *api.Deps) error
+// Env is what every function's main reads first: its name, its
+// configuration and its logger.
+type Env struct {
+	Name   string
+	Config config.Config
+	Log    *slog.Logger
+}
 
-// Start reads the function's environment once, builds the store and the
-// dependencies with opts, and hands the handler that build makes of them
-// to the Lambda runtime. A function that cannot start says why, under its
-// name, and exits: Lambda reports the failed init.
-func Start[H any](name string, build func(api.Deps) H, opts ...Option) {
+// Function is what the main of a function that uses the table builds
+// first: its Env and the store.
+type Function struct {
+	Env
+	Store *store.Store
+}
+
+// Open reads the function's environment and builds the store and the
+// logger. A function that cannot start says why, under its name, and
+// exits: Lambda reports the failed init.
+func Open(name string) Function {
 	st, cfg, err := store.Open(os.Getenv)
-	d := api.Deps{Store: st, Log: cfg.Logger(os.Stdout), Now: time.Now, Config: cfg}
-	for _, opt := range opts {
-		if err == nil {
-			err = opt(os.Getenv, &d)
-		}
-	}
+	f := Function{Env: Env{Name: name, Config: cfg, Log: cfg.Logger(os.Stdout)}, Store: st}
+	f.Check(err)
+	return f
+}
+
+// OpenWithoutStore is Open for a function that does not use the table
+// (the dashboard's publisher): the configuration and the logger, no
+// DynamoDB client.
+func OpenWithoutStore(name string) Env {
+	cfg, err := config.Load(os.Getenv)
+	e := Env{Name: name, Config: cfg, Log: cfg.Logger(os.Stdout)}
+	e.Check(err)
+	return e
+}
+
+// Check exits as Open does when err is not nil: for what a main builds
+// itself.
+func (e Env) Check(err error) {
 	if err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
+		fmt.Fprintln(os.Stderr, e.Name+":", err)
 		os.Exit(1)
 	}
-	lambda.Start(Handler(build, d))
 }
 
-// Handler is what a function hands to the Lambda runtime: the handler
-// build makes of d, and for an API Gateway handler, its answers readable
-// by the dashboard's origin (api.CORS, DASHBOARD_ORIGIN).
-func Handler[H any](build func(api.Deps) H, d api.Deps) any {
-	h := build(d)
-	if ah, ok := any(h).(api.Handler); ok {
-		return api.CORS(d.Config.DashboardOrigin, ah)
-	}
-	return h
+// Cursors seals the cursors of a listing with CURSOR_KEY; a listing does
+// not start without one.
+func (e Env) Cursors() api.Cursors {
+	c, err := api.NewCursors(e.Config.CursorKey)
+	e.Check(err)
+	return c
 }
 
-// Cursors is the option of the listings: they seal their cursors with
-// CURSOR_KEY and do not start without it.
-func Cursors(_ func(string) string, d *api.Deps) error { return d.Config.NeedCursorKey() }
+// API is an API function's handler as its main starts it: h, with its
+// answers readable by the dashboard's origin alone (api.CORS with
+// DASHBOARD_ORIGIN). Every API function's main wraps its handler here,
+// once (TestMainsCallTheirConstructor); the local stack, where the
+// dashboard and the API share an origin, does not.
+func (e Env) API(h api.Handler) api.Handler {
+	return api.CORS(e.Config.DashboardOrigin, h)
+}

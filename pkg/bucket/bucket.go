@@ -1,8 +1,8 @@
-// Package bucket is the uploads bucket of large SARIF uploads (DESIGN.md
-// section 9) on S3 or an S3-compatible server: presigned PUT URLs for
-// clients, and the reads and deletes of the ingest function; and the S3
-// client of every function that uses a bucket (NewClient). Only those
-// functions link it (and so the S3 client).
+// Package bucket is the uploads bucket of large SARIF uploads (docs/API.md)
+// on S3 or an S3-compatible server: presigned PUT URLs for clients, and the
+// reads and deletes of the ingest function; and the S3 client of every
+// function that uses a bucket (NewClient). Only those functions link it
+// (and so the S3 client).
 package bucket
 
 import (

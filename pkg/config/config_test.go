@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/config"
 )
 
@@ -18,8 +19,9 @@ func TestCursorKey(t *testing.T) {
 		}
 	}
 	c, err := config.Load(env(strings.Repeat("Ab9x", 16)))
-	if err != nil || len(c.CursorKey) != 48 || c.NeedCursorKey() != nil {
-		t.Fatalf("64 base64 letters: %d bytes, %v, %v", len(c.CursorKey), err, c.NeedCursorKey())
+	_, cerr := api.NewCursors(c.CursorKey)
+	if err != nil || len(c.CursorKey) != 48 || cerr != nil {
+		t.Fatalf("64 base64 letters: %d bytes, %v, %v", len(c.CursorKey), err, cerr)
 	}
 	if !bytes.Equal(c.CursorKey[:3], []byte{0x01, 0xbf, 0x71}) {
 		t.Errorf("decoded %x", c.CursorKey[:3])
@@ -30,8 +32,8 @@ func TestCursorKey(t *testing.T) {
 		}
 	}
 	c, err = config.Load(env(""))
-	if err != nil || c.NeedCursorKey() == nil {
-		t.Errorf("no CURSOR_KEY: %v, %v", err, c.NeedCursorKey())
+	if _, cerr := api.NewCursors(c.CursorKey); err != nil || cerr == nil {
+		t.Errorf("no CURSOR_KEY: %v, %v", err, cerr)
 	}
 }
 

@@ -22,8 +22,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/dashboard"
-	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/local"
 )
 

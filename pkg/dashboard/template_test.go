@@ -103,8 +103,10 @@ func TestTemplateHeaders(t *testing.T) {
 	}
 }
 
-// TestTemplateDistribution: the bucket is private, encrypted and refuses
-// plain HTTP; CloudFront reads it through origin access control (no
+// TestTemplateDistribution: the bucket is private, encrypted, refuses
+// plain HTTP and has its access logged into the access-log bucket, whose
+// policy lets S3's logging write them under dashboard/ for this bucket's
+// name; CloudFront reads it through origin access control (no
 // legacy identity), serves HTTPS only (plain HTTP redirected) with the
 // headers policy and index.html at the root; the Dashboard resource
 // publishes into that bucket for this API.
@@ -119,11 +121,15 @@ func TestTemplateDistribution(t *testing.T) {
 	if b.at("BucketEncryption").Node == nil {
 		t.Error("the bucket is not encrypted")
 	}
-	policy := res.at("DashboardBucketPolicy", "Properties", "PolicyDocument", "Statement").canon()
-	for _, want := range []string{"aws:SecureTransport, false", "Deny", "cloudfront.amazonaws.com", "s3:GetObject",
-		"AWS:SourceArn, !Sub arn:${AWS::Partition}:cloudfront::${AWS::AccountId}:distribution/${DashboardDistribution}"} {
-		if !strings.Contains(policy, want) {
-			t.Errorf("the bucket policy lacks %q: %s", want, policy)
+	if got := b.at("LoggingConfiguration").canon(); got != "[DestinationBucketName, !Ref AccessLogsBucket, LogFilePrefix, dashboard/]" {
+		t.Errorf("the bucket's access logs: %s", got)
+	}
+	logs := res.at("AccessLogsBucketPolicy", "Properties", "PolicyDocument", "Statement").canon()
+	name := b.at("BucketName").canon() // !Sub [scangate-dashboard-${StackUuid}, [StackUuid, ...]]
+	for _, want := range []string{"[Service, logging.s3.amazonaws.com], Action, s3:PutObject, Resource, !Sub ${AccessLogsBucket.Arn}/dashboard/*",
+		"aws:SourceArn, !Sub [arn:${AWS::Partition}:s3:::" + strings.TrimPrefix(name, "!Sub [")} {
+		if !strings.Contains(logs, want) || !strings.HasPrefix(name, "!Sub [scangate-dashboard-") {
+			t.Errorf("the access-log bucket's policy lacks %q (the bucket's name: %s): %s", want, name, logs)
 		}
 	}
 	d := res.at("DashboardDistribution", "Properties", "DistributionConfig")

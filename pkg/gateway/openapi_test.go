@@ -53,7 +53,7 @@ func TestOpenAPIRoutesMatchTemplate(t *testing.T) {
 	}
 }
 
-// TestCollections: exactly the paths of DESIGN.md section 3 take a trailing
+// TestCollections: exactly the paths docs/API.md names take a trailing
 // slash, derived from the template's routes.
 func TestCollections(t *testing.T) {
 	tpl, err := ReadTemplate("../../template.yaml")

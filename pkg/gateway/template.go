@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,36 @@ type S3Event struct {
 	Bucket   string
 	Events   []string
 	Prefix   string
+}
+
+// QueueEvent is one SQS event of a function: the queue's logical id, the
+// most messages a batch holds (BatchSize, 10 when absent) and the most
+// batches delivered at once (ScalingConfig's MaximumConcurrency; 5 when
+// absent, as many as Lambda starts polling with).
+type QueueEvent struct {
+	Function    string
+	Queue       string
+	BatchSize   int
+	Concurrency int
+}
+
+// Queue is an AWS::SQS::Queue of the template: the logical id of its
+// dead-letter queue and how many receives move a message there
+// (RedrivePolicy's deadLetterTargetArn and maxReceiveCount), when it has
+// one.
+type Queue struct {
+	DeadLetter string
+	MaxReceive int
+}
+
+// StreamEvent is one DynamoDB stream event of a function: the table's
+// logical id, the most records a batch holds (BatchSize, 100 when absent)
+// and the patterns of its FilterCriteria.
+type StreamEvent struct {
+	Function  string
+	Table     string
+	BatchSize int
+	Filters   []string
 }
 
 // Authorizer is the TOKEN authorizer of the API.
@@ -63,12 +94,18 @@ type Template struct {
 	// Schedules are the functions that EventBridge schedules invoke, with
 	// their schedule expression (rate(1 minute)).
 	Schedules map[string]string
+	// QueueEvents are the functions' SQS triggers; Queues the queues, by
+	// logical id.
+	QueueEvents []QueueEvent
+	Queues      map[string]Queue
+	// StreamEvents are the functions' DynamoDB stream triggers.
+	StreamEvents []StreamEvent
 	// CustomResources are the functions that CloudFormation custom
 	// resources invoke (their ServiceToken), with the resource's logical
 	// id; CloudFormation alone invokes them, so the local stack does not.
 	CustomResources map[string]string
 	// Collections are the paths also served with a trailing slash
-	// (DESIGN.md section 3): see collections.
+	// (docs/API.md, Routes): see collections.
 	Collections map[string]bool
 }
 
@@ -172,7 +209,7 @@ func ParseTemplate(b []byte) (*Template, error) {
 	for i, name := range names {
 		root.params[name] = params[i].get("Default").str()
 	}
-	t := &Template{Responses: map[string]Response{}, Schedules: map[string]string{}, CustomResources: map[string]string{}}
+	t := &Template{Responses: map[string]Response{}, Schedules: map[string]string{}, Queues: map[string]Queue{}, CustomResources: map[string]string{}}
 	ids, resources := root.get("Resources").entries()
 	for i, id := range ids {
 		r := resources[i]
@@ -184,26 +221,15 @@ func ParseTemplate(b []byte) (*Template, error) {
 			if err := t.readAPI(r.get("Properties")); err != nil {
 				return nil, fmt.Errorf("api %s: %w", id, err)
 			}
+		case "AWS::SQS::Queue":
+			rp := r.get("Properties", "RedrivePolicy")
+			n, _ := strconv.Atoi(rp.get("maxReceiveCount").str())
+			t.Queues[id] = Queue{DeadLetter: rp.get("deadLetterTargetArn").str(), MaxReceive: n}
 		case "AWS::Serverless::Function":
 			t.Functions = append(t.Functions, id)
 			_, events := r.get("Properties", "Events").entries()
 			for _, ev := range events {
-				if ev.get("Type").str() == "S3" {
-					t.S3Events = append(t.S3Events, readS3Event(id, ev.get("Properties")))
-				}
-				if ev.get("Type").str() == "Schedule" {
-					t.Schedules[id] = ev.get("Properties", "Schedule").str()
-				}
-				if ev.get("Type").str() != "Api" {
-					continue
-				}
-				p := ev.get("Properties")
-				t.Routes = append(t.Routes, Route{
-					Method:   strings.ToUpper(p.get("Method").str()),
-					Path:     p.get("Path").str(),
-					Function: id,
-					Auth:     p.get("Auth", "Authorizer").str() != "NONE",
-				})
+				t.readEvent(id, ev.get("Type").str(), ev.get("Properties"))
 			}
 		}
 	}
@@ -215,6 +241,43 @@ func ParseTemplate(b []byte) (*Template, error) {
 	})
 	t.Collections = collections(t.Routes)
 	return t, nil
+}
+
+// readEvent reads one event of a function: an API route, an S3, schedule,
+// SQS or DynamoDB stream trigger.
+func (t *Template) readEvent(function, typ string, p node) {
+	switch typ {
+	case "Api":
+		t.Routes = append(t.Routes, Route{
+			Method:   strings.ToUpper(p.get("Method").str()),
+			Path:     p.get("Path").str(),
+			Function: function,
+			Auth:     p.get("Auth", "Authorizer").str() != "NONE",
+		})
+	case "S3":
+		t.S3Events = append(t.S3Events, readS3Event(function, p))
+	case "Schedule":
+		t.Schedules[function] = p.get("Schedule").str()
+	case "SQS":
+		t.QueueEvents = append(t.QueueEvents, QueueEvent{Function: function, Queue: p.get("Queue").str(), BatchSize: p.get("BatchSize").integer(10),
+			Concurrency: p.get("ScalingConfig", "MaximumConcurrency").integer(5)})
+	case "DynamoDB":
+		ev := StreamEvent{Function: function, Table: p.get("Stream").str(), BatchSize: p.get("BatchSize").integer(100)}
+		if fs := p.get("FilterCriteria", "Filters"); fs.Node != nil && fs.Kind == yaml.SequenceNode {
+			for _, f := range fs.Content {
+				ev.Filters = append(ev.Filters, node{f, p.params}.get("Pattern").str())
+			}
+		}
+		t.StreamEvents = append(t.StreamEvents, ev)
+	}
+}
+
+// integer reads a scalar as an integer, def when it is absent or not one.
+func (n node) integer(def int) int {
+	if v, err := strconv.Atoi(n.str()); err == nil {
+		return v
+	}
+	return def
 }
 
 // readS3Event reads the properties of a function's S3 event.
@@ -239,8 +302,8 @@ func readS3Event(function string, p node) S3Event {
 }
 
 // specIDs are the path parameters of the spec's own resources
-// (spec/code-scanning-service.md section 4): their collections are the
-// paths DESIGN.md section 3 serves with a trailing slash too.
+// (docs/API.md, The specified interface): their collections are the
+// paths served with a trailing slash too.
 var specIDs = map[string]bool{"{user_id}": true, "{pr_scan_id}": true, "{whitelist_id}": true}
 
 // collections returns the collection paths of the spec's resources: a
@@ -313,4 +376,33 @@ func (t *Template) readAPI(p node) error {
 		t.Responses[typ] = gr
 	}
 	return nil
+}
+
+// Triggers names what invokes a function in the template, each kind once,
+// as pkg/ops names an operation's kind: "API" (its routes), "Authorizer",
+// "S3", "Schedule", "Queue" (SQS), "Stream" (DynamoDB) and
+// "CustomResource" (the ServiceToken of a CloudFormation custom resource).
+func (t *Template) Triggers(function string) []string {
+	var kinds []string
+	add := func(kind string, ok bool) {
+		if ok && !slices.Contains(kinds, kind) {
+			kinds = append(kinds, kind)
+		}
+	}
+	for _, r := range t.Routes {
+		add("API", r.Function == function)
+	}
+	add("Authorizer", t.Authorizer != nil && t.Authorizer.Function == function)
+	for _, ev := range t.S3Events {
+		add("S3", ev.Function == function)
+	}
+	add("Schedule", t.Schedules[function] != "")
+	for _, ev := range t.QueueEvents {
+		add("Queue", ev.Function == function)
+	}
+	for _, ev := range t.StreamEvents {
+		add("Stream", ev.Function == function)
+	}
+	add("CustomResource", t.CustomResources[function] != "")
+	return kinds
 }

@@ -2,15 +2,19 @@ package local_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/local"
 )
 
@@ -74,23 +78,38 @@ func TestClientDisconnectIsNoServerError(t *testing.T) {
 }
 
 // TestSetPasswordIsNeverPrinted: make run prints the first admin's
-// password only when it generated it.
+// password, and writes it to its file, only when it generated it; a
+// password that was set removes the file an earlier run left, which
+// would name another password.
 func TestSetPasswordIsNeverPrinted(t *testing.T) {
 	t.Parallel()
 	for _, set := range []string{"", "a-password-I-chose-1"} {
 		env := ddbtest.New(t)
+		file := filepath.Join(t.TempDir(), ".build", "admin-password")
+		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte("an-earlier-run-1"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		stack, err := local.Start(context.Background(), local.Options{
 			Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin", AdminPassword: set,
-			AuthorizerTTL: 0, TokenTTL: time.Hour, Log: slog.New(slog.DiscardHandler),
+			PasswordFile: file, AuthorizerTTL: 0, TokenTTL: time.Hour, Log: slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		written, err := os.ReadFile(file)
 		switch {
 		case set != "" && strings.Contains(stack.AdminNote, set):
 			t.Errorf("the note shows the password that was set: %q", stack.AdminNote)
+		case set != "" && !errors.Is(err, fs.ErrNotExist):
+			t.Errorf("with a password set, the file is still there: %q %v", written, err)
 		case set == "" && !strings.Contains(stack.AdminNote, "password \""):
 			t.Errorf("the note does not show the generated password: %q", stack.AdminNote)
+		case set == "" && (err != nil || !strings.Contains(stack.AdminNote, "password \""+string(written)+"\"")):
+			t.Errorf("the file holds %q (%v); the note says %q", written, err, stack.AdminNote)
 		}
+		_ = stack.Close()
 	}
 }

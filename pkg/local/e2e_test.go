@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/local"
 )
 
@@ -57,26 +57,42 @@ func startCounted(t *testing.T, authorizerTTL time.Duration) (*local.Stack, stri
 // missing.
 func runReadmeBlock(t *testing.T, name string, tools ...string) string {
 	t.Helper()
+	return runDocBlock(t, "../../README.md", name, nil, tools...)
+}
+
+// docBlock is the fenced block of a document between <!-- name --> and
+// <!-- /name -->.
+func docBlock(t *testing.T, path, name string) string {
+	t.Helper()
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- " + name + " -->\n```[a-z]*\n(.*?)```\n<!-- /" + name + " -->").FindSubmatch(doc)
+	if m == nil {
+		t.Fatalf("%s has no %s block", path, name)
+	}
+	return string(m[1])
+}
+
+// runDocBlock runs a document's shell block, as written, with env added to
+// the environment, against a local server of its own (API), in a
+// directory of its own, and returns what it printed.
+func runDocBlock(t *testing.T, path, name string, env []string, tools ...string) string {
+	t.Helper()
 	for _, tool := range append([]string{"curl"}, tools...) {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skip(tool + " is not installed")
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)<!-- " + name + " -->\n```sh\n(.*?)```\n<!-- /" + name + " -->").FindSubmatch(readme)
-	if m == nil {
-		t.Fatalf("README.md has no %s block", name)
-	}
+	block := docBlock(t, path, name)
 	_, api, dir := startStack(t, -1)
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", string(m[1]))
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "API="+api)
+	cmd.Env = append(append(os.Environ(), "API="+api), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the README's %s failed: %v\n%s", name, err, out)
+		t.Fatalf("the %s block of %s failed: %v\n%s", name, path, err, out)
 	}
 	return string(out)
 }
@@ -124,6 +140,10 @@ func TestReadmeCurlFlow(t *testing.T) {
 	}
 	if strings.Contains(got, "password") {
 		t.Errorf("a response shows a password:\n%s", got)
+	}
+	// PR #10 found by its number: a page of that one PR, scangate's id 1.
+	if !regexp.MustCompile(`\{"items":\[\{"id":1,"pr_id":10,[^\]]*\}\],"next_cursor":null\}`).MatchString(got) {
+		t.Errorf("the curl flow's output lacks PR #10 alone on a page:\n%s", got)
 	}
 }
 

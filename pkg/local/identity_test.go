@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/ddbtest"
 	"github.com/scangate/scangate/pkg/local"
 )
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/local"
 )
 

@@ -1,6 +1,8 @@
 // Package local assembles the whole service on one machine: the embedded
-// DynamoDB-API server, the table, the first admin, and every function of
-// template.yaml wired to its handler behind the local API Gateway.
+// DynamoDB-API server, the table, the first admin, every function of the
+// operations table (pkg/ops) built from its dependencies, and the triggers
+// of template.yaml wired to them: the local API Gateway, S3 events,
+// schedules, SQS queues and the table's DynamoDB stream.
 package local
 
 import (
@@ -10,9 +12,13 @@ import (
 	"time"
 
 	miniserver "github.com/truora/minidyn/server"
+)
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/gateway"
+// The region and account of the ARNs in the events the local triggers
+// send.
+const (
+	region  = "us-east-1"
+	account = "123456789012"
 )
 
 // Embedded is the in-process DynamoDB-API server (minidyn) on a loopback port.
@@ -36,40 +42,3 @@ func StartEmbedded() (*Embedded, error) {
 
 // Close stops the embedded server.
 func (e *Embedded) Close() error { return e.srv.Close() }
-
-// Function is one function of the operations table built for the local
-// stack: its logical id in template.yaml and its handler, in the form
-// lambda.Start would be given it.
-type Function struct {
-	LogicalID string
-	Handler   any
-}
-
-// Functions builds every function of api.Operations(); deps gives each its
-// dependencies by logical id (the local server gives all the same store; a
-// test may tell them apart).
-func Functions(deps func(logicalID string) api.Deps) []Function {
-	var fns []Function
-	for _, op := range api.Operations() {
-		id := api.LogicalID(op.Name)
-		fns = append(fns, Function{LogicalID: id, Handler: op.Handler(deps(id))})
-	}
-	return fns
-}
-
-// gatewayHandlers sorts the functions for the local API Gateway: REST
-// proxy handlers by logical id, and the TOKEN authorizer. Functions of
-// other kinds are invoked by their triggers through Stack.Invoke.
-func gatewayHandlers(fns []Function) (map[string]gateway.Handler, gateway.AuthorizerHandler) {
-	proxies := map[string]gateway.Handler{}
-	var authorizer gateway.AuthorizerHandler
-	for _, f := range fns {
-		switch h := f.Handler.(type) {
-		case api.Handler:
-			proxies[f.LogicalID] = gateway.Handler(h)
-		case api.AuthorizerHandler:
-			authorizer = gateway.AuthorizerHandler(h)
-		}
-	}
-	return proxies, authorizer
-}

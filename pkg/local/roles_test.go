@@ -6,7 +6,7 @@ import (
 )
 
 // TestRoleMatrix calls every route over HTTP as each role: 403 exactly
-// where DESIGN.md's role table says no.
+// where the role table of docs/API.md says no.
 func TestRoleMatrix(t *testing.T) {
 	t.Parallel()
 	_, api, dir := startStack(t, 0)

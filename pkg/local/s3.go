@@ -209,10 +209,8 @@ func (s *Stack) openBucket(o Options, optFns ...func(*s3.Options)) (*bucket.Buck
 }
 
 // startNotifiers starts a notifier for each S3 event of the template, on
-// the uploads bucket, until Close.
-func (s *Stack) startNotifiers(t *gateway.Template, o Options) {
-	run, stop := context.WithCancel(context.Background())
-	s.stopNotifiers = stop
+// the uploads bucket, until run ends.
+func (s *Stack) startNotifiers(run context.Context, t *gateway.Template, o Options) {
 	interval := o.NotifyInterval
 	if interval <= 0 {
 		interval = DefaultNotifyInterval
@@ -222,7 +220,7 @@ func (s *Stack) startNotifiers(t *gateway.Template, o Options) {
 		n := &Notifier{Client: s.Bucket.Client(), Bucket: s.Bucket.Name(), Prefix: ev.Prefix,
 			Region: s.Bucket.Client().Options().Region, Interval: interval, Retry: time.Second, Log: o.Log,
 			Invoke: func(ctx context.Context, event []byte) error { _, err := s.Invoke(ctx, fn, event); return err }}
-		s.notifiers.Go(func() { n.Run(run) })
+		s.triggers.Go(func() { n.Run(run) })
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +26,7 @@ import (
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/gateway"
+	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -62,10 +66,21 @@ type Options struct {
 	// UploadMaxBytes lowers the largest object the ingest function reads
 	// (tests); zero keeps 100 MiB.
 	UploadMaxBytes int64
+	// Operations are functions built beside those of the operations table
+	// (tests of the triggers' machinery, with a template that names them).
+	Operations []ops.Operation
+	// RedeliverAfter is how long a queue's failed message stays invisible,
+	// and how long a stream waits before it retries a failed batch;
+	// DefaultRedeliverAfter when zero.
+	RedeliverAfter time.Duration
 	// Now is every function's clock (the authorizer's and the scheduled
 	// expiry's too); time.Now when nil. Tests move it past an expiry.
 	Now func() time.Time
 }
+
+// DefaultRedeliverAfter is how long the local queues and streams wait
+// before they deliver again what failed.
+const DefaultRedeliverAfter = time.Second
 
 // DefaultBucket is the local uploads bucket's name.
 const DefaultBucket = "scangate-uploads"
@@ -79,11 +94,20 @@ type Stack struct {
 	S3        *EmbeddedS3    // nil on an external S3 endpoint
 	Bucket    *bucket.Bucket // the uploads bucket
 	functions map[string]lambda.Handler
-	schedules map[string]string // logical id: schedule expression
+	schedules map[string]string  // logical id: schedule expression
+	queues    map[string]*Queue  // by logical id
+	streams   map[string]*Stream // by the logical id of their function
 
-	stopNotifiers context.CancelFunc
-	notifiers     sync.WaitGroup
+	stopTriggers context.CancelFunc
+	triggers     sync.WaitGroup
 }
+
+// Queue is the queue of template.yaml with this logical id, nil if none.
+func (s *Stack) Queue(logicalID string) *Queue { return s.queues[logicalID] }
+
+// Stream is the table's stream as the function with this logical id reads
+// it, nil if no DynamoDB event of the template invokes that function.
+func (s *Stack) Stream(function string) *Stream { return s.streams[function] }
 
 // Invoke runs a function of the template with an event as Lambda would:
 // the event's JSON in, the answer's JSON out. The local triggers that are
@@ -96,12 +120,12 @@ func (s *Stack) Invoke(ctx context.Context, logicalID string, event []byte) ([]b
 	return h.Invoke(ctx, event)
 }
 
-// Close stops the delivery of S3 events (after the invocations under way)
-// and the embedded servers, if any.
+// Close stops the triggers (S3 events, queues, streams; after the
+// invocations under way) and the embedded servers, if any.
 func (s *Stack) Close() error {
-	if s.stopNotifiers != nil {
-		s.stopNotifiers()
-		s.notifiers.Wait()
+	if s.stopTriggers != nil {
+		s.stopTriggers()
+		s.triggers.Wait()
 	}
 	var errs []error
 	if s.S3 != nil {
@@ -148,6 +172,13 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 	if err := store.CreateTable(ctx, db, o.Table); err != nil {
 		return err
 	}
+	if err := s.openStreams(t); err != nil {
+		return err
+	}
+	if len(s.streams) > 0 {
+		streams := slices.Collect(maps.Values(s.streams))
+		db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, captureWrites(streams)) })
+	}
 	s.Store = store.New(db, o.Table)
 	if err := s.bootstrap(ctx, o); err != nil {
 		return err
@@ -166,8 +197,7 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 	if err := s.wire(t, o); err != nil {
 		return err
 	}
-	s.startNotifiers(t, o)
-	return nil
+	return s.startTriggers(t, o)
 }
 
 // bootstrap creates the first admin unless the table has one.
@@ -193,40 +223,28 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 			// is its owner's and never printed.
 			s.AdminNote = fmt.Sprintf("admin login: username %q, password %q", o.AdminUsername, password)
 		}
-		if generated && o.PasswordFile != "" {
+		switch {
+		case o.PasswordFile == "":
+		case generated:
 			if err := writeSecret(o.PasswordFile, password); err != nil {
 				return err
 			}
 			s.AdminNote += " (also in " + o.PasswordFile + ")"
+		default:
+			// A password that was set is written nowhere; a file left by
+			// an earlier run would name a password this admin does not have.
+			if err := os.Remove(o.PasswordFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove %s: %w", o.PasswordFile, err)
+			}
 		}
 	}
 	return nil
 }
 
-// wire builds every function of the operations table and puts the local
-// API Gateway in front of them.
+// wire builds every function of the operations table, each from its own
+// dependencies, keeps each invokable by logical id, and puts the local API
+// Gateway in front of the REST proxy handlers and the authorizer.
 func (s *Stack) wire(t *gateway.Template, o Options) error {
-	storeFor := o.StoreFor
-	if storeFor == nil {
-		storeFor = func(string) *store.Store { return s.Store }
-	}
-	buckets := map[string]api.Bucket{}
-	if o.S3OptionsFor != nil {
-		for _, op := range api.Operations() {
-			id := api.LogicalID(op.Name)
-			b, err := s.openBucket(o, o.S3OptionsFor(id)...)
-			if err != nil {
-				return err
-			}
-			buckets[id] = b
-		}
-	}
-	bucketFor := func(id string) api.Bucket {
-		if b, ok := buckets[id]; ok {
-			return b
-		}
-		return s.Bucket
-	}
 	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes}
 	if len(cfg.CursorKey) == 0 {
 		cfg.CursorKey = make([]byte, 32)
@@ -234,19 +252,37 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 			return fmt.Errorf("cursor key: %w", err)
 		}
 	}
+	cursors, err := api.NewCursors(cfg.CursorKey)
+	if err != nil {
+		return err
+	}
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
-	fns := Functions(func(id string) api.Deps {
-		return api.Deps{Store: storeFor(id), Log: o.Log, Now: now, Config: cfg, Passwords: passwordpkg.Argon2id{}, Fold: fold.Fold,
-			Bucket: bucketFor(id)}
-	})
 	s.functions = map[string]lambda.Handler{}
-	for _, f := range fns {
-		s.functions[f.LogicalID] = lambda.NewHandler(f.Handler)
+	proxies := map[string]gateway.Handler{}
+	var authorizer gateway.AuthorizerHandler
+	for _, op := range append(ops.Operations(), o.Operations...) {
+		id := ops.LogicalID(op.Name)
+		d := deps{store: s.Store, log: o.Log, now: now, config: cfg, cursors: cursors, bucket: s.Bucket}
+		if o.StoreFor != nil {
+			d.store = o.StoreFor(id)
+		}
+		if o.S3OptionsFor != nil {
+			if d.bucket, err = s.openBucket(o, o.S3OptionsFor(id)...); err != nil {
+				return err
+			}
+		}
+		h := op.Handler(d)
+		s.functions[id] = lambda.NewHandler(h)
+		switch h := h.(type) {
+		case api.Handler:
+			proxies[id] = gateway.Handler(h)
+		case api.AuthorizerHandler:
+			authorizer = gateway.AuthorizerHandler(h)
+		}
 	}
-	proxies, authorizer := gatewayHandlers(fns)
 	gw, err := gateway.NewServer(t, proxies, authorizer, o.AuthorizerTTL, o.Log)
 	if err != nil {
 		return err

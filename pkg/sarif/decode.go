@@ -1,75 +1,67 @@
 package sarif
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
-	"maps"
-	"reflect"
-	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// maxSkipDepth bounds the nesting of a member this reader skips, so that the
-// decoder's stack of open arrays and objects stays small.
-const maxSkipDepth = 128
-
-// reader streams one log: the log, its runs and their results are read token
-// by token; each result and each rule is decoded on its own.
+// reader reads one log: the log, its runs, their tools and results member
+// by member, in one pass; each run is mapped and handed on once it is read.
 type reader struct {
-	dec  *json.Decoder
-	lim  Limits
-	ptr  string
-	buf  json.RawMessage // the value being decoded, reused
-	rep  Report
-	seen map[string]int // a finding's identity -> its index in rep.Findings
-	per  map[string]int // findings per scan type
+	*decoder
+	ptr   string // the log's pointer
+	lim   Limits
+	h     Handler
+	total Counts
+	seen  map[identity]place // every finding made: 24 bytes (and the map's own) each
+	per   map[scangate.ScanType]int
 }
 
-func read(r io.Reader, o Options) (*Report, error) {
-	lim := o.Limits.withDefaults()
-	src := &source{r: r, max: lim.Bytes, maxValue: lim.ValueBytes, pointer: o.Pointer}
-	dec := json.NewDecoder(src)
-	src.dec = dec
-	rd := &reader{dec: dec, lim: lim, ptr: o.Pointer, seen: map[string]int{}, per: map[string]int{}}
-	if err := rd.log(); err != nil {
-		return nil, err
+func newReader(d *decoder, ptr string, lim Limits, h Handler) *reader {
+	return &reader{decoder: d, ptr: ptr, lim: lim, h: h, seen: map[identity]place{}, per: map[scangate.ScanType]int{}}
+}
+
+// read reads a log to its end. After a SchemaError it still reads the rest
+// of the log, so that bytes that are no I-JSON (400) or too many (413)
+// answer first, whatever the form the log came in.
+func (r *reader) read() error {
+	err := r.log()
+	var se *SchemaError
+	if !errors.As(err, &se) {
+		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
-			return nil, &InputError{Detail: "the SARIF log is followed by more JSON"}
+	for r.dec.StackDepth() > r.base {
+		if ferr := r.token(); ferr != nil {
+			return ferr
 		}
-		return nil, rd.fail(err)
 	}
-	rd.rep.Recorded = len(rd.rep.Findings)
-	return &rd.rep, nil
+	return err
 }
 
 // log reads the sarifLog object.
 func (r *reader) log() error {
-	var version *string
-	runs := false
-	err := r.object(r.ptr, func(key, ptr string) error {
-		switch key {
+	version, runs, n := false, false, 0
+	err := r.object(false, func(name []byte) error {
+		switch string(name) {
 		case "version":
-			var v string
-			if err := r.decode(ptr, &v); err != nil {
+			v, ok, err := r.text()
+			if err != nil {
 				return err
 			}
-			if v != "2.1.0" {
-				return errVersion(ptr)
+			if !ok || string(v) != "2.1.0" {
+				return errVersion(r.here())
 			}
-			version = &v
+			version = true
 			return nil
 		case "runs":
 			runs = true
-			return r.array(ptr, true, func(i int, ptr string) error {
+			return r.array(true, func(i int) error {
 				if i >= r.lim.Runs {
-					return &LimitError{Limit: "runs", Max: int64(r.lim.Runs), Pointer: ptr}
+					return &LimitError{Limit: "runs", Max: int64(r.lim.Runs), Pointer: r.ptr + "/runs/" + itoa(i)}
 				}
-				return r.run(i, ptr)
+				n++
+				return r.run(i)
 			})
 		}
 		return r.skip()
@@ -77,10 +69,12 @@ func (r *reader) log() error {
 	switch {
 	case err != nil:
 		return err
-	case version == nil:
+	case !version:
 		return errVersion(r.ptr + "/version")
 	case !runs:
 		return &SchemaError{Pointer: r.ptr + "/runs", Detail: "is required"}
+	case n == 0:
+		return &SchemaError{Pointer: r.ptr + "/runs", Detail: "must hold at least one run: a log without a run records no scan"}
 	}
 	return nil
 }
@@ -89,49 +83,28 @@ func errVersion(ptr string) error {
 	return &SchemaError{Pointer: ptr, Detail: `must be "2.1.0": only SARIF 2.1.0 is read`}
 }
 
-// run reads one run: its tool, its base URIs and working directories, and
-// its results, which are mapped once the whole run is read (SARIF does not
-// order the members of an object, and results may come before the tool).
-func (r *reader) run(index int, ptr string) error {
-	rs := &runState{index: index, ptr: ptr, bases: map[string]artifactLocation{}}
+// run reads one run: its tool, base URIs, working directories, automation
+// details and results. Its results are mapped once the whole run is read
+// (SARIF does not order the members of an object: results may come before
+// the tool or the base URIs), and the run is handed on.
+func (r *reader) run(index int) error {
+	rs := &runState{index: index, ptr: r.ptr + "/runs/" + itoa(index), bases: map[string]artifactLocation{}}
 	hasTool := false
-	err := r.object(ptr, func(key, ptr string) error {
-		switch key {
+	err := r.object(false, func(name []byte) error {
+		switch string(name) {
 		case "tool":
 			hasTool = true
-			return r.tool(rs, ptr)
+			return r.tool(rs)
 		case "originalUriBaseIds":
-			return r.decode(ptr, &rs.bases)
+			return r.bases(rs)
 		case "invocations":
-			return r.array(ptr, true, func(_ int, ptr string) error {
-				var inv struct {
-					WorkingDirectory artifactLocation `json:"workingDirectory"`
-				}
-				if err := r.decode(ptr, &inv); err != nil {
-					return err
-				}
-				if u := inv.WorkingDirectory.URI; u != "" && len(rs.dirs) < 16 {
-					rs.dirs = append(rs.dirs, u)
-				}
-				return nil
-			})
+			return r.array(true, func(int) error { return r.invocation(rs) })
+		case "automationDetails":
+			var err error
+			rs.automationID, err = r.member("id")
+			return err
 		case "results":
-			return r.array(ptr, true, func(i int, ptr string) error {
-				if len(rs.results) >= r.lim.ResultsPerRun {
-					return &LimitError{Limit: "results_per_run", Max: int64(r.lim.ResultsPerRun), Pointer: ptr}
-				}
-				if r.rep.Results >= r.lim.Results {
-					return &LimitError{Limit: "results", Max: int64(r.lim.Results), Pointer: ptr}
-				}
-				r.rep.Results++
-				p, err := r.result(ptr)
-				if err != nil {
-					return err
-				}
-				p.index = i
-				rs.results = append(rs.results, p)
-				return nil
-			})
+			return r.array(true, func(i int) error { return r.result(rs, i) })
 		}
 		return r.skip()
 	})
@@ -139,21 +112,22 @@ func (r *reader) run(index int, ptr string) error {
 		return err
 	}
 	if !hasTool {
-		return &SchemaError{Pointer: ptr + "/tool", Detail: "is required"}
+		return &SchemaError{Pointer: rs.ptr + "/tool", Detail: "is required"}
 	}
 	return r.record(rs)
 }
 
 // tool reads tool.driver and tool.extensions.
-func (r *reader) tool(rs *runState, ptr string) error {
+func (r *reader) tool(rs *runState) error {
 	hasDriver := false
-	err := r.object(ptr, func(key, ptr string) error {
-		switch key {
+	err := r.object(false, func(name []byte) error {
+		switch string(name) {
 		case "driver":
 			hasDriver = true
-			return r.component(rs, &rs.driver, ptr)
+			return r.component(rs, &rs.driver, rs.ptr+"/tool/driver")
 		case "extensions":
-			return r.array(ptr, true, func(i int, ptr string) error {
+			return r.array(true, func(i int) error {
+				ptr := rs.ptr + "/tool/extensions/" + itoa(i)
 				if err := r.countRule(rs, ptr); err != nil {
 					return err
 				}
@@ -164,38 +138,30 @@ func (r *reader) tool(rs *runState, ptr string) error {
 		return r.skip()
 	})
 	if err == nil && !hasDriver {
-		err = &SchemaError{Pointer: ptr + "/driver", Detail: "is required"}
+		err = &SchemaError{Pointer: rs.ptr + "/tool/driver", Detail: "is required"}
 	}
 	return err
 }
 
 // component reads a toolComponent: its name, version and rules.
 func (r *reader) component(rs *runState, c *component, ptr string) error {
-	c.ptr = ptr
 	hasName := false
-	err := r.object(ptr, func(key, ptr string) error {
-		switch key {
+	err := r.object(false, func(name []byte) error {
+		switch string(name) {
 		case "name":
 			hasName = true
-			return r.decode(ptr, &c.name)
+			return r.toolText(&c.name)
 		case "version":
-			return r.decode(ptr, &c.version)
+			return r.toolText(&c.version)
 		case "semanticVersion":
-			return r.decode(ptr, &c.semanticVersion)
+			return r.toolText(&c.semanticVersion)
 		case "rules":
-			return r.array(ptr, true, func(_ int, ptr string) error {
-				if err := r.countRule(rs, ptr); err != nil {
+			return r.array(true, func(i int) error {
+				rptr := ptr + "/rules/" + itoa(i)
+				if err := r.countRule(rs, rptr); err != nil {
 					return err
 				}
-				var d ruleJSON
-				if err := r.decode(ptr, &d); err != nil {
-					return err
-				}
-				if d.ID == nil {
-					return &SchemaError{Pointer: ptr + "/id", Detail: "is required"}
-				}
-				c.rules = append(c.rules, d.descriptor())
-				return nil
+				return r.rule(c, rptr)
 			})
 		}
 		return r.skip()
@@ -206,6 +172,20 @@ func (r *reader) component(rs *runState, c *component, ptr string) error {
 	return err
 }
 
+// toolText reads a tool component's name or version: kept in the scans it
+// records, it is bounded as a finding's name is.
+func (r *reader) toolText(dst *string) error {
+	s, err := r.str()
+	if err != nil {
+		return err
+	}
+	if err := checkName(s); err != "" {
+		return r.schema(err)
+	}
+	*dst = s
+	return nil
+}
+
 func (r *reader) countRule(rs *runState, ptr string) error {
 	rs.rules++
 	if rs.rules > r.lim.RulesPerRun {
@@ -214,222 +194,93 @@ func (r *reader) countRule(rs *runState, ptr string) error {
 	return nil
 }
 
-// object reads an object member by member; fn must read each member's value.
-func (r *reader) object(ptr string, fn func(key, ptr string) error) error {
-	if err := r.open(ptr, '{', false); err != nil {
-		return err
-	}
-	for r.dec.More() {
-		t, err := r.dec.Token()
-		if err != nil {
-			return r.fail(err)
-		}
-		key, _ := t.(string)
-		if err := fn(key, ptr+"/"+escape(key)); err != nil {
+// rule reads a reportingDescriptor.
+func (r *reader) rule(c *component, ptr string) error {
+	var d descriptor
+	hasID := false
+	err := r.object(true, func(name []byte) error {
+		switch string(name) {
+		case "id":
+			id, ok, err := r.text()
+			d.id, hasID = string(id), ok
 			return err
-		}
-	}
-	return r.close()
-}
-
-// array reads an array element by element (null, where allowed, as none).
-func (r *reader) array(ptr string, nullable bool, fn func(i int, ptr string) error) error {
-	if err := r.open(ptr, '[', nullable); err != nil {
-		if err == errNull {
-			return nil
-		}
-		return err
-	}
-	for i := 0; r.dec.More(); i++ {
-		if err := fn(i, ptr+"/"+strconv.Itoa(i)); err != nil {
+		case "name":
+			var err error
+			d.name, err = r.str()
 			return err
+		case "deprecatedIds":
+			return r.array(true, func(int) error {
+				s, err := r.str()
+				if s != "" {
+					d.deprecated = append(d.deprecated, s)
+				}
+				return err
+			})
+		case "properties":
+			return r.properties(&d.bag)
+		case "defaultConfiguration":
+			return r.object(true, func(name []byte) error {
+				if string(name) != "level" {
+					return r.skip()
+				}
+				return r.level(&d.level)
+			})
 		}
-	}
-	return r.close()
-}
-
-var errNull = errors.New("null")
-
-func (r *reader) open(ptr string, want json.Delim, nullable bool) error {
-	t, err := r.dec.Token()
+		return r.skip()
+	})
 	if err != nil {
-		return r.fail(err)
-	}
-	if t == nil && nullable {
-		return errNull
-	}
-	if t != want {
-		what := map[json.Delim]string{'{': "an object", '[': "an array"}[want]
-		return &SchemaError{Pointer: ptr, Detail: "must be " + what}
-	}
-	return nil
-}
-
-func (r *reader) close() error {
-	if _, err := r.dec.Token(); err != nil {
-		return r.fail(err)
-	}
-	return nil
-}
-
-// skip reads a value that this reader does not need, token by token.
-func (r *reader) skip() error {
-	depth := 0
-	for {
-		t, err := r.dec.Token()
-		if err != nil {
-			return r.fail(err)
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-			if depth > maxSkipDepth {
-				return &InputError{Detail: "the SARIF log nests arrays and objects too deeply"}
-			}
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
-}
-
-// decode decodes the next value into v, reporting a value of the wrong type
-// as a SchemaError that points at it.
-func (r *reader) decode(ptr string, v any) error {
-	if err := r.dec.Decode(&r.buf); err != nil {
-		return r.fail(err)
-	}
-	err := json.Unmarshal(r.buf, v)
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return &SchemaError{Pointer: locate(r.buf, ptr, te), Detail: "must be " + typeName(te.Type)}
-	}
-	if err != nil {
-		return &SchemaError{Pointer: ptr, Detail: "cannot be read"}
-	}
-	return nil
-}
-
-// fail turns an error of the decoder into one of this package's errors.
-func (r *reader) fail(err error) error {
-	var ie *InputError
-	var le *LimitError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &ie), errors.As(err, &le):
 		return err
-	case errors.As(err, &se):
-		return &InputError{Detail: "the SARIF log is not valid JSON (at byte " + strconv.FormatInt(se.Offset, 10) + ")"}
-	case err == io.EOF, err == io.ErrUnexpectedEOF:
-		return &InputError{Detail: "the SARIF log ends early"}
 	}
-	return &InputError{Detail: "the SARIF log cannot be read", Err: err}
+	if !hasID {
+		return &SchemaError{Pointer: ptr + "/id", Detail: "is required"}
+	}
+	c.rules = append(c.rules, d)
+	return nil
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
-
-// escape escapes a member name for a JSON pointer (RFC 6901).
-func escape(key string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
+// bases reads originalUriBaseIds, and refuses a chain of base ids that
+// loops or runs longer than maxBaseChain.
+func (r *reader) bases(rs *runState) error {
+	err := r.object(true, func(name []byte) error {
+		key := string(name)
+		loc, err := r.artifactLocation()
+		rs.bases[key] = loc
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return rs.checkBases()
 }
 
-// typeName names the JSON type a Go type decodes from.
-func typeName(t reflect.Type) string {
-	if t == nil {
-		return "of another type"
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t {
-	case reflect.TypeFor[secretText](), reflect.TypeFor[present]():
-		return "a string"
-	case reflect.TypeFor[optInt]():
-		return "an integer"
-	case reflect.TypeFor[properties]():
-		return "an object"
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int64:
-		return "an integer"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Slice:
-		return "an array"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	}
-	return "of another type"
-}
-
-// locate finds the pointer of the value a type error is about. The error
-// names the members on the way without array indices, so the value is walked
-// again to find the first element that holds a value of the kind reported.
-func locate(raw []byte, ptr string, te *json.UnmarshalTypeError) string {
-	if te.Field == "" {
-		return ptr
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return ptr
-	}
-	names := strings.Split(te.Field, ".")
-	if p, ok := walk(v, names, te.Value, ptr); ok {
-		return p
-	}
-	return ptr
-}
-
-func walk(v any, names []string, value, ptr string) (string, bool) {
-	switch x := v.(type) {
-	case []any:
-		for i, e := range x {
-			if p, ok := walk(e, names, value, ptr+"/"+strconv.Itoa(i)); ok {
-				return p, true
-			}
+// invocation reads an invocation's working directory.
+func (r *reader) invocation(rs *runState) error {
+	return r.object(true, func(name []byte) error {
+		if string(name) != "workingDirectory" {
+			return r.skip()
 		}
-		return ptr, len(names) == 0 && value == "array"
-	case map[string]any:
-		if len(names) > 0 {
-			if e, ok := x[names[0]]; ok {
-				return walk(e, names[1:], value, ptr+"/"+escape(names[0]))
-			}
-		} else if value == "object" {
-			return ptr, true
+		loc, err := r.artifactLocation()
+		if loc.URI != "" && len(rs.dirs) < 16 {
+			rs.dirs = append(rs.dirs, loc.URI)
 		}
-		// The error names no map key: try the members of a map in turn.
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if p, ok := walk(x[k], names, value, ptr+"/"+escape(k)); ok {
-				return p, true
-			}
-		}
-		return "", false
-	}
-	k := kindOf(v)
-	return ptr, len(names) == 0 && (k == value || value == "number" && strings.HasPrefix(k, "number "))
+		return err
+	})
 }
 
-// kindOf describes a value as json.UnmarshalTypeError.Value does.
-func kindOf(v any) string {
-	switch v := v.(type) {
-	case string:
-		return "string"
-	case json.Number:
-		return "number " + v.String()
-	case float64:
-		return "number"
-	case bool:
-		return "bool"
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	}
-	return "null"
+// artifactLocation reads an artifactLocation's uri and uriBaseId.
+func (r *reader) artifactLocation() (artifactLocation, error) {
+	var loc artifactLocation
+	err := r.object(true, func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "uri":
+			loc.URI, err = r.str()
+		case "uriBaseId":
+			loc.URIBaseID, err = r.str()
+		default:
+			err = r.skip()
+		}
+		return err
+	})
+	return loc, err
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -78,7 +77,7 @@ func TestSchemaErrors(t *testing.T) {
 		{logOf(`{"tool":{"driver":{"name":"t","rules":[{"id":"CVE-2020-0001","deprecatedIds":[` + strings.Join(aliasList(21), ",") + `]}]}},"results":[{"ruleIndex":0,"message":{"text":"x"}}]}`), "/sarif/runs/0/results/0"},
 	}
 	for _, c := range cases {
-		_, err := Read(strings.NewReader(c.log), Options{Pointer: "/sarif"})
+		_, err := readLog(strings.NewReader(c.log), Options{Pointer: "/sarif"})
 		var se *SchemaError
 		if !errors.As(err, &se) {
 			t.Errorf("%.120s: got %v (%T), want a SchemaError", c.log, err, err)
@@ -100,7 +99,7 @@ func aliasList(n int) []string {
 
 // The pointer prefix is the caller's: "" for a log on its own (issue 15).
 func TestPointerPrefix(t *testing.T) {
-	_, err := Read(strings.NewReader(`{"version":"2.1.0","runs":[{"tool":{}}]}`), Options{})
+	_, err := readLog(strings.NewReader(`{"version":"2.1.0","runs":[{"tool":{}}]}`), Options{})
 	var se *SchemaError
 	if !errors.As(err, &se) || se.Pointer != "/runs/0/tool/driver" {
 		t.Errorf("got %v", err)
@@ -113,33 +112,33 @@ func TestInputErrors(t *testing.T) {
 	corrupt := gz(t, valid)
 	corrupt[len(corrupt)-6] ^= 0xff // the CRC
 	cases := map[string]func() error{
-		"not JSON":        func() error { _, err := Read(strings.NewReader(`{"version":`), Options{}); return err },
-		"bad token":       func() error { _, err := Read(strings.NewReader(`{"version" "2.1.0"}`), Options{}); return err },
-		"empty":           func() error { _, err := Read(strings.NewReader(``), Options{}); return err },
-		"more JSON after": func() error { _, err := Read(strings.NewReader(valid+`{}`), Options{}); return err },
+		"not JSON":        func() error { _, err := readLog(strings.NewReader(`{"version":`), Options{}); return err },
+		"bad token":       func() error { _, err := readLog(strings.NewReader(`{"version" "2.1.0"}`), Options{}); return err },
+		"empty":           func() error { _, err := readLog(strings.NewReader(``), Options{}); return err },
+		"more JSON after": func() error { _, err := readLog(strings.NewReader(valid+`{}`), Options{}); return err },
 		"not UTF-8": func() error {
-			_, err := Read(strings.NewReader(strings.Replace(valid, `"x"`, "\"\xff\"", 1)), Options{})
+			_, err := readLog(strings.NewReader(strings.Replace(valid, `"x"`, "\"\xff\"", 1)), Options{})
 			return err
 		},
-		"cut UTF-8 at end": func() error { _, err := Read(strings.NewReader(valid+" \xe2\x82"), Options{}); return err },
-		"bad base64":       func() error { _, err := ReadBase64Gzip("H4sI!!!!", Options{}); return err },
+		"cut UTF-8 at end": func() error { _, err := readLog(strings.NewReader(valid+" \xe2\x82"), Options{}); return err },
+		"bad base64":       func() error { _, err := readB64("H4sI!!!!", Options{}); return err },
 		"base64 not gzip": func() error {
-			_, err := ReadBase64Gzip(base64.StdEncoding.EncodeToString([]byte(valid)), Options{})
+			_, err := readB64(base64.StdEncoding.EncodeToString([]byte(valid)), Options{})
 			return err
 		},
-		"empty base64":      func() error { _, err := ReadBase64Gzip("", Options{}); return err },
-		"truncated gzip":    func() error { _, err := ReadGzip(bytes.NewReader(gz(t, valid)[:40]), Options{}); return err },
-		"gzip bad checksum": func() error { _, err := ReadGzip(bytes.NewReader(corrupt), Options{}); return err },
+		"empty base64":      func() error { _, err := readB64("", Options{}); return err },
+		"truncated gzip":    func() error { _, err := readGzip(bytes.NewReader(gz(t, valid)[:40]), Options{}); return err },
+		"gzip bad checksum": func() error { _, err := readGzip(bytes.NewReader(corrupt), Options{}); return err },
 		"gzip then garbage": func() error {
-			_, err := ReadGzip(bytes.NewReader(append(gz(t, valid), "junk"...)), Options{})
+			_, err := readGzip(bytes.NewReader(append(gz(t, valid), "junk"...)), Options{})
 			return err
 		},
 		"too deep": func() error {
-			_, err := Read(strings.NewReader(`{"x":`+strings.Repeat("[", 200)), Options{})
+			_, err := readLog(strings.NewReader(`{"x":`+strings.Repeat("[", 200)), Options{})
 			return err
 		},
 		"member string not JSON": func() error {
-			_, err := ReadMember(json.RawMessage(`"abc`), Options{})
+			_, err := ReadBody([]byte(`{"sarif":"abc`), Limits{}, (&Report{}).Add)
 			return err
 		},
 	}
@@ -156,12 +155,12 @@ func TestUTF8AcrossReads(t *testing.T) {
 	log := "\xef\xbb\xbf" + logOf(runOf(`"name":"gitleaks"`, secretRes("r", "ü/ä.env", 1, "välüe-€-𝄞-secret", "")))
 	want := sha("välüe-€-𝄞-secret")
 	for size := 1; size < 8; size++ {
-		rep, err := Read(&chunked{s: log, n: size}, Options{})
+		rep, err := readLog(&chunked{s: log, n: size}, Options{})
 		if err != nil {
 			t.Fatalf("reads of %d bytes: %v", size, err)
 		}
-		if rep.Findings[0].Name != want || rep.Findings[0].Path != "ü/ä.env" {
-			t.Errorf("reads of %d bytes: %+v", size, rep.Findings[0])
+		if flat(rep)[0].Name != want || flat(rep)[0].Path != "ü/ä.env" {
+			t.Errorf("reads of %d bytes: %+v", size, flat(rep)[0])
 		}
 	}
 }
@@ -180,21 +179,31 @@ func (c *chunked) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// ReadMember takes the sarif member as an object or as base64 of gzip.
-func TestReadMember(t *testing.T) {
+// ReadBody takes the sarif member as an object or as base64 of gzip.
+func TestReadBodyForms(t *testing.T) {
 	log := logOf(runOf(`"name":"Bandit","version":"1.9.4"`, res("B602", "a.py", 3, "")))
 	for _, raw := range []string{log, " \n" + log, quote(b64gz(t, log))} {
-		rep, err := ReadMember(json.RawMessage(raw), Options{Pointer: "/sarif"})
-		if err != nil || rep.Recorded != 1 || rep.Findings[0].Name != "B602" {
-			t.Errorf("%.40s: %+v %v", raw, rep, err)
+		rep := &Report{}
+		body, err := ReadBody([]byte(`{"a":1,"sarif":`+raw+`,"b":[true]}`), Limits{}, rep.Add)
+		if err != nil || rep.Recorded != 1 || flat(rep)[0].Name != "B602" || body.Counts != rep.Counts || !body.Log ||
+			string(body.Members["a"]) != "1" || string(body.Members["b"]) != "[true]" || len(body.Members) != 2 {
+			t.Errorf("%.40s: %+v %+v %v", raw, rep, body, err)
 		}
 	}
-	for _, raw := range []string{`7`, `null`, `[]`, `true`, ``} {
-		_, err := ReadMember(json.RawMessage(raw), Options{Pointer: "/sarif"})
+	for _, raw := range []string{`7`, `[]`, `true`} {
+		body, err := ReadBody([]byte(`{"sarif":`+raw+`,"after":1}`), Limits{}, (&Report{}).Add)
 		var se *SchemaError
-		if !errors.As(err, &se) || se.Pointer != "/sarif" {
-			t.Errorf("%q: got %v, want a SchemaError at /sarif", raw, err)
+		if !errors.As(err, &se) || se.Pointer != "/sarif" || string(body.Members["after"]) != "1" || !body.Log {
+			t.Errorf("%q: got %v, want a SchemaError at /sarif and the members after it", raw, err)
 		}
+	}
+	body, err := ReadBody([]byte(`{"sarif":null}`), Limits{}, (&Report{}).Add)
+	if err != nil || body.Log || string(body.Members["sarif"]) != "null" {
+		t.Errorf("null: %+v %v", body, err)
+	}
+	body, err = ReadBody([]byte(`{"x":1}`), Limits{}, (&Report{}).Add)
+	if err != nil || body.Log || len(body.Members) != 1 {
+		t.Errorf("no log: %+v %v", body, err)
 	}
 }
 
@@ -208,41 +217,31 @@ func TestGzipForms(t *testing.T) {
 		wrapped += b64[i:min(i+76, len(b64))] + "\r\n"
 	}
 	for name, f := range map[string]func() (*Report, error){
-		"gzip":           func() (*Report, error) { return ReadGzip(bytes.NewReader(gz(t, log)), Options{}) },
-		"base64":         func() (*Report, error) { return ReadBase64Gzip(b64, Options{}) },
-		"wrapped base64": func() (*Report, error) { return ReadBase64Gzip(wrapped, Options{}) },
+		"gzip":           func() (*Report, error) { return readGzip(bytes.NewReader(gz(t, log)), Options{}) },
+		"base64":         func() (*Report, error) { return readB64(b64, Options{}) },
+		"wrapped base64": func() (*Report, error) { return readB64(wrapped, Options{}) },
 	} {
 		rep, err := f()
-		if err != nil || rep.Recorded != 1 || rep.Findings[0].Name != sha("s3cr3t-v4lue") {
+		if err != nil || rep.Recorded != 1 || flat(rep)[0].Name != sha("s3cr3t-v4lue") {
 			t.Errorf("%s: %+v %v", name, rep, err)
 		}
 	}
 }
 
-// The UTF-8 check holds across reads that split a rune anywhere.
-func TestUTF8Split(t *testing.T) {
-	good := "aé€𝄞z"
-	for i := 0; i <= len(good); i++ {
-		s := &source{}
-		if !s.valid([]byte(good[:i])) || !s.valid([]byte(good[i:])) || s.ntail != 0 {
-			t.Errorf("split at %d: refused", i)
-		}
-	}
-	for _, bad := range []string{"a\xffb", "\xe2\x82", "\xed\xa0\x80", "\xc0\xaf", "\xf4\x90\x80\x80"} {
-		for i := 0; i <= len(bad); i++ {
-			s := &source{}
-			if s.valid([]byte(bad[:i])) && s.valid([]byte(bad[i:])) && s.ntail == 0 {
-				t.Errorf("%q split at %d: accepted", bad, i)
-			}
-		}
-	}
-}
-
-// A wrong version is refused as soon as it is read, before the runs.
-func TestVersionFirst(t *testing.T) {
-	_, err := Read(strings.NewReader(`{"version":"2.0.0","runs":[`+strings.Repeat("!", 1<<20)), Options{})
+// The first problem of a log's schema is its answer (422), its runs not
+// mapped; but the rest of the log is still read, so that bytes that are no
+// JSON after it answer 400, as they would in any body.
+func TestSchemaErrorThenRest(t *testing.T) {
+	handed := 0
+	_, err := Read(strings.NewReader(`{"version":"2.0.0","runs":[{"tool":{}},{"tool":{"driver":{"name":"x"}}}]}`), Options{},
+		func(*Run) error { handed++; return nil })
 	var se *SchemaError
-	if !errors.As(err, &se) || se.Pointer != "/version" {
-		t.Errorf("got %v", err)
+	if !errors.As(err, &se) || se.Pointer != "/version" || handed != 0 {
+		t.Errorf("got %v, %d runs handed on", err, handed)
+	}
+	_, err = Read(strings.NewReader(`{"version":"2.0.0","runs":[`+strings.Repeat("!", 1<<10)), Options{}, (&Report{}).Add)
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		t.Errorf("got %v, want an InputError", err)
 	}
 }

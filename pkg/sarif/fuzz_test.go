@@ -25,7 +25,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(logOf(`{"tool":{"driver":{"name":"t","rules":[{"id":"CVE-2020-0001","deprecatedIds":["GHSA-aaaa-bbbb-cccc"]}]}},"originalUriBaseIds":{"S":{"uri":"file:///r/"}},"results":[{"ruleIndex":0,"message":{"text":"x"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a%20b","uriBaseId":"S"},"region":{"startLine":2}}}]}]}`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lim := Limits{Bytes: 1 << 20, ResultsPerRun: 200, FindingsPerType: 100, RulesPerRun: 200, ValueBytes: 64 << 10}
-		rep, err := Read(bytes.NewReader(data), Options{Limits: lim, Pointer: "/sarif"})
+		rep, err := readLog(bytes.NewReader(data), Options{Limits: lim, Pointer: "/sarif"})
 		if err != nil {
 			var le *LimitError
 			var ie *InputError
@@ -38,32 +38,48 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
-		if rep.Results != rep.Skipped+rep.Recorded+rep.Duplicates || rep.Recorded != len(rep.Findings) {
+		if rep.Results != rep.Skipped+rep.Recorded+rep.Duplicates || rep.Recorded != len(flat(rep)) || len(rep.Runs) == 0 {
 			t.Fatalf("counts do not add up: %+v", rep)
 		}
 		suppressed := 0
-		for _, fd := range rep.Findings {
-			if fd.SuppressedInSource {
-				suppressed++
+		for _, run := range rep.Runs {
+			if !scangate.ValidCategory(run.Category) || checkName(run.Tool.Name) != "" || checkName(run.Tool.Version) != "" {
+				t.Fatalf("run %+v", run)
 			}
-			n := utf8.RuneCountInString(fd.Name)
-			switch {
-			case n < 1 || n > 256 || controls(fd.Name):
-				t.Fatalf("name %q", fd.Name)
-			case utf8.RuneCountInString(fd.Rule) > 256 || utf8.RuneCountInString(fd.Path) > 2048 || len(fd.Aliases) > 20:
-				t.Fatalf("bounds: %+v", fd)
-			case fd.Line != nil && *fd.Line < 1:
-				t.Fatalf("line %d", *fd.Line)
-			case fd.Type == scangate.ScanSecret && !strings.HasPrefix(fd.Name, "sha256:") && !strings.HasPrefix(fd.Name, "ggshield:") && !strings.HasPrefix(fd.Name, "loc:"):
-				t.Fatalf("secret name %q", fd.Name)
-			case fd.Type != scangate.ScanSecret && fd.Type != scangate.ScanVulnerability:
-				t.Fatalf("type %q", fd.Type)
-			case fd.Type == scangate.ScanSecret && len(fd.Aliases) > 0:
-				t.Fatalf("a secret with aliases: %+v", fd)
+			for _, typ := range []scangate.ScanType{scangate.ScanSecret, scangate.ScanVulnerability} {
+				for _, fd := range run.Findings(typ) {
+					if fd.InSource {
+						suppressed++
+					}
+					checkFinding(t, typ, fd)
+				}
 			}
 		}
 		if suppressed != rep.SuppressedInSource {
 			t.Fatalf("suppressed %d, counted %d", suppressed, rep.SuppressedInSource)
 		}
 	})
+}
+
+// checkFinding checks what every recorded finding holds to.
+func checkFinding(t *testing.T, typ scangate.ScanType, fd scangate.Finding) {
+	t.Helper()
+	n := utf8.RuneCountInString(fd.Name)
+	_, _, hidden := scangate.Hidden(fd.Name + fd.Rule + fd.Path)
+	switch {
+	case n < 1 || n > 256 || hidden:
+		t.Fatalf("name, rule or path %q %q %q", fd.Name, fd.Rule, fd.Path)
+	case utf8.RuneCountInString(fd.Rule) > 256 || utf8.RuneCountInString(fd.Path) > 2048 || len(fd.Aliases) > 20:
+		t.Fatalf("bounds: %+v", fd)
+	case fd.Path == ".." || strings.HasPrefix(fd.Path, "../"):
+		t.Fatalf("a path out of the checkout: %q", fd.Path)
+	case fd.Line != nil && *fd.Line < 1:
+		t.Fatalf("line %d", *fd.Line)
+	case !fd.Severity.Valid():
+		t.Fatalf("severity %q", fd.Severity)
+	case typ == scangate.ScanSecret && !strings.HasPrefix(fd.Name, "sha256:") && !strings.HasPrefix(fd.Name, "ggshield:") && !strings.HasPrefix(fd.Name, "loc:"):
+		t.Fatalf("secret name %q", fd.Name)
+	case typ == scangate.ScanSecret && len(fd.Aliases) > 0:
+		t.Fatalf("a secret with aliases: %+v", fd)
+	}
 }

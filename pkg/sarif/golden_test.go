@@ -35,7 +35,14 @@ type facts struct {
 		Path       string   `json:"path"`
 		Line       *int64   `json:"line"`
 		Suppressed bool     `json:"suppressed"`
+		Severity   string   `json:"severity"`
+		Category   string   `json:"category"`
 	} `json:"findings"`
+	Runs []struct {
+		Tool     string `json:"tool"`
+		Type     string `json:"type"`
+		Category string `json:"category"`
+	} `json:"runs"`
 }
 
 // checkFacts reads every SARIF file of dir and compares what it records with
@@ -70,17 +77,30 @@ func checkFacts(t *testing.T, dir string) {
 				t.Errorf("results %d != skipped %d + recorded %d + duplicates %d", rep.Results, rep.Skipped, rep.Recorded, rep.Duplicates)
 			}
 			byType := map[string]int{}
-			var got []string
-			for _, f := range rep.Findings {
-				byType[string(f.Type)]++
-				got = append(got, findingKey(string(f.Type), f.Name, f.Aliases, f.Rule, f.Path, f.Line, f.SuppressedInSource))
+			var got, runs []string
+			for _, run := range rep.Runs {
+				runs = append(runs, run.Tool.Name+"|"+string(run.Type)+"|"+run.Category)
+				for _, typ := range []scangate.ScanType{scangate.ScanSecret, scangate.ScanVulnerability} {
+					for _, f := range run.Findings(typ) {
+						byType[string(typ)]++
+						got = append(got, findingKey(string(typ), f.Name, f.Aliases, f.Rule, f.Path, f.Line, f.InSource)+
+							"|"+string(f.Severity)+"|"+run.Category)
+					}
+				}
+			}
+			var wantRuns []string
+			for _, r := range want.Runs {
+				wantRuns = append(wantRuns, r.Tool+"|"+r.Type+"|"+r.Category)
+			}
+			if !slices.Equal(runs, wantRuns) {
+				t.Errorf("runs %q, facts say %q", runs, wantRuns)
 			}
 			if !reflect.DeepEqual(byType, want.ByType) && (len(byType) > 0 || len(want.ByType) > 0) {
 				t.Errorf("per type %v, facts say %v", byType, want.ByType)
 			}
 			var exp []string
 			for _, f := range want.Findings {
-				exp = append(exp, findingKey(f.Type, f.Name, f.Aliases, f.Rule, f.Path, f.Line, f.Suppressed))
+				exp = append(exp, findingKey(f.Type, f.Name, f.Aliases, f.Rule, f.Path, f.Line, f.Suppressed)+"|"+f.Severity+"|"+f.Category)
 			}
 			slices.Sort(got)
 			slices.Sort(exp)
@@ -88,8 +108,8 @@ func checkFacts(t *testing.T, dir string) {
 				t.Errorf("findings:\n got %q\nwant %q", got, exp)
 			}
 			for i, tool := range want.Tools {
-				if i >= len(rep.Tools) || rep.Tools[i].Name != tool.Name || rep.Tools[i].Version != tool.Version {
-					t.Errorf("tools %+v, facts say %+v", rep.Tools, want.Tools)
+				if i >= len(tools(rep)) || tools(rep)[i].Name != tool.Name || tools(rep)[i].Version != tool.Version {
+					t.Errorf("tools %+v, facts say %+v", tools(rep), want.Tools)
 					break
 				}
 			}
@@ -111,7 +131,7 @@ func readFile(t *testing.T, path string) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Read(bytes.NewReader(b), Options{Pointer: "/sarif"})
+	rep, err := readLog(bytes.NewReader(b), Options{Pointer: "/sarif"})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -154,7 +174,7 @@ func sha(v string) string {
 func TestGoldenGitleaksNamesArePlantedHashes(t *testing.T) {
 	rep := readFile(t, "testdata/golden/gitleaks.sarif")
 	names := map[string][]string{}
-	for _, f := range rep.Findings {
+	for _, f := range flat(rep) {
 		if f.Type != scangate.ScanSecret {
 			t.Errorf("%+v: want SECRET", f)
 		}
@@ -182,8 +202,8 @@ func TestGoldenGitleaksNamesArePlantedHashes(t *testing.T) {
 	if rep.Duplicates != 1 || rep.Recorded != 7 {
 		t.Errorf("recorded %d, duplicates %d: want 7 and 1", rep.Recorded, rep.Duplicates)
 	}
-	if len(rep.Tools) != 1 || rep.Tools[0].Name != "gitleaks" || !slices.Equal(rep.Tools[0].Types, []scangate.ScanType{scangate.ScanSecret}) {
-		t.Errorf("tools %+v", rep.Tools)
+	if len(tools(rep)) != 1 || tools(rep)[0].Name != "gitleaks" || !slices.Equal(tools(rep)[0].Types, []scangate.ScanType{scangate.ScanSecret}) {
+		t.Errorf("tools %+v", tools(rep))
 	}
 }
 
@@ -194,7 +214,7 @@ func TestGoldenGitleaksRedacted(t *testing.T) {
 	if rep.Recorded != 8 {
 		t.Errorf("recorded %d, want 8 (two rules on one line are two locations)", rep.Recorded)
 	}
-	for _, f := range rep.Findings {
+	for _, f := range flat(rep) {
 		if !strings.HasPrefix(f.Name, "loc:") {
 			t.Errorf("%+v: want a loc: name", f)
 		}
@@ -214,7 +234,7 @@ func TestGoldenGitleaksRedacted(t *testing.T) {
 func TestGoldenSemgrep(t *testing.T) {
 	rep := readFile(t, "testdata/golden/semgrep.sarif")
 	var secret, cve, suppressed int
-	for _, f := range rep.Findings {
+	for _, f := range flat(rep) {
 		switch {
 		case f.Type == scangate.ScanSecret:
 			secret++
@@ -236,9 +256,9 @@ func TestGoldenSemgrep(t *testing.T) {
 	if secret != 1 || cve != 1 || suppressed != 1 || rep.SuppressedInSource != 1 {
 		t.Errorf("secret %d, cve %d, suppressed %d (%d): want 1 each", secret, cve, suppressed, rep.SuppressedInSource)
 	}
-	if len(rep.Tools) != 1 || rep.Tools[0].Name != "Semgrep OSS" || rep.Tools[0].Version != "1.180.0" ||
-		!slices.Equal(rep.Tools[0].Types, []scangate.ScanType{scangate.ScanSecret, scangate.ScanVulnerability}) {
-		t.Errorf("tools %+v", rep.Tools)
+	if len(tools(rep)) != 1 || tools(rep)[0].Name != "Semgrep OSS" || tools(rep)[0].Version != "1.180.0" ||
+		!slices.Equal(tools(rep)[0].Types, []scangate.ScanType{scangate.ScanSecret, scangate.ScanVulnerability}) {
+		t.Errorf("tools %+v", tools(rep))
 	}
 }
 
@@ -251,7 +271,7 @@ func TestGoldenBanditCheckov(t *testing.T) {
 	} {
 		rep := readFile(t, "testdata/golden/"+file)
 		var got []string
-		for _, f := range rep.Findings {
+		for _, f := range flat(rep) {
 			if f.Type != scangate.ScanVulnerability || f.Name != f.Rule {
 				t.Errorf("%s: %+v", file, f)
 			}

@@ -60,11 +60,11 @@ func ln(n int64) *int64 { return &n }
 
 func mustRead(t *testing.T, log string) *Report {
 	t.Helper()
-	rep, err := Read(strings.NewReader(log), Options{Pointer: "/sarif"})
+	rep, err := readLog(strings.NewReader(log), Options{Pointer: "/sarif"})
 	if err != nil {
 		t.Fatalf("Read: %v\n%s", err, log)
 	}
-	if rep.Results != rep.Skipped+rep.Recorded+rep.Duplicates || rep.Recorded != len(rep.Findings) {
+	if rep.Results != rep.Skipped+rep.Recorded+rep.Duplicates || rep.Recorded != len(flat(rep)) {
 		t.Fatalf("counts do not add up: %+v", rep)
 	}
 	return rep
@@ -77,7 +77,7 @@ func TestMapping(t *testing.T) {
 	cases := []struct {
 		name string
 		log  string
-		want []Finding
+		want []finding
 		// counts: results, skipped, duplicates, suppressed in source
 		counts [4]int
 	}{
@@ -91,7 +91,7 @@ func TestMapping(t *testing.T) {
 				res("B5", "a.py", 5, `"kind":"review"`),
 				res("B6", "a.py", 6, `"kind":"informational"`),
 				res("B7", "a.py", 7, `"kind":"notApplicable"`))),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "B1", Rule: "B1", Path: "a.py", Line: ln(1)},
 				{Type: vulnT, Name: "B2", Rule: "B2", Path: "a.py", Line: ln(2)},
 			},
@@ -105,7 +105,7 @@ func TestMapping(t *testing.T) {
 				res("B3", "a.py", 3, `"baselineState":"unchanged"`),
 				res("B4", "a.py", 4, `"baselineState":"updated"`),
 				res("B5", "a.py", 5, `"kind":"fail","baselineState":"absent"`))),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "B2", Rule: "B2", Path: "a.py", Line: ln(2)},
 				{Type: vulnT, Name: "B3", Rule: "B3", Path: "a.py", Line: ln(3)},
 				{Type: vulnT, Name: "B4", Rule: "B4", Path: "a.py", Line: ln(4)},
@@ -121,7 +121,7 @@ func TestMapping(t *testing.T) {
 				res("B4", "a.py", 4, `"suppressions":[{"kind":"external","status":"rejected"}]`),
 				res("B5", "a.py", 5, `"suppressions":[{"kind":"external","status":"rejected"},{"kind":"external","status":"accepted"}]`),
 				res("B6", "a.py", 6, `"suppressions":[]`))),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "B1", Rule: "B1", Path: "a.py", Line: ln(1), SuppressedInSource: true},
 				{Type: vulnT, Name: "B2", Rule: "B2", Path: "a.py", Line: ln(2), SuppressedInSource: true},
 				{Type: vulnT, Name: "B3", Rule: "B3", Path: "a.py", Line: ln(3)},
@@ -138,7 +138,7 @@ func TestMapping(t *testing.T) {
 				runOf(`"name":"TruffleHog","version":"3.88.0"`, `{"ruleId":"Github","message":{"text":"x"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"b.txt"},"region":{"startLine":4},"contextRegion":{"startLine":3,"snippet":{"text":"`+token+`\n"}}}}]}`),
 				runOf(`"name":"detect-secrets"`, secretRes("KeywordDetector", "c.txt", 1, "hunter2hunter2", "")),
 			),
-			want: []Finding{
+			want: []finding{
 				{Type: secretT, Name: sha(token), Rule: "github-pat", Path: ".env", Line: ln(2)},
 				{Type: secretT, Name: sha(token + "\n"), Rule: "Github", Path: "b.txt", Line: ln(4)},
 				{Type: secretT, Name: sha("hunter2hunter2"), Rule: "KeywordDetector", Path: "c.txt", Line: ln(1)},
@@ -148,7 +148,7 @@ func TestMapping(t *testing.T) {
 		{
 			name:   "a JSON escape in the value is hashed as the value it stands for",
 			log:    logOf(runOf(gitleaks, `{"ruleId":"generic","message":{"text":"x"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":1,"snippet":{"text":"p\u00e4ss\"w\\0rd\/x"}}}}]}`)),
-			want:   []Finding{{Type: secretT, Name: sha("päss\"w\\0rd/x"), Rule: "generic", Path: "a", Line: ln(1)}},
+			want:   []finding{{Type: secretT, Name: sha("päss\"w\\0rd/x"), Rule: "generic", Path: "a", Line: ln(1)}},
 			counts: [4]int{1, 0, 0, 0},
 		},
 		{
@@ -161,7 +161,7 @@ func TestMapping(t *testing.T) {
 				`{"ruleId":"github-pat","message":{"text":"x"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a.env"}}}]}`,
 				`{"ruleId":"github-pat","message":{"text":"x"}}`,
 				secretRes("github-pat", "a.env", 7, "", ""))),
-			want: []Finding{
+			want: []finding{
 				{Type: secretT, Name: loc("github-pat", "a.env", "1"), Rule: "github-pat", Path: "a.env", Line: ln(1)},
 				{Type: secretT, Name: loc("github-pat", "a.env", "2"), Rule: "github-pat", Path: "a.env", Line: ln(2)},
 				{Type: secretT, Name: loc("github-pat", "a.env", "3"), Rule: "github-pat", Path: "a.env", Line: ln(3)},
@@ -176,7 +176,7 @@ func TestMapping(t *testing.T) {
 			name: "ggshield: partialFingerprints secret/v1",
 			log: logOf(`{"tool":{"driver":{"organization":"GitGuardian","name":"ggshield","version":"1.38.0"},"extensions":[{"name":"secret","version":"2.130.0"}]},"results":[` +
 				`{"ruleId":"GitHub Token","level":"error","message":{"text":"Secret detected: GitHub Token.","markdown":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"config.py"},"region":{"startLine":3,"startColumn":10,"endLine":3,"endColumn":50}}}],"relatedLocations":[{"id":0,"physicalLocation":{"artifactLocation":{"uri":"config.py"},"region":{"startLine":3}},"message":{"text":"apikey"}}],"partialFingerprints":{"secret/v1":"9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08"}}]}`),
-			want:   []Finding{{Type: secretT, Name: "ggshield:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Rule: "GitHub Token", Path: "config.py", Line: ln(3)}},
+			want:   []finding{{Type: secretT, Name: "ggshield:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Rule: "GitHub Token", Path: "config.py", Line: ln(3)}},
 			counts: [4]int{1, 0, 0, 0},
 		},
 		{
@@ -190,10 +190,10 @@ func TestMapping(t *testing.T) {
 				`{"ruleId":"aws-access-key-id","ruleIndex":1,"level":"error","message":{"text":"Match: AWS_ACCESS_KEY_ID=********************"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"deploy/.env","uriBaseId":"ROOTPATH"},"region":{"startLine":2,"startColumn":1,"endLine":2,"endColumn":1}}}]},` +
 				`{"ruleId":"github-pat","ruleIndex":2,"message":{"text":"Match: ****"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"ci.sh","uriBaseId":"ROOTPATH"},"region":{"startLine":9}}}]}` +
 				`],"columnKind":"utf16CodeUnits","originalUriBaseIds":{"ROOTPATH":{"uri":"file:///home/runner/work/app/app/"}}}`),
-			want: []Finding{
-				{Type: vulnT, Name: "CVE-2021-44228", Rule: "CVE-2021-44228", Path: "pom.xml", Line: ln(1)},
+			want: []finding{
 				{Type: secretT, Name: loc("aws-access-key-id", "deploy/.env", "2"), Rule: "aws-access-key-id", Path: "deploy/.env", Line: ln(2)},
 				{Type: secretT, Name: loc("github-pat", "ci.sh", "9"), Rule: "github-pat", Path: "ci.sh", Line: ln(9)},
+				{Type: vulnT, Name: "CVE-2021-44228", Rule: "CVE-2021-44228", Path: "pom.xml", Line: ln(1)},
 			},
 			counts: [4]int{3, 0, 0, 0},
 		},
@@ -203,10 +203,10 @@ func TestMapping(t *testing.T) {
 				secretRes("hardcoded-token", "app.py", 3, `TOKEN = "abc123abc123"`, "") + "," +
 				secretRes("sqli", "app.py", 9, `cursor.execute(q % x)`, "") + "," +
 				secretRes("custom", "app.py", 12, `KEY = "zzz999zzz999"`, `"properties":{"tags":["secret","other"]}`) + `]}`),
-			want: []Finding{
+			want: []finding{
 				{Type: secretT, Name: sha(`TOKEN = "abc123abc123"`), Rule: "hardcoded-token", Path: "app.py", Line: ln(3)},
-				{Type: vulnT, Name: "sqli", Rule: "sqli", Path: "app.py", Line: ln(9)},
 				{Type: secretT, Name: sha(`KEY = "zzz999zzz999"`), Rule: "custom", Path: "app.py", Line: ln(12)},
+				{Type: vulnT, Name: "sqli", Rule: "sqli", Path: "app.py", Line: ln(9)},
 			},
 			counts: [4]int{3, 0, 0, 0},
 		},
@@ -214,7 +214,7 @@ func TestMapping(t *testing.T) {
 			name: "null tags are no tags, as any other null member is absent",
 			log: logOf(`{"tool":{"driver":{"name":"Semgrep OSS","rules":[{"id":"sqli","properties":{"tags":null}}]}},"results":[` +
 				secretRes("sqli", "app.py", 9, `cursor.execute(q % x)`, `"properties":{"tags":null,"cwe":"CWE-89"}`) + `]}`),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "sqli", Rule: "sqli", Path: "app.py", Line: ln(9)},
 			},
 			counts: [4]int{1, 0, 0, 0},
@@ -227,7 +227,7 @@ func TestMapping(t *testing.T) {
 				`{"ruleId":"CVE-2022-24713","ruleIndex":0,"level":"warning","message":{"text":"Package 'regex@1.5.1' is vulnerable"}},` +
 				`{"ruleId":"GO-2022-0493","ruleIndex":1,"message":{"text":"x"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"file:///home/runner/work/app/app/go.mod"}}}]}` +
 				`],"invocations":[{"executionSuccessful":true,"workingDirectory":{"uri":"file:///home/runner/work/app/app"}}]}`),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "CVE-2022-24713", Aliases: []string{"RUSTSEC-2022-0013", "GHSA-m5pq-gvj9-9vr8"}, Rule: "CVE-2022-24713"},
 				{Type: vulnT, Name: "GO-2022-0493", Aliases: []string{"CVE-2022-29526", "GHSA-p782-xgp4-8hr8"}, Rule: "GO-2022-0493", Path: "go.mod"},
 			},
@@ -243,7 +243,7 @@ func TestMapping(t *testing.T) {
 				res("ssc-log4shell", "pom.xml", 2, "") + "," +
 				res("python.flask.debug", "app.py", 3, `"properties":{"tags":["pysec-2021-0001"]}`) + "," +
 				res("python.flask.debug", "app.py", 4, "") + `]}`),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "GHSA-jfh8-c2jp-5v3q", Aliases: []string{"CVE-2021-44228"}, Rule: "GHSA-jfh8-c2jp-5v3q", Path: "pom.xml", Line: ln(1)},
 				{Type: vulnT, Name: "GHSA-jfh8-c2jp-5v3q", Aliases: []string{"CVE-2021-44228"}, Rule: "ssc-log4shell", Path: "pom.xml", Line: ln(2)},
 				{Type: vulnT, Name: "pysec-2021-0001", Rule: "python.flask.debug", Path: "app.py", Line: ln(3)},
@@ -259,7 +259,7 @@ func TestMapping(t *testing.T) {
 				`"results":[{"ruleId":"js/hardcoded-credentials","rule":{"id":"js/hardcoded-credentials","index":1,"toolComponent":{"index":0}},"message":{"text":"The hard-coded value flows to a credential."},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"src/db.js","uriBaseId":"%SRCROOT%","index":0},"region":{"startLine":5,"startColumn":3,"endColumn":20}}}],"partialFingerprints":{"primaryLocationLineHash":"39fa2ee980eb94b0:1","primaryLocationStartColumnFingerprint":"2"}},` +
 				`{"ruleId":"js/xss","rule":{"id":"js/xss","index":0,"toolComponent":{"index":0}},"message":{"text":"x"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"src/a%20b.js","uriBaseId":"%SRCROOT%"},"region":{"startLine":7}}}]}],` +
 				`"columnKind":"utf16CodeUnits","properties":{"semmle.formatSpecifier":"sarif-latest"}}`),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "js/hardcoded-credentials", Rule: "js/hardcoded-credentials", Path: "src/db.js", Line: ln(5)},
 				{Type: vulnT, Name: "js/xss", Rule: "js/xss", Path: "src/a b.js", Line: ln(7)},
 			},
@@ -277,7 +277,7 @@ func TestMapping(t *testing.T) {
 				`{"ruleId":"R7","message":{"text":"x"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"g/../h.go","uriBaseId":"UNKNOWN"}}}]},` +
 				`{"ruleId":"R8","message":{"text":"x"},"locations":[{"logicalLocations":[{"name":"f"}]}]}` +
 				`]}`),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "R1", Rule: "R1", Path: "a.go"},
 				{Type: vulnT, Name: "R2", Rule: "R2", Path: "lib/b.go"},
 				{Type: vulnT, Name: "R3", Rule: "R3", Path: "lib/x/c.go"},
@@ -294,7 +294,7 @@ func TestMapping(t *testing.T) {
 			log: logOf(
 				`{"tool":{"driver":{"name":"scanner","version":"1","rules":[{"id":"A"},{"id":"CVE-2020-0001","deprecatedIds":["GHSA-aaaa-bbbb-cccc"]}]}},"results":[{"ruleIndex":1,"message":{"text":"x"}}]}`,
 				`{"tool":{"driver":{"name":"scanner","version":"1","rules":[{"id":"CVE-2020-0002","properties":{"tags":["GO-2020-0002"]}}]}},"results":[{"ruleIndex":0,"message":{"id":"default"}},{"ruleId":"CVE-2020-0009","ruleIndex":7,"message":{"text":"no such rule"}}]}`),
-			want: []Finding{
+			want: []finding{
 				{Type: vulnT, Name: "CVE-2020-0001", Aliases: []string{"GHSA-aaaa-bbbb-cccc"}, Rule: "CVE-2020-0001"},
 				{Type: vulnT, Name: "CVE-2020-0002", Aliases: []string{"GO-2020-0002"}, Rule: "CVE-2020-0002"},
 				{Type: vulnT, Name: "CVE-2020-0009", Rule: "CVE-2020-0009"},
@@ -304,7 +304,7 @@ func TestMapping(t *testing.T) {
 		{
 			name:   "results before the tool, a hierarchical rule id",
 			log:    logOf(`{"results":[{"ruleId":"SEC101/032","message":{"text":"x"}}],"tool":{"driver":{"name":"spmi","rules":[{"id":"SEC101","properties":{"tags":["secret"]}}]}}}`),
-			want:   []Finding{{Type: secretT, Name: loc("SEC101/032", "", ""), Rule: "SEC101/032"}},
+			want:   []finding{{Type: secretT, Name: loc("SEC101/032", "", ""), Rule: "SEC101/032"}},
 			counts: [4]int{1, 0, 0, 0},
 		},
 		{
@@ -321,7 +321,7 @@ func TestMapping(t *testing.T) {
 					res("CVE-2021-0001", "a.py", 2, `"suppressions":[{"kind":"inSource"}]`),
 					res("CVE-2021-0001", "a.py", 2, `"suppressions":[{"kind":"inSource","status":"accepted"}]`)),
 				runOf(`"name":"gitleaks","semanticVersion":"v8.0.0"`, secretRes("github-pat", "a.env", 1, token, ""))),
-			want: []Finding{
+			want: []finding{
 				{Type: secretT, Name: sha(token), Rule: "github-pat", Path: "a.env", Line: ln(1)},
 				{Type: secretT, Name: sha(token), Rule: "github-pat", Path: "a.env", Line: ln(2)},
 				{Type: secretT, Name: sha(token), Rule: "github-pat", Path: "b.env", Line: ln(1)},
@@ -339,8 +339,8 @@ func TestMapping(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rep := mustRead(t, c.log)
-			if !reflect.DeepEqual(rep.Findings, c.want) {
-				t.Errorf("findings:\n%s\nwant:\n%s", show(rep.Findings), show(c.want))
+			if !reflect.DeepEqual(flat(rep), c.want) {
+				t.Errorf("findings:\n%s\nwant:\n%s", show(flat(rep)), show(c.want))
 			}
 			got := [4]int{rep.Results, rep.Skipped, rep.Duplicates, rep.SuppressedInSource}
 			if got != c.counts {
@@ -350,7 +350,7 @@ func TestMapping(t *testing.T) {
 	}
 }
 
-func show(fs []Finding) string {
+func show(fs []finding) string {
 	var b strings.Builder
 	for _, f := range fs {
 		line := "-"
@@ -370,13 +370,29 @@ func TestTools(t *testing.T) {
 		runOf(`"name":"Semgrep OSS","semanticVersion":"1.180.0","version":"1.180.0-dev","rules":[{"id":"t","properties":{"tags":["secret"]}}]`, secretRes("t", "a", 2, "v2v2v2v2", "")),
 		runOf(`"name":"checkov"`, res("s", "a", 1, `"kind":"pass"`)),
 	))
-	want := []Tool{
+	want := []toolTypes{
 		{Name: "gitleaks", Version: "v8.0.0", Types: []scangate.ScanType{secretT}},
 		{Name: "Semgrep OSS", Version: "1.180.0-dev", Types: []scangate.ScanType{secretT, vulnT}},
 		{Name: "checkov"},
 	}
-	if !reflect.DeepEqual(rep.Tools, want) {
-		t.Errorf("tools %+v, want %+v", rep.Tools, want)
+	if !reflect.DeepEqual(tools(rep), want) {
+		t.Errorf("tools %+v, want %+v", tools(rep), want)
+	}
+	// Every run is reported, with its tool's type and its category, a run
+	// without a finding too.
+	var runs []string
+	for _, run := range rep.Runs {
+		runs = append(runs, fmt.Sprintf("%d %s %s %s %s %d/%d %v", run.Index, run.Tool.Name, run.Tool.Version, run.Type, run.Category,
+			len(run.Secrets), len(run.Vulnerabilities), run.Types()))
+	}
+	if wantRuns := []string{
+		"0 gitleaks v8.0.0 SECRET gitleaks 1/0 [SECRET]",
+		"1 Semgrep OSS 1.180.0-dev VULNERABILITY semgrep-oss 0/1 [VULNERABILITY]",
+		"2 gitleaks v8.0.0 SECRET gitleaks 1/0 [SECRET]",
+		"3 Semgrep OSS 1.180.0-dev VULNERABILITY semgrep-oss 1/0 [VULNERABILITY SECRET]",
+		"4 checkov  VULNERABILITY checkov 0/0 [VULNERABILITY]",
+	}; !reflect.DeepEqual(runs, wantRuns) {
+		t.Errorf("runs:\n%s\nwant\n%s", strings.Join(runs, "\n"), strings.Join(wantRuns, "\n"))
 	}
 }
 
@@ -400,7 +416,7 @@ func TestSecretValueNeverKept(t *testing.T) {
 		`{"version":"` + value + `","runs":[]}`,
 	}
 	for i, log := range bad {
-		_, err := Read(strings.NewReader(log), Options{Pointer: "/sarif"})
+		_, err := readLog(strings.NewReader(log), Options{Pointer: "/sarif"})
 		if err == nil {
 			t.Errorf("%d: no error", i)
 			continue

@@ -4,22 +4,19 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"net/url"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// Bounds of a recorded finding (DESIGN.md section 3).
+// Bounds of what a log records (docs/API.md, Record a scan).
 const (
-	maxName    = 256  // a finding's name, an alias, a rule
-	maxPath    = 2048 // a finding's path
-	maxAliases = 20
+	maxName    = scangate.MaxNameLen // a finding's name, an alias, a rule, a tool's name or version
+	maxPath    = scangate.MaxTextLen // a finding's path
+	maxAliases = scangate.MaxAliases
 )
 
 // secretScanners are the tools whose every result is a secret.
@@ -27,7 +24,6 @@ var secretScanners = map[string]bool{"gitleaks": true, "ggshield": true, "detect
 
 // component is what a run keeps of a toolComponent.
 type component struct {
-	ptr                            string
 	name, version, semanticVersion string
 	rules                          []descriptor
 	byID                           map[string]int
@@ -48,14 +44,16 @@ func (c *component) find(id string) *descriptor {
 
 // runState is one run being read.
 type runState struct {
-	index      int
-	ptr        string
-	driver     component
-	extensions []component
-	rules      int
-	bases      map[string]artifactLocation // originalUriBaseIds
-	dirs       []string                    // invocations' working directories
-	results    []pending
+	index        int
+	ptr          string
+	driver       component
+	extensions   []component
+	rules        int
+	bases        map[string]artifactLocation // originalUriBaseIds
+	dirs         []string                    // invocations' working directories
+	automationID string
+	results      []pending // its results that are not skipped
+	counts       Counts
 }
 
 // descriptor finds the rule of a result: by index in its tool component,
@@ -93,45 +91,184 @@ func (rs *runState) descriptor(p *pending) *descriptor {
 	return nil
 }
 
-// record maps a run's results to findings once the run is read.
+// identity is what makes two findings one: a hash of their category, type,
+// name (a vulnerability's ignoring case), path and line.
+type identity [16]byte
+
+// place is where a finding was made: its run, and its index among the
+// run's findings of its type.
+type place struct{ run, index int32 }
+
+func identityOf(category string, t scangate.ScanType, f *scangate.Finding) identity {
+	line := ""
+	if f.Line != nil {
+		line = strconv.FormatInt(*f.Line, 10)
+	}
+	sum := sha256.Sum256([]byte(category + "\x00" + string(t) + "\x00" + scangate.FindingKey(t, f.Name) + "\x00" + f.Path + "\x00" + line))
+	return identity(sum[:16])
+}
+
+// record maps a run's results to findings once the run is read, and hands
+// the run on.
 func (r *reader) record(rs *runState) error {
 	name := rs.driver.name
-	secretTool := secretScanners[strings.ToLower(name)]
+	run := &Run{Index: rs.index, Tool: Tool{Name: name, Version: cmp.Or(rs.driver.version, rs.driver.semanticVersion)},
+		Type: scangate.ScanVulnerability, Counts: rs.counts}
+	if secretScanners[strings.ToLower(name)] {
+		run.Type = scangate.ScanSecret
+	}
+	var err error
+	if run.Category, err = rs.category(); err != nil {
+		return err
+	}
 	trivy := strings.EqualFold(name, "trivy")
-	var types []scangate.ScanType
+	if run.Type == scangate.ScanSecret { // most of a run's findings are of its tool's type
+		run.Secrets = make([]scangate.Finding, 0, len(rs.results))
+	} else {
+		run.Vulnerabilities = make([]scangate.Finding, 0, len(rs.results))
+	}
 	for i := range rs.results {
 		p := &rs.results[i]
-		if p.skipped {
-			r.rep.Skipped++
-			continue
-		}
 		ptr := rs.ptr + "/results/" + itoa(p.index)
 		d := rs.descriptor(p)
-		rule := p.ruleID
-		if rule == "" && d != nil {
-			rule = d.id
+		f := scangate.Finding{Rule: cmp.Or(p.ruleID, idOf(d)), InSource: p.suppressed}
+		if p.line > 0 {
+			line := p.line // not &p.line: a finding must not keep the run's results alive
+			f.Line = &line
 		}
-		f := Finding{Type: scangate.ScanVulnerability, Rule: rule, Line: p.line, SuppressedInSource: p.suppressed}
-		f.Path = rs.repoPath(p.uri, p.base)
-		if p.secret || secretTool || d != nil && (d.secret || trivy && d.name == "Secret") {
-			f.Type = scangate.ScanSecret
-			f.Name = secretName(p, rule, f.Path)
+		var problem string
+		if f.Path, problem = rs.repoPath(p.uri, p.base); problem != "" {
+			return &SchemaError{Pointer: ptr + "/locations/0/physicalLocation/artifactLocation/uri", Detail: problem}
+		}
+		t := scangate.ScanVulnerability
+		if p.bag.secret || run.Type == scangate.ScanSecret || d != nil && (d.bag.secret || trivy && d.name == "Secret") {
+			t = scangate.ScanSecret
+			f.Name = secretName(p, f.Rule, f.Path)
 		} else {
-			f.Name, f.Aliases = advisoryName(rule, d, p)
+			f.Name, f.Aliases = advisoryName(f.Rule, d, p)
 		}
-		if err := check(f, ptr); err != nil {
+		f.Severity = severity(t, p, d)
+		if err := check(&f, ptr); err != nil {
 			return err
 		}
-		if err := r.add(f, ptr); err != nil {
+		if err := r.add(run, t, f, ptr); err != nil {
 			return err
-		}
-		if !slices.Contains(types, f.Type) {
-			types = append(types, f.Type)
 		}
 	}
-	r.addTool(name, cmp.Or(rs.driver.version, rs.driver.semanticVersion), types)
+	for _, f := range slices.Concat(run.Secrets, run.Vulnerabilities) {
+		run.Recorded++
+		if f.InSource {
+			run.SuppressedInSource++
+		}
+	}
 	rs.results = nil
+	r.total.add(run.Counts)
+	return r.h(run)
+}
+
+func idOf(d *descriptor) string {
+	if d == nil {
+		return ""
+	}
+	return d.id
+}
+
+// add records a finding of a run once per identity: a duplicate within the
+// run merges into the first (suppressed only if both are, aliases united,
+// the higher severity); one of an earlier run of the same category is
+// dropped.
+func (r *reader) add(run *Run, t scangate.ScanType, f scangate.Finding, ptr string) error {
+	id := identityOf(run.Category, t, &f)
+	list := &run.Vulnerabilities
+	if t == scangate.ScanSecret {
+		list = &run.Secrets
+	}
+	if at, ok := r.seen[id]; ok {
+		run.Duplicates++
+		if at.run != int32(run.Index) {
+			return nil
+		}
+		g := &(*list)[at.index]
+		g.InSource = g.InSource && f.InSource
+		if !g.Severity.AtLeast(f.Severity) {
+			g.Severity = f.Severity
+		}
+		for _, a := range f.Aliases {
+			if !containsFold(g.Aliases, a) && !strings.EqualFold(a, g.Name) {
+				g.Aliases = append(g.Aliases, a)
+			}
+		}
+		if len(g.Aliases) > maxAliases {
+			return &SchemaError{Pointer: ptr, Detail: "has more than 20 aliases, with those of the results recorded as the same finding"}
+		}
+		return nil
+	}
+	if r.per[t] >= r.lim.FindingsPerType {
+		return &LimitError{Limit: "findings_per_type", Max: int64(r.lim.FindingsPerType), Pointer: ptr}
+	}
+	r.per[t]++
+	r.seen[id] = place{run: int32(run.Index), index: int32(len(*list))}
+	*list = append(*list, f)
 	return nil
+}
+
+// category derives a run's category: its automationDetails.id up to the
+// last "/" when that leaves something, else its driver's name lowercased;
+// either normalized (scangate.NormalizeCategory), "default" if that
+// leaves nothing, and at most 100 characters.
+func (rs *runState) category() (string, error) {
+	if i := strings.LastIndexByte(rs.automationID, '/'); i > 0 {
+		c := scangate.NormalizeCategory(rs.automationID[:i])
+		if len(c) > scangate.MaxCategoryLen {
+			return "", &SchemaError{Pointer: rs.ptr + "/automationDetails/id", Detail: "must give a category (what precedes its last /) of at most 100 characters"}
+		}
+		return c, nil
+	}
+	c := scangate.NormalizeCategory(strings.ToLower(rs.driver.name))
+	switch {
+	case c == "":
+		return scangate.DefaultCategory, nil
+	case len(c) > scangate.MaxCategoryLen:
+		return "", &SchemaError{Pointer: rs.ptr + "/tool/driver/name", Detail: "must give a category of at most 100 characters (the run has no automationDetails.id)"}
+	}
+	return c, nil
+}
+
+// severity maps a finding's severity: a security-severity (CVSS score) of
+// the result, else of its rule; else, for a secret, high; else the
+// result's level, else its rule's default level, else warning.
+func severity(t scangate.ScanType, p *pending, d *descriptor) scangate.Severity {
+	b := p.bag
+	if !b.scored && d != nil {
+		b = d.bag
+	}
+	switch {
+	case b.scored && b.score >= 9:
+		return scangate.SeverityCritical
+	case b.scored && b.score >= 7:
+		return scangate.SeverityHigh
+	case b.scored && b.score >= 4:
+		return scangate.SeverityMedium
+	case b.scored && b.score > 0:
+		return scangate.SeverityLow
+	case b.scored:
+		return scangate.SeverityNone
+	case t == scangate.ScanSecret:
+		return scangate.SeverityHigh
+	}
+	l := p.level
+	if l == levelAbsent && d != nil {
+		l = d.level
+	}
+	switch l {
+	case levelError:
+		return scangate.SeverityHigh
+	case levelNote:
+		return scangate.SeverityLow
+	case levelNone:
+		return scangate.SeverityNone
+	}
+	return scangate.SeverityMedium
 }
 
 // secretName is sha256: of the secret's value unless the scanner redacted
@@ -144,8 +281,8 @@ func secretName(p *pending, rule, path string) string {
 		return "ggshield:" + strings.ToLower(p.ggshield)
 	}
 	line := ""
-	if p.line != nil {
-		line = strconv.FormatInt(*p.line, 10)
+	if p.line > 0 {
+		line = strconv.FormatInt(p.line, 10)
 	}
 	sum := sha256.Sum256([]byte(rule + "|" + path + "|" + line))
 	return "loc:" + hex.EncodeToString(sum[:])
@@ -172,9 +309,9 @@ func isHex(s string, most int) bool {
 func advisoryName(rule string, d *descriptor, p *pending) (string, []string) {
 	var others []string
 	if d != nil {
-		others = append(append(others, d.deprecated...), d.advisories...)
+		others = append(append(others, d.deprecated...), d.bag.advisories...)
 	}
-	others = append(others, p.advisories...)
+	others = append(others, p.bag.advisories...)
 	name := rule
 	if !isAdvisory(rule) {
 		for _, o := range others {
@@ -193,199 +330,35 @@ func advisoryName(rule string, d *descriptor, p *pending) (string, []string) {
 	return name, aliases
 }
 
+// checkName is what is wrong with a name that a scan keeps (a finding's
+// name, alias or rule, a tool's name or version), or "".
+func checkName(s string) string {
+	if utf8.RuneCountInString(s) > maxName {
+		return "must be at most 256 characters: it is kept in the scans the log records"
+	}
+	if _, _, hidden := scangate.Hidden(s); hidden {
+		return "must not hold control or format characters: it is kept in the scans the log records"
+	}
+	return ""
+}
+
 // check applies the bounds of a recorded finding.
-func check(f Finding, ptr string) error {
-	switch {
-	case f.Name == "":
+func check(f *scangate.Finding, ptr string) error {
+	if f.Name == "" {
 		return &SchemaError{Pointer: ptr + "/ruleId", Detail: "is required to record a vulnerability: no ruleId, rule.id or rule of the tool names it"}
-	case utf8.RuneCountInString(f.Name) > maxName || utf8.RuneCountInString(f.Rule) > maxName:
-		return &SchemaError{Pointer: ptr + "/ruleId", Detail: "must be at most 256 characters: it names the finding"}
-	case utf8.RuneCountInString(f.Path) > maxPath:
-		return &SchemaError{Pointer: ptr + "/locations/0/physicalLocation/artifactLocation/uri", Detail: "must be at most 2048 characters"}
-	case len(f.Aliases) > maxAliases:
+	}
+	if problem := cmp.Or(checkName(f.Name), checkName(f.Rule)); problem != "" {
+		return &SchemaError{Pointer: ptr + "/ruleId", Detail: problem}
+	}
+	if len(f.Aliases) > maxAliases {
 		return &SchemaError{Pointer: ptr, Detail: "has more than 20 aliases (its rule's deprecatedIds and the advisory ids in tags and properties)"}
-	case controls(f.Name):
-		return &SchemaError{Pointer: ptr + "/ruleId", Detail: "must not hold control or format characters: it names the finding"}
 	}
 	for _, a := range f.Aliases {
-		if utf8.RuneCountInString(a) > maxName || controls(a) {
+		if checkName(a) != "" {
 			return &SchemaError{Pointer: ptr, Detail: "has an alias (a deprecatedId of its rule) longer than 256 characters or holding control or format characters"}
 		}
 	}
 	return nil
-}
-
-func controls(s string) bool {
-	return strings.ContainsFunc(s, func(r rune) bool { return unicode.In(r, unicode.Cc, unicode.Cf) })
-}
-
-// add records a finding once per type, name, path and line.
-func (r *reader) add(f Finding, ptr string) error {
-	name := f.Name
-	if f.Type == scangate.ScanVulnerability {
-		name = strings.ToUpper(name)
-	}
-	line := ""
-	if f.Line != nil {
-		line = strconv.FormatInt(*f.Line, 10)
-	}
-	key := string(f.Type) + "\x00" + name + "\x00" + f.Path + "\x00" + line
-	if i, ok := r.seen[key]; ok {
-		r.rep.Duplicates++
-		g := &r.rep.Findings[i]
-		if g.SuppressedInSource && !f.SuppressedInSource {
-			g.SuppressedInSource = false
-			r.rep.SuppressedInSource--
-		}
-		for _, a := range f.Aliases {
-			if !containsFold(g.Aliases, a) && !strings.EqualFold(a, g.Name) {
-				g.Aliases = append(g.Aliases, a)
-			}
-		}
-		if len(g.Aliases) > maxAliases {
-			return &SchemaError{Pointer: ptr, Detail: "has more than 20 aliases, with those of the results recorded as the same finding"}
-		}
-		return nil
-	}
-	if r.per[string(f.Type)] >= r.lim.FindingsPerType {
-		return &LimitError{Limit: "findings_per_type", Max: int64(r.lim.FindingsPerType), Pointer: ptr}
-	}
-	r.per[string(f.Type)]++
-	r.seen[key] = len(r.rep.Findings)
-	r.rep.Findings = append(r.rep.Findings, f)
-	if f.SuppressedInSource {
-		r.rep.SuppressedInSource++
-	}
-	return nil
-}
-
-func (r *reader) addTool(name, version string, types []scangate.ScanType) {
-	for i := range r.rep.Tools {
-		t := &r.rep.Tools[i]
-		if t.Name == name && t.Version == version {
-			for _, x := range types {
-				if !slices.Contains(t.Types, x) {
-					t.Types = append(t.Types, x)
-				}
-			}
-			sortTypes(t.Types)
-			return
-		}
-	}
-	sortTypes(types)
-	r.rep.Tools = append(r.rep.Tools, Tool{Name: name, Version: version, Types: types})
-}
-
-func sortTypes(t []scangate.ScanType) {
-	if len(t) == 2 && t[0] != scangate.ScanSecret {
-		t[0], t[1] = t[1], t[0]
-	}
-}
-
-// repoPath makes a location's URI repository-relative: a relative URI is
-// resolved through originalUriBaseIds up to the first absolute base (the
-// checkout root) or a base the log does not define; an absolute URI loses
-// file:// and the longest checkout root the log names (an absolute base or
-// an invocation's working directory) that it starts with.
-func (rs *runState) repoPath(uri, base string) string {
-	if uri == "" {
-		return ""
-	}
-	rel := uri
-	if !absolute(rel) {
-		for depth := 0; base != "" && depth < 8; depth++ {
-			b, ok := rs.bases[base]
-			if !ok || b.URI == "" || absolute(b.URI) {
-				break
-			}
-			rel = strings.TrimSuffix(b.URI, "/") + "/" + strings.TrimPrefix(rel, "/")
-			base = b.URIBaseID
-		}
-		return clean(unescape(rel))
-	}
-	p := filePath(rel)
-	if p == "" {
-		return rel // another scheme: kept as the scanner wrote it
-	}
-	root := ""
-	try := func(u string) {
-		if r := filePath(u); r != "" {
-			r = strings.TrimSuffix(r, "/") + "/"
-			if strings.HasPrefix(p, r) && len(r) > len(root) {
-				root = r
-			}
-		}
-	}
-	for _, b := range rs.bases {
-		if b.URIBaseID == "" {
-			try(b.URI)
-		}
-	}
-	for _, d := range rs.dirs {
-		try(d)
-	}
-	if root == "" {
-		return p
-	}
-	return clean(p[len(root):])
-}
-
-// absolute reports a URI with a scheme of two characters or more (so not
-// a Windows drive letter) or an absolute path.
-func absolute(u string) bool {
-	return strings.HasPrefix(u, "/") || hasScheme(u)
-}
-
-// hasScheme reports a scheme of two characters or more before a colon:
-// a letter, then letters, digits, "+", "-" and ".".
-func hasScheme(u string) bool {
-	for i := range len(u) {
-		c := u[i]
-		switch {
-		case c == ':':
-			return i >= 2
-		case c|0x20 >= 'a' && c|0x20 <= 'z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// filePath is the decoded path of a file: URI or of an absolute path, "" for
-// any other URI.
-func filePath(u string) string {
-	if strings.HasPrefix(u, "/") {
-		return unescape(u)
-	}
-	x, err := url.Parse(u)
-	if err != nil || !strings.EqualFold(x.Scheme, "file") {
-		return ""
-	}
-	if x.Path == "" {
-		return unescape(x.Opaque)
-	}
-	return x.Path
-}
-
-func unescape(s string) string {
-	if u, err := url.PathUnescape(s); err == nil {
-		return u
-	}
-	return s
-}
-
-// clean tidies a relative path: no "./", no doubled or trailing slash.
-func clean(p string) string {
-	if p == "" {
-		return ""
-	}
-	c := path.Clean(p)
-	if c == "." {
-		return ""
-	}
-	return strings.TrimPrefix(c, "/")
 }
 
 func containsFold(s []string, v string) bool {

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
-	"encoding/json"
-	"maps"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,109 +11,32 @@ import (
 	"sync"
 )
 
-// resultJSON is the part of a SARIF result this reader uses. Its fields are
-// values, not pointers, so that decoding one allocates little; an empty
-// string counts as absent.
-type resultJSON struct {
-	RuleID    string `json:"ruleId"`
-	RuleIndex optInt `json:"ruleIndex"`
-	Rule      struct {
-		ID            string `json:"id"`
-		Index         optInt `json:"index"`
-		ToolComponent struct {
-			Index optInt `json:"index"`
-		} `json:"toolComponent"`
-	} `json:"rule"`
-	Kind          string `json:"kind"`
-	BaselineState string `json:"baselineState"`
-	Message       struct {
-		Text present `json:"text"`
-		ID   present `json:"id"`
-	} `json:"message"`
-	Locations []struct {
-		PhysicalLocation struct {
-			ArtifactLocation artifactLocation `json:"artifactLocation"`
-			Region           region           `json:"region"`
-			ContextRegion    region           `json:"contextRegion"`
-		} `json:"physicalLocation"`
-	} `json:"locations"`
-	Suppressions []struct {
-		Kind   string  `json:"kind"`
-		Status *string `json:"status"`
-	} `json:"suppressions"`
-	PartialFingerprints struct {
-		Secret string `json:"secret/v1"`
-	} `json:"partialFingerprints"`
-	Properties properties `json:"properties"`
-}
-
+// artifactLocation is what the reader keeps of an artifactLocation.
 type artifactLocation struct {
-	URI       string `json:"uri"`
-	URIBaseID string `json:"uriBaseId"`
+	URI       string
+	URIBaseID string
 }
 
-type region struct {
-	StartLine optInt `json:"startLine"`
-	Snippet   struct {
-		Text secretText `json:"text"`
-	} `json:"snippet"`
-}
+// level is a SARIF level, or none given.
+type level uint8
 
-// optInt is an integer that may be absent.
-type optInt struct {
-	v   int64
-	set bool
-}
+const (
+	levelAbsent level = iota
+	levelNone
+	levelNote
+	levelWarning
+	levelError
+)
 
-func (o *optInt) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	if err != nil {
-		return &json.UnmarshalTypeError{Value: rawKind(b), Type: reflect.TypeFor[int64]()}
-	}
-	*o = optInt{v: n, set: true}
-	return nil
-}
-
-// present records that a string is there, without keeping it.
-type present bool
-
-func (p *present) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	if b[0] != '"' {
-		return &json.UnmarshalTypeError{Value: rawKind(b), Type: reflect.TypeFor[string]()}
-	}
-	*p = true
-	return nil
-}
-
-// ruleJSON is the part of a reportingDescriptor this reader uses.
-type ruleJSON struct {
-	ID            *string    `json:"id"`
-	Name          *string    `json:"name"`
-	DeprecatedIDs []string   `json:"deprecatedIds"`
-	Properties    properties `json:"properties"`
-}
+var levels = map[string]level{"none": levelNone, "note": levelNote, "warning": levelWarning, "error": levelError}
 
 // descriptor is what a run keeps of one of its rules.
 type descriptor struct {
 	id         string
 	name       string
 	deprecated []string
-	secret     bool     // tagged secret
-	advisories []string // advisory ids in its tags and properties
-}
-
-func (d ruleJSON) descriptor() descriptor {
-	x := descriptor{id: *d.ID, deprecated: d.DeprecatedIDs, secret: d.Properties.secret, advisories: d.Properties.advisories}
-	if d.Name != nil {
-		x.name = *d.Name
-	}
-	return x
+	bag        bag
+	level      level // defaultConfiguration.level
 }
 
 // pending is what a run keeps of one result until the run is read whole:
@@ -126,14 +46,13 @@ type pending struct {
 	ruleID     string // ruleId, else rule.id
 	ruleIndex  int64  // -1: none
 	component  int    // -1: the driver; else tool.extensions[component]
-	skipped    bool
 	suppressed bool
 	uri, base  string
-	line       *int64
+	line       int64      // 0: none
 	value      secretText // the snippet that holds a secret's value
 	ggshield   string     // partialFingerprints["secret/v1"]
-	secret     bool       // tagged secret in its properties
-	advisories []string
+	bag        bag
+	level      level
 }
 
 var (
@@ -143,83 +62,232 @@ var (
 	statuses       = []string{"accepted", "underReview", "rejected"}
 )
 
-// result decodes and checks one result.
-func (r *reader) result(ptr string) (pending, error) {
-	var res resultJSON
-	p := pending{ruleIndex: -1, component: -1}
-	if err := r.decode(ptr, &res); err != nil {
-		return p, err
+// result reads one result, counts it, and keeps it for the end of the run
+// unless it is skipped.
+func (r *reader) result(rs *runState, i int) error {
+	if rs.counts.Results >= r.lim.ResultsPerRun {
+		return &LimitError{Limit: "results_per_run", Max: int64(r.lim.ResultsPerRun), Pointer: rs.ptr + "/results/" + itoa(i)}
 	}
-	if !res.Message.Text && !res.Message.ID {
-		return p, &SchemaError{Pointer: ptr + "/message", Detail: "is required, with text or id"}
+	if r.total.Results+rs.counts.Results >= r.lim.Results {
+		return &LimitError{Limit: "results", Max: int64(r.lim.Results), Pointer: rs.ptr + "/results/" + itoa(i)}
 	}
-	if err := oneOf(ptr, "/kind", res.Kind, kinds); err != nil {
-		return p, err
-	}
-	if err := oneOf(ptr, "/baselineState", res.BaselineState, baselineStates); err != nil {
-		return p, err
-	}
-	p.skipped = res.Kind != "" && res.Kind != "fail" || res.BaselineState == "absent"
-	for i, s := range res.Suppressions {
-		if err := oneOf(ptr, "/suppressions/"+itoa(i)+"/kind", s.Kind, suppressKinds); err != nil {
-			return p, err
+	rs.counts.Results++
+	p := pending{index: i, ruleIndex: -1, component: -1}
+	var kind, baseline, refID string
+	var message bool
+	ruleIndex, refIndex := int64(-1), int64(-1)
+	err := r.object(true, func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "ruleId":
+			p.ruleID, err = r.str()
+		case "ruleIndex":
+			ruleIndex, err = r.index(-1)
+		case "rule":
+			err = r.ruleRef(&p, &refID, &refIndex)
+		case "kind":
+			kind, err = r.enum(kinds)
+		case "baselineState":
+			baseline, err = r.enum(baselineStates)
+		case "level":
+			err = r.level(&p.level)
+		case "message":
+			message, err = r.message()
+		case "locations":
+			err = r.array(true, func(j int) error { return r.location(&p, j == 0) })
+		case "suppressions":
+			err = r.array(true, func(int) error { return r.suppression(&p) })
+		case "partialFingerprints":
+			p.ggshield, err = r.member("secret/v1")
+		case "properties":
+			err = r.properties(&p.bag)
+		default:
+			err = r.skip()
 		}
-		if s.Status != nil {
-			if err := oneOf(ptr, "/suppressions/"+itoa(i)+"/status", *s.Status, statuses); err != nil {
-				return p, err
-			}
-		}
-		if s.Status == nil || *s.Status == "accepted" {
-			p.suppressed = true
-		}
-	}
-	p.ruleID = cmp.Or(res.RuleID, res.Rule.ID)
-	if i := res.RuleIndex; i.set {
-		if i.v < -1 {
-			return p, &SchemaError{Pointer: ptr + "/ruleIndex", Detail: "must be -1 or more"}
-		}
-		p.ruleIndex = i.v
-	}
-	if i := res.Rule.Index; i.set {
-		if i.v < -1 {
-			return p, &SchemaError{Pointer: ptr + "/rule/index", Detail: "must be -1 or more"}
-		}
-		if p.ruleIndex < 0 {
-			p.ruleIndex = i.v
-		}
-	}
-	if tc := res.Rule.ToolComponent.Index; tc.set {
-		if tc.v < 0 {
-			return p, &SchemaError{Pointer: ptr + "/rule/toolComponent/index", Detail: "must be 0 or more"}
-		}
-		p.component = int(min(tc.v, 1<<30))
-	}
-	if len(res.Locations) > 0 {
-		pl := &res.Locations[0].PhysicalLocation
-		p.uri, p.base = pl.ArtifactLocation.URI, pl.ArtifactLocation.URIBaseID
-		if l := pl.Region.StartLine; l.set {
-			if l.v < 1 {
-				return p, &SchemaError{Pointer: ptr + "/locations/0/physicalLocation/region/startLine", Detail: "must be 1 or more"}
-			}
-			p.line = &l.v
-		}
-		p.value = pl.Region.Snippet.Text
-		if !p.value.set {
-			p.value = pl.ContextRegion.Snippet.Text
-		}
-	}
-	p.ggshield = res.PartialFingerprints.Secret
-	p.secret = res.Properties.secret
-	p.advisories = res.Properties.advisories
-	return p, nil
-}
-
-// oneOf checks an enumerated member, absent or empty being allowed.
-func oneOf(ptr, member, v string, allowed []string) error {
-	if v == "" || slices.Contains(allowed, v) {
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case !message:
+		return &SchemaError{Pointer: rs.ptr + "/results/" + itoa(i) + "/message", Detail: "is required, with text or id"}
+	case kind != "" && kind != "fail" || baseline == "absent":
+		rs.counts.Skipped++
 		return nil
 	}
-	return &SchemaError{Pointer: ptr + member, Detail: "must be one of " + strings.Join(allowed, ", ")}
+	p.ruleID = cmp.Or(p.ruleID, refID)
+	p.ruleIndex = ruleIndex
+	if p.ruleIndex < 0 {
+		p.ruleIndex = refIndex
+	}
+	rs.results = append(rs.results, p)
+	return nil
+}
+
+// message reads a result's message and reports whether it has a text or
+// an id.
+func (r *reader) message() (bool, error) {
+	has := false
+	err := r.object(true, func(name []byte) error {
+		if n := string(name); n != "text" && n != "id" {
+			return r.skip()
+		}
+		_, ok, err := r.text()
+		has = has || ok
+		return err
+	})
+	return has, err
+}
+
+// member reads an object (null: none) and returns its string member of
+// that name ("" if it has none).
+func (r *reader) member(name string) (string, error) {
+	var s string
+	err := r.object(true, func(n []byte) error {
+		if string(n) != name {
+			return r.skip()
+		}
+		var err error
+		s, err = r.str()
+		return err
+	})
+	return s, err
+}
+
+// index reads an index: an integer of least or more (null: absent, -1).
+func (r *reader) index(least int64) (int64, error) {
+	n, ok, err := r.integer()
+	switch {
+	case err != nil || !ok:
+		return -1, err
+	case n < least:
+		return -1, r.schema("must be " + strconv.FormatInt(least, 10) + " or more")
+	}
+	return n, nil
+}
+
+// ruleRef reads a result's rule: its id, index and tool component.
+func (r *reader) ruleRef(p *pending, id *string, index *int64) error {
+	return r.object(true, func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "id":
+			*id, err = r.str()
+		case "index":
+			*index, err = r.index(-1)
+		case "toolComponent":
+			err = r.object(true, func(name []byte) error {
+				if string(name) != "index" {
+					return r.skip()
+				}
+				n, err := r.index(0)
+				if n >= 0 {
+					p.component = int(min(n, 1<<30))
+				}
+				return err
+			})
+		default:
+			err = r.skip()
+		}
+		return err
+	})
+}
+
+// enum reads a string that must be one of allowed, or empty (absent).
+func (r *reader) enum(allowed []string) (string, error) {
+	s, err := r.str()
+	if err != nil || s == "" || slices.Contains(allowed, s) {
+		return s, err
+	}
+	return "", r.schema("must be one of " + strings.Join(allowed, ", "))
+}
+
+// level reads a level; a value that is not one of SARIF's is absent.
+func (r *reader) level(dst *level) error {
+	s, _, err := r.text()
+	*dst = levels[string(s)]
+	return err
+}
+
+// location reads a location; only the first one's path, line and snippet
+// are kept.
+func (r *reader) location(p *pending, first bool) error {
+	return r.object(true, func(name []byte) error {
+		if string(name) != "physicalLocation" {
+			return r.skip()
+		}
+		return r.object(true, func(name []byte) error {
+			switch string(name) {
+			case "artifactLocation":
+				loc, err := r.artifactLocation()
+				if first {
+					p.uri, p.base = loc.URI, loc.URIBaseID
+				}
+				return err
+			case "region":
+				return r.region(p, first, true)
+			case "contextRegion":
+				return r.region(p, first, false)
+			}
+			return r.skip()
+		})
+	})
+}
+
+// region reads a region: of the first location, its start line (of the
+// region itself) and its snippet (of the region, else of the context
+// region) are kept.
+func (r *reader) region(p *pending, first, own bool) error {
+	return r.object(true, func(name []byte) error {
+		switch string(name) {
+		case "startLine":
+			n, ok, err := r.integer()
+			switch {
+			case err != nil || !ok || !first || !own:
+				return err
+			case n < 1:
+				return r.schema("must be 1 or more")
+			}
+			p.line = n
+			return nil
+		case "snippet":
+			return r.object(true, func(name []byte) error {
+				if string(name) != "text" {
+					return r.skip()
+				}
+				v, _, err := r.text()
+				if first && (own || !p.value.set) {
+					p.value.hash(v)
+				}
+				clear(r.scratch) // the value, when it had escapes
+				return err
+			})
+		}
+		return r.skip()
+	})
+}
+
+// suppression reads a suppression: one whose status is absent or accepted
+// suppresses the result.
+func (r *reader) suppression(p *pending) error {
+	status, hasStatus := "", false
+	err := r.object(true, func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "kind":
+			_, err = r.enum(suppressKinds)
+		case "status":
+			status, err = r.enum(statuses)
+			hasStatus = status != ""
+		default:
+			err = r.skip()
+		}
+		return err
+	})
+	if !hasStatus || status == "accepted" {
+		p.suppressed = true
+	}
+	return err
 }
 
 // secretText is a snippet's text, kept only as its SHA-256: the value is
@@ -228,26 +296,6 @@ type secretText struct {
 	set      bool // a non-empty string
 	redacted bool // REDACTED, ending in ... or masked with ***
 	sum      [sha256.Size]byte
-}
-
-func (s *secretText) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	if b[0] != '"' {
-		return &json.UnmarshalTypeError{Value: rawKind(b), Type: reflect.TypeFor[string]()}
-	}
-	raw := b[1 : len(b)-1]
-	if bytes.IndexByte(raw, '\\') < 0 {
-		s.hash(raw)
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	s.hash([]byte(v))
-	return nil
 }
 
 func (s *secretText) hash(v []byte) {
@@ -260,104 +308,160 @@ func (s *secretText) hash(v []byte) {
 	s.sum = sha256.Sum256(v)
 }
 
-// properties is a property bag, read for a secret tag and advisory ids.
-type properties struct {
+// bag is what a property bag tells: a secret tag, advisory ids and a
+// security severity.
+type bag struct {
 	secret     bool
-	advisories []string
+	advisories []string // in its tags, then in its other members by name
+	score      float64  // security-severity, a CVSS score
+	scored     bool
 }
 
-// UnmarshalJSON reads the bag's tags, and advisory ids in its tags and then
-// in any other member whose value is a string or an array of strings, in the
-// order of their names.
-func (p *properties) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
+// properties reads a property bag: its tags, advisory ids in its tags and
+// then in any other member whose value is a string or an array of strings
+// (in the order of their names), and security-severity.
+func (r *reader) properties(b *bag) error {
+	type named struct {
+		name       string
+		advisories []string
 	}
-	if b[0] != '{' {
-		return &json.UnmarshalTypeError{Value: rawKind(b), Type: reflect.TypeFor[properties]()}
+	var others []named
+	err := r.object(true, func(name []byte) error {
+		switch n := string(name); n {
+		case "tags":
+			return r.array(true, func(int) error {
+				tag, ok, err := r.text()
+				if err == nil && !ok {
+					err = r.schema("must be a string")
+				}
+				b.secret = b.secret || strings.EqualFold(string(tag), "secret")
+				b.advisories = collect(b.advisories, tag)
+				return err
+			})
+		case "security-severity":
+			return r.score(b)
+		default:
+			adv, err := r.advisories()
+			if len(adv) > 0 {
+				others = append(others, named{n, adv})
+			}
+			return err
+		}
+	})
+	slices.SortFunc(others, func(a, b named) int { return strings.Compare(a.name, b.name) })
+	for _, o := range others {
+		b.advisories = append(b.advisories, o.advisories...)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	return err
+}
+
+// score reads security-severity: a CVSS score from 0 to 10, as a number or
+// as a string of a decimal number; anything else is no score.
+func (r *reader) score(b *bag) error {
+	k, err := r.peek()
+	if err != nil {
 		return err
 	}
-	if v := m["tags"]; v != nil { // null, as any null member, is absent
-		tags, ok := stringsOf(v)
-		if a, isArray := v.([]any); !ok || !isArray {
-			return &json.UnmarshalTypeError{Value: wrongTag(v, a), Type: reflect.TypeFor[[]string](), Field: "tags"}
-		}
-		for _, tag := range tags {
-			p.secret = p.secret || strings.EqualFold(tag, "secret")
-		}
-		p.collect(tags)
+	var v []byte
+	switch k {
+	case '0':
+		v, err = r.dec.ReadValue()
+		err = r.fail(err)
+	case '"':
+		v, _, err = r.text()
+	default:
+		return r.skip()
 	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if values, ok := stringsOf(m[k]); ok && k != "tags" {
-			p.collect(values)
-		}
+	if f, perr := strconv.ParseFloat(string(v), 64); err == nil && perr == nil && isDecimal(v) && f >= 0 && f <= 10 {
+		b.score, b.scored = f, true
 	}
-	return nil
+	return err
 }
 
-func (p *properties) collect(values []string) {
-	for _, s := range values {
-		if isAdvisory(s) {
-			p.advisories = append(p.advisories, s)
+// isDecimal reports a decimal number as JSON writes one:
+// -?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func isDecimal(s []byte) bool {
+	digits := func(i int) int {
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	j := digits(i)
+	if j == i {
+		return false
+	}
+	if j < len(s) && s[j] == '.' {
+		if k := digits(j + 1); k > j+1 {
+			j = k
+		} else {
+			return false
 		}
 	}
-}
-
-// wrongTag describes what makes tags not an array of strings, as
-// json.UnmarshalTypeError.Value does.
-func wrongTag(v any, a []any) string {
-	for _, e := range a {
-		if _, ok := e.(string); !ok {
-			v = e
-			break
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		j++
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if k := digits(j); k > j {
+			j = k
+		} else {
+			return false
 		}
 	}
-	return kindOf(v)
+	return j == len(s)
 }
 
-// stringsOf returns a string, or an array of strings, as a slice.
-func stringsOf(v any) ([]string, bool) {
-	switch v := v.(type) {
-	case string:
-		return []string{v}, true
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, e := range v {
-			s, ok := e.(string)
-			if !ok {
-				return nil, false
+// advisories reads a property's value and returns the advisory ids in it
+// when it is a string or an array of strings.
+func (r *reader) advisories() ([]string, error) {
+	k, err := r.peek()
+	switch {
+	case err != nil:
+		return nil, err
+	case k == '"':
+		s, _, err := r.text()
+		return collect(nil, s), err
+	case k != '[':
+		return nil, r.skip()
+	}
+	var out []string
+	strs := true
+	err = r.array(false, func(int) error {
+		if k, err := r.peek(); err != nil || k != '"' {
+			strs = false
+			if err == nil {
+				err = r.skip()
 			}
-			out = append(out, s)
+			return err
 		}
-		return out, true
+		s, _, err := r.text()
+		out = collect(out, s)
+		return err
+	})
+	if !strs {
+		return nil, err
 	}
-	return nil, false
+	return out, err
 }
 
-// advisory matches the ids of the advisory databases that DESIGN.md names.
+// collect appends s to out when it is an advisory id.
+func collect(out []string, s []byte) []string {
+	if len(s) <= 64 && len(s) > 0 && advisory().Match(s) {
+		out = append(out, string(s))
+	}
+	return out
+}
+
+// advisory matches the ids of the advisory databases docs/API.md names.
 // It is compiled on first use, not at the start of every Lambda.
 var advisory = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)^(CVE-\d{4}-\d{4,}|GHSA(-[23456789cfghjmpqrvwx]{4}){3}|GO-\d{4}-\d{4,}|PYSEC-\d{4}-\d+|RUSTSEC-\d{4}-\d{4,}|OSV-\d{4}-\d+)$`)
 })
 
 func isAdvisory(s string) bool { return len(s) <= 64 && advisory().MatchString(s) }
-
-// rawKind describes a raw JSON value as json.UnmarshalTypeError.Value does.
-func rawKind(b []byte) string {
-	switch b[0] {
-	case 'n':
-		return "null"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "bool"
-	}
-	return "number " + string(b)
-}

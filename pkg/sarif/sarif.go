@@ -1,19 +1,26 @@
 // Package sarif reads the SARIF 2.1.0 logs that scanners write and maps their
-// results to scangate findings, as section 8 of DESIGN.md defines it. It
-// streams the log, enforces its limits before allocating what they forbid, and
-// hashes a secret's value as soon as it reads it: the value is never kept,
-// logged or put in an error.
+// results to scangate findings, as docs/API.md ("Record scans from SARIF") and
+// docs/DECISIONS.md ("One SARIF reader") define it.
+//
+// One reader serves every form a log arrives in: the body of POST
+// /pr/scan/sarif with the log as an object or as base64 of its gzip
+// (ReadBody), and an uploaded gzip (ReadGzip). It reads the bytes once,
+// checking I-JSON (RFC 7493: UTF-8, no repeated member names, no lone
+// surrogate escapes) as it decodes, refuses what breaks a limit before
+// allocating it, and hands each run to the caller as soon as the run is
+// read: of the runs before, it keeps only a de-duplication set of 16 bytes
+// a finding. It hashes a secret's value as soon as it reads it: the value
+// is never kept, logged or put in an error.
 package sarif
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/base64"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -25,12 +32,12 @@ type Limits struct {
 	Runs            int   // runs in the log: 20
 	ResultsPerRun   int   // results in one run: 25,000
 	Results         int   // results in the whole log: 500,000 (every run full)
-	FindingsPerType int   // findings recorded for one scan type (one scan): 25,000
+	FindingsPerType int   // findings of one scan type in the whole log: 25,000
 	RulesPerRun     int   // rules and tool extensions in one run: 100,000
 	ValueBytes      int64 // one JSON value held at once (a result, a rule, a string): 8 MiB
 }
 
-// DefaultLimits are the limits of POST /pr/scan/sarif (DESIGN.md section 8).
+// DefaultLimits are the limits of POST /pr/scan/sarif (docs/API.md, Limits).
 func DefaultLimits() Limits {
 	return Limits{
 		Bytes:           100 << 20,
@@ -45,119 +52,155 @@ func DefaultLimits() Limits {
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
+	pick := func(v *int, dv int) {
+		if *v <= 0 {
+			*v = dv
+		}
+	}
 	if l.Bytes <= 0 {
 		l.Bytes = d.Bytes
-	}
-	if l.Runs <= 0 {
-		l.Runs = d.Runs
-	}
-	if l.ResultsPerRun <= 0 {
-		l.ResultsPerRun = d.ResultsPerRun
-	}
-	if l.Results <= 0 {
-		l.Results = d.Results
-	}
-	if l.FindingsPerType <= 0 {
-		l.FindingsPerType = d.FindingsPerType
-	}
-	if l.RulesPerRun <= 0 {
-		l.RulesPerRun = d.RulesPerRun
 	}
 	if l.ValueBytes <= 0 {
 		l.ValueBytes = d.ValueBytes
 	}
+	pick(&l.Runs, d.Runs)
+	pick(&l.ResultsPerRun, d.ResultsPerRun)
+	pick(&l.Results, d.Results)
+	pick(&l.FindingsPerType, d.FindingsPerType)
+	pick(&l.RulesPerRun, d.RulesPerRun)
 	return l
 }
 
 // Options configure a read.
 type Options struct {
 	Limits Limits
-	// Pointer is the JSON pointer of the log in the request that carried it
-	// ("/sarif" in the body of POST /pr/scan/sarif; "" for a log on its own).
-	// Errors point into the log below it.
+	// Pointer is the JSON pointer of the log in what carried it ("" for a
+	// log on its own). Errors point into the log below it.
 	Pointer string
 }
 
-// Finding is one finding to record, mapped from one or more SARIF results.
-type Finding struct {
-	Type    scangate.ScanType
-	Name    string   // what allowlists match: sha256:, ggshield:, loc:, an advisory id or a rule id
-	Aliases []string // other advisory ids of a VULNERABILITY finding
-	Rule    string
-	Path    string // repository-relative; "" when the result has no location
-	Line    *int64 // nil when the result has no start line
-	// SuppressedInSource is set when every result recorded as this finding
-	// was suppressed in the log (a suppression whose status is absent or
-	// accepted): such a finding is recorded but never counted.
-	SuppressedInSource bool
-}
-
-// Tool is the tool of one run (tool.driver).
+// Tool is the tool of a run: its driver's name and version.
 type Tool struct {
 	Name    string
 	Version string // version, else semanticVersion; "" if neither
-	// Types lists the scan types of the results it reported that were not
-	// skipped, in the order SECRET, VULNERABILITY.
-	Types []scangate.ScanType
 }
 
-// Report is what a log records.
-type Report struct {
-	Findings []Finding // in the order of the log, duplicates once
-	Tools    []Tool    // one per distinct name and version, in the order of the runs
-
-	Results            int // every result of every run
+// Counts count the results of a run, or of a log.
+type Counts struct {
+	Results            int // every result
 	Skipped            int // kind other than fail, or baselineState absent
-	Recorded           int // len(Findings)
-	SuppressedInSource int // findings recorded with SuppressedInSource
-	Duplicates         int // results recorded as a finding that an earlier result already made
+	Recorded           int // findings made
+	SuppressedInSource int // of those, suppressed in the log (never counted)
+	Duplicates         int // results that an earlier result's finding already stands for
 }
 
-// Read reads a SARIF log from its JSON text.
-func Read(r io.Reader, o Options) (*Report, error) {
-	return read(r, o)
+func (c *Counts) add(o Counts) {
+	c.Results += o.Results
+	c.Skipped += o.Skipped
+	c.Recorded += o.Recorded
+	c.SuppressedInSource += o.SuppressedInSource
+	c.Duplicates += o.Duplicates
 }
 
-// ReadGzip reads a SARIF log from its gzip (an uploaded object, issue 15).
-func ReadGzip(r io.Reader, o Options) (*Report, error) {
+// Run is one run of a log, handed on as soon as it is read whole. A run is
+// reported even when none of its results makes a finding.
+type Run struct {
+	Index int  // its place in the log's runs
+	Tool  Tool // its tool
+	// Type is the scan type of its tool: SECRET for a secret scanner
+	// (gitleaks, ggshield, detect-secrets, trufflehog), else VULNERABILITY. A run may also make
+	// findings of the other type (a rule tagged secret).
+	Type scangate.ScanType
+	// Category is its analysis category, as GitHub's code scanning has it: its
+	// automationDetails.id up to the last "/", else its driver's name
+	// lowercased; each with every run of characters outside A–Z a–z 0–9
+	// . _ / - made one "-" (scangate.NormalizeCategory); "default" when
+	// that leaves nothing.
+	Category string
+	// Secrets and Vulnerabilities are its findings of each type, in the
+	// order of the run, each once: a result that repeats a finding of this
+	// run, or of an earlier run of the same category, is a duplicate.
+	Secrets, Vulnerabilities []scangate.Finding
+	Counts
+}
+
+// Findings returns the run's findings of type t.
+func (r *Run) Findings(t scangate.ScanType) []scangate.Finding {
+	if t == scangate.ScanSecret {
+		return r.Secrets
+	}
+	return r.Vulnerabilities
+}
+
+// Types lists the scan types the run records a scan of: its tool's type,
+// whatever its findings (a clean run clears), then the other type when it
+// made findings of it.
+func (r *Run) Types() []scangate.ScanType {
+	other := scangate.ScanSecret
+	if r.Type == scangate.ScanSecret {
+		other = scangate.ScanVulnerability
+	}
+	if len(r.Findings(other)) > 0 {
+		return []scangate.ScanType{r.Type, other}
+	}
+	return []scangate.ScanType{r.Type}
+}
+
+// Handler receives each run of a log, in order, once it is read; an error
+// stops the read and is returned. The run is the handler's to keep. A read
+// that fails after some runs were handed on has handed them on: a caller
+// that must not act on part of a log collects the runs first (Report).
+type Handler func(*Run) error
+
+// Report collects the runs of a log (its Add is a Handler), for a caller
+// that acts on a log once it is read whole.
+type Report struct {
+	Runs []*Run
+	Counts
+}
+
+// Add appends a run to the report.
+func (rep *Report) Add(run *Run) error {
+	rep.Runs = append(rep.Runs, run)
+	rep.add(run.Counts)
+	return nil
+}
+
+// Read reads a log from its JSON text and hands each run to h; it returns
+// the counts of the whole log.
+func Read(r io.Reader, o Options, h Handler) (Counts, error) {
+	lim := o.Limits.withDefaults()
+	src := &source{r: r, max: lim.Bytes, maxValue: lim.ValueBytes, pointer: o.Pointer}
+	src.dec = jsontext.NewDecoder(src)
+	d := &decoder{dec: src.dec, prefix: o.Pointer, noun: "the SARIF log"}
+	rd := newReader(d, o.Pointer, lim, h)
+	if err := rd.read(); err != nil {
+		var se *SchemaError
+		if !errors.As(err, &se) {
+			return rd.total, err
+		}
+		if end := d.end(); end != nil {
+			return rd.total, end
+		}
+		return rd.total, err
+	}
+	return rd.total, d.end()
+}
+
+// ReadGzip reads a log from its gzip (an uploaded object). Anything after
+// the gzip stream is refused, as anything after the log is.
+func ReadGzip(r io.Reader, o Options, h Handler) (Counts, error) {
 	zr, err := gzip.NewReader(tagged{r: r, detail: "is not valid gzip"})
 	if err != nil {
-		return nil, tagError(err, "is not valid gzip")
+		return Counts{}, tagError(err, "is not valid gzip")
 	}
-	return read(tagged{r: zr, detail: "is not valid gzip"}, o)
+	return Read(tagged{r: zr, detail: "is not valid gzip"}, o, h)
 }
 
-// ReadBase64Gzip reads a SARIF log sent as GitHub's upload API takes it: a
-// string of the standard base64 of its gzip (line breaks ignored). A gzip
-// whose trailer says it inflates past Limits.Bytes is refused before any of
-// it is inflated; one whose trailer lies is refused as it inflates.
-func ReadBase64Gzip(s string, o Options) (*Report, error) {
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return nil, &InputError{Detail: "the SARIF log is not valid base64", Err: err}
-	}
-	if n, max := len(b), o.Limits.withDefaults().Bytes; n >= 18 && b[0] == 0x1f && b[1] == 0x8b &&
-		int64(binary.LittleEndian.Uint32(b[n-4:])) > max {
-		return nil, &LimitError{Limit: "bytes", Max: max, Pointer: o.Pointer}
-	}
-	return ReadGzip(bytes.NewReader(b), o)
-}
-
-// ReadMember reads the sarif member of a request body as it was sent: a JSON
-// object (the log) or a JSON string (base64 of its gzip).
-func ReadMember(raw json.RawMessage, o Options) (*Report, error) {
-	b := bytes.TrimLeft(raw, " \t\r\n")
-	switch {
-	case len(b) > 0 && b[0] == '{':
-		return Read(bytes.NewReader(b), o)
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, &InputError{Detail: "the SARIF string is not valid JSON", Err: err}
-		}
-		return ReadBase64Gzip(s, o)
-	}
-	return nil, &SchemaError{Pointer: o.Pointer, Detail: "must be a SARIF log: a JSON object, or a string of base64 of its gzip"}
+// readBase64Gzip reads a log sent as GitHub's upload API takes it: the
+// standard base64 of its gzip (line breaks ignored), as it decodes.
+func readBase64Gzip(b io.Reader, o Options, h Handler) (Counts, error) {
+	return ReadGzip(tagged{r: base64.NewDecoder(base64.StdEncoding, b), detail: "is not valid base64"}, o, h)
 }
 
 // LimitError reports a log that breaks one of the Limits (413).
@@ -184,11 +227,11 @@ func (e *LimitError) Error() string {
 	return s
 }
 
-// InputError reports a log that cannot be read: invalid base64, gzip, JSON
-// or UTF-8 (400). Its Detail never quotes the log.
+// InputError reports bytes that cannot be read: invalid base64, gzip or
+// JSON, or JSON that is not I-JSON (400). Its Detail never quotes them.
 type InputError struct {
 	Detail string
-	Err    error // the cause, for logs: it quotes no part of the log either
+	Err    error // the cause, for logs: it quotes no part of the input either
 }
 
 func (e *InputError) Error() string { return e.Detail }

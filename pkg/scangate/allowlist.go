@@ -1,6 +1,7 @@
 package scangate
 
 import (
+	"regexp"
 	"slices"
 	"time"
 
@@ -46,6 +47,28 @@ type Rule struct {
 	Vcs     []int64
 	Paths   []string // globs of repository-relative paths; empty: any path
 	Expired bool     // its expiry has been applied: it covers nothing
+
+	globs []*regexp.Regexp // Paths compiled (Compiled), or nil
+}
+
+// Compiled returns the rule with its path globs compiled once, for a rule
+// that will judge many findings; Covers compiles them at every call
+// otherwise.
+func (r Rule) Compiled() Rule {
+	r.globs = compileGlobs(r.Paths)
+	return r
+}
+
+// compileGlobs compiles globs that were checked when stored; one that does
+// not compile (none can) matches nothing.
+func compileGlobs(globs []string) []*regexp.Regexp {
+	out := make([]*regexp.Regexp, 0, len(globs))
+	for _, g := range globs {
+		if re, err := compileGlob(g); err == nil {
+			out = append(out, re)
+		}
+	}
+	return out
 }
 
 // FindingRef is what matching needs to know of a finding.
@@ -93,8 +116,12 @@ func (r Rule) coversPath(path string) bool {
 	if path == "" {
 		return false
 	}
-	for _, g := range r.Paths {
-		if ok, _ := doublestar.Match(g, path); ok { // globs are checked when stored
+	globs := r.globs
+	if globs == nil {
+		globs = compileGlobs(r.Paths)
+	}
+	for _, re := range globs {
+		if re.MatchString(path) {
 			return true
 		}
 	}
@@ -159,7 +186,7 @@ func (c AllowlistChange) Apply(r Rule) Rule {
 		r.Vcs = *c.Vcs
 	}
 	if c.Paths != nil {
-		r.Paths = *c.Paths
+		r.Paths, r.globs = *c.Paths, nil
 	}
 	return r
 }
@@ -217,6 +244,10 @@ func (c AllowlistChange) validatePaths(p *Problems) {
 		case checkHidden(p, ptr, g):
 		case !doublestar.ValidatePattern(g):
 			p.Add(ptr, "is not a valid glob (* and ? within a segment, ** across segments, [...] classes)")
+		default:
+			if _, err := compileGlob(g); err != nil {
+				p.Add(ptr, "is not a valid glob: %s", err)
+			}
 		}
 	}
 }

@@ -12,7 +12,7 @@ const (
 	vuln   = scangate.ScanVulnerability
 )
 
-// TestRuleCovers: one row per rule of DESIGN.md's suppression: active, of
+// TestRuleCovers: one row per rule of suppression (docs/API.md): active, of
 // the finding's type, of its name (exact for secrets, ignoring case for
 // vulnerabilities), and global or naming its repository or integration.
 // Every finding below is in repository 100 of integration 10.

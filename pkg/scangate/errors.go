@@ -27,11 +27,14 @@ const (
 )
 
 // FieldError names the member of a request body that is wrong, as a JSON
-// pointer (RFC 6901), or the query parameter, and says why.
+// pointer (RFC 6901), or the query parameter, and says why. The error of a
+// member or parameter that is not one lists in Accepted the names that
+// are, at that place, so that a client learns what it may send.
 type FieldError struct {
-	Pointer   string `json:"pointer"`
-	Parameter string `json:"parameter,omitempty"` // a query parameter, for errors of the query string
-	Detail    string `json:"detail"`
+	Pointer   string   `json:"pointer"`
+	Parameter string   `json:"parameter,omitempty"` // a query parameter, for errors of the query string
+	Detail    string   `json:"detail"`
+	Accepted  []string `json:"accepted,omitempty"`
 }
 
 // MarshalJSON writes the pointer of a body's or log's error, also the
@@ -40,9 +43,10 @@ type FieldError struct {
 func (f FieldError) MarshalJSON() ([]byte, error) {
 	if f.Parameter != "" {
 		return json.Marshal(struct {
-			Parameter string `json:"parameter"`
-			Detail    string `json:"detail"`
-		}{f.Parameter, f.Detail})
+			Parameter string   `json:"parameter"`
+			Detail    string   `json:"detail"`
+			Accepted  []string `json:"accepted,omitempty"`
+		}{f.Parameter, f.Detail, f.Accepted})
 	}
 	type plain FieldError // without this method
 	return json.Marshal(plain(f))

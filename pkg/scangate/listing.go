@@ -1,6 +1,6 @@
 package scangate
 
-// What the read side of the service shows (DESIGN.md section 6): a scan's
+// What the read side of the service shows (docs/API.md, Reading): a scan's
 // findings as recorded and judged, allowlist comments, and the filters of
 // the listings.
 
@@ -27,9 +27,12 @@ type Comment struct {
 }
 
 // PRFilter selects pull requests: of one repository (VcID and RepoID both
-// set, or neither) and, when Blocked is set, by their blocked state.
+// set, or neither), with Number too the one PR of that number in its
+// version-control system (pr.pr_id), and, when Blocked is set, by their
+// blocked state.
 type PRFilter struct {
 	VcID, RepoID int64
+	Number       int64
 	Blocked      *bool
 }
 

@@ -41,6 +41,9 @@ type Finding struct {
 	Path     string
 	Line     *int64
 	InSource bool // suppressed in the scanned source (SARIF): never counted
+	// Severity is how severe the finding is (docs/DECISIONS.md): a SARIF
+	// log's findings always have one; "" where nothing gave one.
+	Severity Severity
 }
 
 // PRRef identifies a pull request as the scanner knows it.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// UploadStatus is where a large SARIF upload is (DESIGN.md section 9).
+// UploadStatus is where a large SARIF upload is (docs/API.md, Large SARIF upload).
 type UploadStatus string
 
 // An upload is created awaiting its object; the ingest function claims it

@@ -3,13 +3,14 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -50,7 +51,27 @@ func auditPartition(action string) string {
 // newAuditID makes an entry's id: the time to the millisecond, then 80
 // random bits.
 func newAuditID(at time.Time) string {
-	return ulid.MustNew(ulid.Timestamp(at), rand.Reader).String()
+	var entropy [10]byte
+	_, _ = rand.Read(entropy[:]) // crypto/rand.Read never fails
+	return ulidString(at, entropy)
+}
+
+// ulidString is a ULID (github.com/ulid/spec): the time in Unix
+// milliseconds (48 bits), then the entropy (80 bits), in 26 characters of
+// Crockford's base32, so that ids sort as their times. It is written here
+// rather than taken from github.com/oklog/ulid, whose package
+// initialisation seeds a math/rand source at every start of every
+// function (docs/DECISIONS.md).
+func ulidString(at time.Time, entropy [10]byte) string {
+	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	hi := uint64(at.UnixMilli())<<16 | uint64(entropy[0])<<8 | uint64(entropy[1]) // the 128 bits: hi, then lo
+	lo := binary.BigEndian.Uint64(entropy[2:])
+	var out [26]byte
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = alphabet[lo&31]
+		lo, hi = lo>>5|hi<<59, hi>>5
+	}
+	return string(out[:])
 }
 
 // Attributes of audit entries (the rest are shared: aTTL, aCreatedAt...).
@@ -113,10 +134,15 @@ func (s *Store) addAudit(t *tx, e scangate.AuditEntry) scangate.AuditEntry {
 	return e
 }
 
-// AuditPage reads one page of the audit log, newest first. Target and
-// actor filters read their index; a failed-login action reads the login
-// partition; the other filters are applied to what is read (listPage).
+// AuditPage reads one page of the audit log, newest first. Without a
+// filter that picks a partition (an action, a target, an actor) it reads
+// both, changes and logins together (mergedAuditPage). Target and actor
+// filters read their index; an action reads its partition; the other
+// filters are applied to what is read (listPage).
 func (s *Store) AuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error) {
+	if f.Action == "" && f.TargetType == "" && f.ActorID == 0 {
+		return s.mergedAuditPage(ctx, f, limit, after)
+	}
 	q := pageQuery{pk: aPK, sk: aSK, value: auditPartition(f.Action), newest: true, strong: true}
 	switch {
 	case f.TargetType != "":
@@ -155,6 +181,73 @@ func (s *Store) AuditPage(ctx context.Context, f scangate.AuditFilter, limit int
 	return out, p.Next, nil
 }
 
+// mergedAuditPage reads a page of the whole log, change and login entries
+// together, newest first: one Query of each partition (limit entries at
+// most from each, in the since/until range), merged by id (ULIDs order
+// entries across both). Its page key holds a position in each partition
+// that has more: the id of the last entry the page took from it, or "" when
+// it took none and the partition is read from its start; a partition
+// without a position has no more. Two round trips a page at most.
+func (s *Store) mergedAuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error) {
+	positions := map[string]string{auditPK: "", auditLoginPK: ""}
+	if after != nil {
+		positions = after
+	}
+	if len(positions) == 0 {
+		return nil, nil, errBadCursor()
+	}
+	for pk := range positions {
+		if pk != auditPK && pk != auditLoginPK {
+			return nil, nil, errBadCursor()
+		}
+	}
+	from, to := auditRange(f.Since, f.Until)
+	var read []item           // what the queries read, of both partitions
+	more := map[string]bool{} // the partitions with entries after what was read
+	for _, pk := range []string{auditPK, auditLoginPK} {
+		pos, ok := positions[pk]
+		if !ok {
+			continue
+		}
+		var start map[string]string
+		if pos != "" {
+			start = map[string]string{aPK: pk, aSK: pos}
+		}
+		q := pageQuery{pk: aPK, sk: aSK, value: pk, from: from, to: to, newest: true, strong: true}
+		p, err := s.queryPage(ctx, "list audit entries", q, limit, start)
+		if err != nil {
+			return nil, nil, err
+		}
+		read = append(read, p.Items...)
+		more[pk] = p.Next != nil
+	}
+	slices.SortFunc(read, func(a, b item) int { return strings.Compare(getS(b, aSK), getS(a, aSK)) })
+	taken := read[:min(limit, len(read))]
+	next := map[string]string{}
+	for pk, pos := range positions {
+		left := more[pk]
+		for _, it := range read[len(taken):] {
+			left = left || getS(it, aPK) == pk
+		}
+		for _, it := range taken {
+			if getS(it, aPK) == pk {
+				pos = getS(it, aSK)
+			}
+		}
+		if left {
+			next[pk] = pos
+		}
+	}
+	out := make([]scangate.AuditEntry, 0, len(taken))
+	for _, it := range taken {
+		out = append(out, auditFrom(it))
+	}
+	if len(next) == 0 {
+		return out, nil, nil
+	}
+	return out, next, nil
+}
+
 // readKeys reads the items of index entries (keys only), in their order.
 func (s *Store) readKeys(ctx context.Context, op string, entries []item) ([]item, error) {
 	keys := make([]item, len(entries))
@@ -175,27 +268,12 @@ func auditRange(since, until time.Time) (string, string) {
 		from, to = "0", "~"
 	}
 	if !since.IsZero() {
-		id, _ := ulid.New(ulid.Timestamp(since), zeroEntropy{})
-		from = id.String()
+		from = ulidString(since, [10]byte{})
 	}
 	if !until.IsZero() {
-		id, _ := ulid.New(ulid.Timestamp(until.Add(-time.Millisecond)), maxEntropy{})
-		to = id.String()
+		to = ulidString(until.Add(-time.Millisecond), [10]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	}
 	return from, to
-}
-
-type zeroEntropy struct{}
-
-func (zeroEntropy) Read(p []byte) (int, error) { clear(p); return len(p), nil }
-
-type maxEntropy struct{}
-
-func (maxEntropy) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 0xff
-	}
-	return len(p), nil
 }
 
 // inOrder orders items as their keys.

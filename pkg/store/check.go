@@ -69,7 +69,7 @@ func (img *tableImage) add(it item) {
 		if _, ok := img.groups[g]; !ok {
 			img.groups[g] = group{groupKey: g, rules: map[int64]scangate.Rule{}}
 		}
-		img.groups[g].rules[getN(it, aID)] = ruleFrom(it)
+		img.groups[g].rules[getN(it, aID)] = ruleFrom(it).Compiled()
 	case sk == "SCAN":
 		img.scans[getN(it, aID)] = it
 	case strings.HasPrefix(sk, "FINDING#"):

@@ -176,7 +176,7 @@ func (s *Store) readGroups(ctx context.Context, keys []groupKey) (map[groupKey]g
 	}
 	for i, g := range withRules {
 		for _, it := range rules[i] {
-			out[g].rules[getN(it, aID)] = ruleFrom(it)
+			out[g].rules[getN(it, aID)] = ruleFrom(it).Compiled()
 		}
 	}
 	return out, nil

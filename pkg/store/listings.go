@@ -14,7 +14,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// The read side (DESIGN.md section 6). Each page is one Query of one
+// The read side (docs/API.md, Reading). Each page is one Query of one
 // partition, of the table or of an index, plus at most one BatchGetItem:
 //
 //	a scan's findings    SCAN#<id>, SK begins with FINDING#; the scan itself on the first page
@@ -196,6 +196,9 @@ func (s *Store) PRScansPage(ctx context.Context, prID int64, t scangate.ScanType
 // them, or one repository's; with f.Blocked set, only those that are (or
 // are not) blocked. One Query.
 func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) ([]scangate.PR, map[string]string, error) {
+	if f.Number != 0 {
+		return s.prByNumber(ctx, f)
+	}
 	q := pageQuery{index: GSI2, pk: aGSI2PK, sk: aGSI2SK, value: allPRsPK, newest: true}
 	if f.VcID != 0 || f.RepoID != 0 {
 		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: repoPRsPK(f.VcID, f.RepoID), newest: true}
@@ -213,6 +216,17 @@ func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, aft
 		out = append(out, prFrom(it).PR)
 	}
 	return out, p.Next, nil
+}
+
+// prByNumber is the page of the one PR of a number in a repository (none
+// if it has no scan, or if Blocked leaves it out): one GetItem of its
+// record, keyed by that identity. The page never has a next one.
+func (s *Store) prByNumber(ctx context.Context, f scangate.PRFilter) ([]scangate.PR, map[string]string, error) {
+	r, found, err := s.prRecord(ctx, f.VcID, f.RepoID, f.Number)
+	if err != nil || !found || f.Blocked != nil && r.blocked() != *f.Blocked {
+		return []scangate.PR{}, nil, err
+	}
+	return []scangate.PR{r.PR}, nil, nil
 }
 
 // AllowlistsPage reads a page of allowlists, newest first, by f. A name

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -72,4 +72,34 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 		}
 	}
 	t.Logf("%d findings: 25 suppressed ones in %d pages", n, pages)
+}
+
+// TestPRByNumberIsOneGetItem: the PR of a number in a repository is read
+// with one GetItem of its record, keyed by that identity: no Query, no
+// BatchGetItem.
+func TestPRByNumberIsOneGetItem(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	sc, _, err := env.Store.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v",
+		RepoID: 2, RepoName: "r", WebhookID: 3, PR: scangate.PRRef{Number: 42, Name: "n", Link: "l"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	st := env.Recorder(t, func(op string, _ any) { ops = append(ops, op) })
+	for _, c := range []struct {
+		number int64
+		want   []int64
+	}{{42, []int64{sc.PRID}}, {43, nil}} {
+		ops = nil
+		prs, next, err := st.PRsPage(ctx, scangate.PRFilter{VcID: 1, RepoID: 2, Number: c.number}, 50, nil)
+		var got []int64
+		for _, pr := range prs {
+			got = append(got, pr.ID)
+		}
+		if err != nil || next != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || fmt.Sprint(ops) != "[GetItem]" {
+			t.Errorf("number %d: PRs %v, next %v, %v, operations %v; want %v in one GetItem", c.number, got, next, err, ops, c.want)
+		}
+	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/ddbtest"
+	"github.com/scangate/scangate/internal/ddbtest"
 )
 
 // TestRecordScanOnce: deliveries of the same work under one key, at once

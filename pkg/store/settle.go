@@ -37,6 +37,7 @@ var errSuperseded = errors.New("allowlist group changed")
 // (each finding once).
 func (s *Store) settle(ctx context.Context, old, new scangate.Rule, now time.Time) (scangate.Updated, error) {
 	var upd scangate.Updated
+	old, new = old.Compiled(), new.Compiled() // they judge every finding of the group
 	gs := []groupKey{groupOf(new.Type, new.Name)}
 	if og := groupOf(old.Type, old.Name); old.Type != "" && og != gs[0] {
 		gs = append(gs, og)

@@ -14,7 +14,7 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// A large SARIF upload (DESIGN.md section 9) is one item:
+// A large SARIF upload (docs/API.md) is one item:
 //
 //	UPLOAD#<id> / UPLOAD
 //

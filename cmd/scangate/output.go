@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/scangate/scangate/pkg/client"
+)
+
+// writeJSON writes v as one JSON document on its own line.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// table writes rows of tab-separated cells in aligned columns.
+type table struct{ tw *tabwriter.Writer }
+
+func newTable(w io.Writer, header ...string) table {
+	t := table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+func (t table) row(cells ...string) { fmt.Fprintln(t.tw, strings.Join(cells, "\t")) }
+
+func (t table) flush() error { return t.tw.Flush() }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// orDash shows an absent value as "-".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// printGate writes a gate for people: the decision, the newest scan of
+// each category, and the reasons it blocks, per category.
+func printGate(w io.Writer, label string, g client.Gate) error {
+	verdict := "not blocked"
+	if g.Blocked {
+		verdict = "BLOCKED"
+	}
+	head := ""
+	if g.HeadSHA != nil && *g.HeadSHA != "" {
+		head = ", head " + short(*g.HeadSHA)
+	}
+	fmt.Fprintf(w, "%s: %s (gate of pull request %d%s, evaluated %s)\n", label, verdict, g.PRID, head, g.EvaluatedAt)
+	if len(g.Categories) > 0 {
+		t := newTable(w, "TYPE", "CATEGORY", "SCAN", "STATUS", "SECRETS", "VULNERABILITIES", "BLOCKS")
+		for _, c := range g.Categories {
+			t.row(c.ScanType, orDash(c.Category), itoa(c.ScanID), c.Status, itoa(c.SecretCount), itoa(c.VulnerabilityCount), yesNo(c.BlockStatus))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	if len(g.Reasons) > 0 {
+		fmt.Fprintln(w, "blocked by:")
+	}
+	for _, r := range g.Reasons {
+		fmt.Fprintf(w, "  %s %s: %s\n", r.ScanType, orDash(r.Category), reason(r))
+	}
+	return nil
+}
+
+// reason says one reason in words.
+func reason(r client.GateReason) string {
+	scan := ""
+	if r.ScanID != nil {
+		scan = fmt.Sprintf("scan %d ", *r.ScanID)
+	}
+	switch r.Kind {
+	case "findings":
+		noun := "findings"
+		if r.Count == 1 {
+			noun = "finding"
+		}
+		return fmt.Sprintf("%s%d unsuppressed %s at or above the policy's severity", scan, r.Count, noun)
+	case "pending":
+		return scan + "is not processed yet"
+	case "failed":
+		return scan + "failed"
+	case "missing":
+		return "no scan, and the policy requires one"
+	}
+	return strings.TrimSpace(scan + r.Kind)
+}
+
+// short is the first 12 characters of a commit hash.
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

@@ -1,0 +1,68 @@
+package lambdarun_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/scangate/scangate/pkg/ops"
+)
+
+// TestFunctionsLinkOnlyWhatTheyUse reads every function's dependencies
+// (go list, for the Lambda build tags): none links the SDK's default
+// credential chain, the embedded DynamoDB server, the local gateway,
+// YAML, the operations table (pkg/ops, which links every handler) or
+// oklog/ulid (its initialisation seeds a random source at every start),
+// only the functions that hash or check a password link argon2, only the
+// functions of large uploads and the dashboard's publisher link the S3
+// client, and only the publisher links the dashboard's files.
+// (make bench's BenchmarkSize checks the same of argon2 in the binaries'
+// symbols with go tool nm.)
+func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
+	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./functions/...")
+	cmd.Dir = "../.."
+	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		deps[strings.TrimPrefix(f[0], "github.com/scangate/scangate/functions/")] = f[1:]
+	}
+	banned := []string{
+		"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
+		"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso",
+		"github.com/truora/minidyn", "github.com/johannesboyne/gofakes3", "gopkg.in/yaml.v3",
+		"github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local",
+		"github.com/scangate/scangate/pkg/ops", "github.com/oklog/ulid",
+	}
+	for _, op := range ops.Operations() {
+		list, ok := deps[op.Name]
+		if !ok {
+			t.Errorf("go list did not list functions/%s", op.Name)
+			continue
+		}
+		argon2, s3 := false, false
+		for _, d := range list {
+			s3 = s3 || d == "github.com/aws/aws-sdk-go-v2/service/s3"
+			for _, b := range banned {
+				if d == b || strings.HasPrefix(d, b+"/") {
+					t.Errorf("%s links %s", op.Name, d)
+				}
+			}
+			argon2 = argon2 || d == "golang.org/x/crypto/argon2"
+		}
+		if hashes := op.Name == "login" || op.Name == "create-user"; argon2 != hashes {
+			t.Errorf("%s: links argon2 %v, hashes or checks passwords %v", op.Name, argon2, hashes)
+		}
+		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload" || op.Name == "publish-dashboard"; s3 != bucket {
+			t.Errorf("%s: links the S3 client %v, uses a bucket %v", op.Name, s3, bucket)
+		}
+		if dash := slices.Contains(list, "github.com/scangate/scangate/pkg/dashboard"); dash != (op.Name == "publish-dashboard") {
+			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package client
+
+import "encoding/json"
+
+// Envelope names what a scan is of: the envelope of POST /pr/scan without
+// scan_type and findings, as the SARIF routes take it.
+type Envelope struct {
+	VcType    string `json:"vc_type"`
+	VcID      int64  `json:"vc_id"`
+	VcName    string `json:"vc_name"`
+	RepoID    int64  `json:"repo_id"`
+	RepoName  string `json:"repo_name"`
+	WebhookID int64  `json:"webhook_id"`
+	PR        PRRef  `json:"pr"`
+}
+
+// PRRef is the envelope's pull request: its number in the version-control
+// system (pr_id), title and link.
+type PRRef struct {
+	Number int64  `json:"pr_id"`
+	Name   string `json:"pr_name"`
+	Link   string `json:"pr_link"`
+}
+
+// Page is one page of a listing.
+type Page[T any] struct {
+	Raw
+	Items      []T     `json:"items"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// PR is a pull request as GET /pr/{pr_id} shows it: id is the service's,
+// pr_id the number in the version-control system.
+type PR struct {
+	ID                 int64  `json:"id"`
+	Number             int64  `json:"pr_id"`
+	Name               string `json:"pr_name"`
+	Link               string `json:"pr_link"`
+	RepoID             int64  `json:"repo_id"`
+	VcID               int64  `json:"vc_id"`
+	LastScan           string `json:"last_scan"`
+	SecretCount        int64  `json:"secret_count"`
+	VulnerabilityCount int64  `json:"vulnerability_count"`
+}
+
+// keepRaw decodes b into v (a type without this UnmarshalJSON) and keeps
+// b in r.
+func keepRaw(b []byte, v any, r *Raw) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return err
+	}
+	r.JSON = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// Scan is a scan as GET /pr/scan/{id} shows it.
+type Scan struct {
+	Raw
+	ID                 int64           `json:"id"`
+	PRID               int64           `json:"pr_id"`
+	ScanType           string          `json:"scan_type"`
+	CreatedAt          string          `json:"created_at"`
+	RepoName           string          `json:"repo_name"`
+	PR                 PR              `json:"pr"`
+	Status             string          `json:"status"`
+	BlockStatus        bool            `json:"block_status"`
+	OtherDetails       json.RawMessage `json:"other_details"`
+	SecretCount        int64           `json:"secret_count"`
+	VulnerabilityCount int64           `json:"vulnerability_count"`
+}
+
+// UnmarshalJSON keeps the scan's body beside its fields.
+func (s *Scan) UnmarshalJSON(b []byte) error {
+	type plain Scan
+	return keepRaw(b, (*plain)(s), &s.Raw)
+}
+
+// Category is the scan's analysis category (other_details.category), or
+// "" when the scan has none.
+func (s Scan) Category() string {
+	var d struct {
+		Category string `json:"category"`
+	}
+	_ = json.Unmarshal(s.OtherDetails, &d)
+	return d.Category
+}
+
+// Finding is one finding of a scan, as its listing shows it.
+type Finding struct {
+	Raw
+	ID           int64    `json:"id"`
+	Name         string   `json:"name"`
+	Aliases      []string `json:"aliases"`
+	Rule         *string  `json:"rule"`
+	Path         *string  `json:"path"`
+	Line         *int64   `json:"line"`
+	Severity     string   `json:"severity,omitempty"`
+	Suppressed   bool     `json:"suppressed"`
+	SuppressedBy []int64  `json:"suppressed_by"`
+}
+
+// UnmarshalJSON keeps the finding's body beside its fields.
+func (f *Finding) UnmarshalJSON(b []byte) error {
+	type plain Finding
+	return keepRaw(b, (*plain)(f), &f.Raw)
+}
+
+// SARIFResult is the answer of POST /pr/scan/sarif.
+type SARIFResult struct {
+	Raw
+	Scans              []Scan `json:"scans"`
+	Results            int    `json:"results"`
+	Recorded           int    `json:"recorded"`
+	SuppressedInSource int    `json:"suppressed_in_source"`
+	Skipped            int    `json:"skipped"`
+}
+
+// CreatedUpload is the answer of POST /pr/scan/sarif/uploads.
+type CreatedUpload struct {
+	ID            int64             `json:"id"`
+	Status        string            `json:"status"`
+	UploadURL     string            `json:"upload_url"`
+	UploadHeaders map[string]string `json:"upload_headers"`
+	ExpiresAt     string            `json:"expires_at"`
+}
+
+// Upload is a large upload as GET /pr/scan/sarif/uploads/{id} shows it.
+type Upload struct {
+	Raw
+	ID                 int64     `json:"id"`
+	Status             string    `json:"status"`
+	Errors             []Problem `json:"errors"`
+	ScanIDs            []int64   `json:"scan_ids"`
+	Results            int       `json:"results"`
+	Recorded           int       `json:"recorded"`
+	SuppressedInSource int       `json:"suppressed_in_source"`
+	Skipped            int       `json:"skipped"`
+}
+
+// Gate is a pull request's gate, GET /pr/{pr_id}/gate: whether it may
+// merge, why not, and the newest scan of each (scan type, category).
+type Gate struct {
+	Raw
+	PRID        int64          `json:"pr_id"`
+	Blocked     bool           `json:"blocked"`
+	HeadSHA     *string        `json:"head_sha"`
+	Reasons     []GateReason   `json:"reasons"`
+	Categories  []GateCategory `json:"categories"`
+	Policy      map[string]any `json:"policy"`
+	EvaluatedAt string         `json:"evaluated_at"`
+}
+
+// GateReason is one reason a pull request is blocked: findings, a
+// pending, failed or missing scan of a category.
+type GateReason struct {
+	Kind     string `json:"kind"`
+	ScanType string `json:"scan_type"`
+	Category string `json:"category"`
+	ScanID   *int64 `json:"scan_id"`
+	Count    int64  `json:"count"`
+}
+
+// GateCategory is the newest scan of one (scan type, category).
+type GateCategory struct {
+	ScanType           string `json:"scan_type"`
+	Category           string `json:"category"`
+	ScanID             int64  `json:"scan_id"`
+	Status             string `json:"status"`
+	BlockStatus        bool   `json:"block_status"`
+	SecretCount        int64  `json:"secret_count"`
+	VulnerabilityCount int64  `json:"vulnerability_count"`
+	CreatedAt          string `json:"created_at"`
+}
+
+// Allowlist is an allowlist as GET /whitelist lists it.
+type Allowlist struct {
+	Raw
+	ID        int64    `json:"id"`
+	Type      string   `json:"type"`
+	Name      string   `json:"name"`
+	Active    bool     `json:"active"`
+	Global    bool     `json:"global_"`
+	Repos     []int64  `json:"repos"`
+	Vcs       []int64  `json:"vcs"`
+	Paths     []string `json:"paths"`
+	Reason    *string  `json:"reason"`
+	ExpiresAt *string  `json:"expires_at"`
+	Expired   bool     `json:"expired"`
+}
+
+// UnmarshalJSON keeps the allowlist's body beside its fields.
+func (a *Allowlist) UnmarshalJSON(b []byte) error {
+	type plain Allowlist
+	return keepRaw(b, (*plain)(a), &a.Raw)
+}
+
+// AllowlistChange is the answer of creating or modifying an allowlist.
+type AllowlistChange struct {
+	Raw
+	ID                     int64  `json:"id"`
+	Type                   string `json:"type"`
+	Name                   string `json:"name"`
+	SecretsUpdated         int64  `json:"secrets_updated"`
+	VulnerabilitiesUpdated int64  `json:"vulnerabilities_updated"`
+}
+
+// TokenRequest is the body of POST /auth/tokens; zero members are left to
+// the service's defaults.
+type TokenRequest struct {
+	Name          string `json:"name"`
+	ExpiresInDays int    `json:"expires_in_days,omitempty"`
+	Scope         string `json:"scope,omitempty"`
+}
+
+// Token is a personal token as POST /auth/tokens answers it, the only
+// time its secret is shown.
+type Token struct {
+	Raw
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Scope       string `json:"scope"`
+	ExpiresAt   string `json:"expires_at"`
+	AccessToken string `json:"access_token"`
+}

@@ -1,0 +1,232 @@
+// Package githubtest is a local stand-in for GitHub's REST API, for tests:
+// it validates every request against GitHub's published OpenAPI
+// description (the npm package @octokit/openapi, pinned in
+// .ci/octokit/package-lock.json) with kin-openapi, records the commit
+// statuses posted, and answers them as GitHub does (201 and the status
+// object, itself checked against the description). Any other request is
+// refused: a path the description does not have is 404, a request it
+// does not allow is 422 as GitHub words it, a missing or wrong token 401.
+package githubtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// DescriptionPath is where make test-github installs GitHub's description
+// of api.github.com, relative to the repository's root.
+const DescriptionPath = ".build/octokit/node_modules/@octokit/openapi/generated/api.github.com.json"
+
+// EnterprisePrefix is the path under which a GitHub Enterprise Server
+// serves the same API; the stand-in serves it there too.
+const EnterprisePrefix = "/api/v3"
+
+// Load reads a description of GitHub's API (13 MB: load it once per test
+// binary and share it; servers do not change it).
+func Load(path string) (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load GitHub's description %s: %w", path, err)
+	}
+	return doc, nil
+}
+
+// Status is a commit status the stand-in accepted.
+type Status struct {
+	Owner, Repo, SHA string
+	Prefix           string // "" for api.github.com's paths, EnterprisePrefix for a GHES's
+	State            string
+	Context          string
+	Description      string
+	TargetURL        string
+}
+
+// Refusal is a request the stand-in refused, and why.
+type Refusal struct {
+	Method, Path string
+	Status       int
+	Reason       string
+}
+
+// Server is a running stand-in.
+type Server struct {
+	*httptest.Server
+	token  string
+	router routers.Router
+
+	mu       sync.Mutex
+	statuses []Status
+	refusals []Refusal
+}
+
+// New starts a stand-in that accepts requests authenticated with token.
+func New(doc *openapi3.T, token string) (*Server, error) {
+	s := &Server{token: token}
+	s.Server = httptest.NewUnstartedServer(s)
+	base := "http://" + s.Listener.Addr().String()
+	own := *doc // the servers are this stand-in's; the rest is shared, read only
+	own.Servers = openapi3.Servers{{URL: base}, {URL: base + EnterprisePrefix}}
+	router, err := gorillamux.NewRouter(&own)
+	if err != nil {
+		_ = s.Listener.Close()
+		return nil, fmt.Errorf("route GitHub's description: %w", err)
+	}
+	s.router = router
+	s.Start()
+	return s, nil
+}
+
+// Statuses returns the statuses accepted, in the order they arrived.
+func (s *Server) Statuses() []Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Status(nil), s.statuses...)
+}
+
+// Refusals returns the requests refused, in the order they arrived.
+func (s *Server) Refusals() []Refusal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Refusal(nil), s.refusals...)
+}
+
+// ServeHTTP checks a request and answers it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.refuse(w, r, http.StatusBadRequest, "Problems parsing JSON", err.Error())
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !s.authenticated(r) {
+		s.refuse(w, r, http.StatusUnauthorized, "Bad credentials", "no token, or not the stand-in's")
+		return
+	}
+	route, params, err := s.router.FindRoute(r)
+	if err != nil {
+		s.refuse(w, r, http.StatusNotFound, "Not Found", err.Error())
+		return
+	}
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{MultiError: true}}
+	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", err.Error())
+		return
+	}
+	if route.Operation.OperationID != "repos/create-commit-status" {
+		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in serves repos/create-commit-status only, not "+route.Operation.OperationID)
+		return
+	}
+	s.createStatus(w, r, in, params, body)
+}
+
+func (s *Server) authenticated(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	for _, scheme := range []string{"Bearer ", "token "} {
+		if t, ok := strings.CutPrefix(auth, scheme); ok && t == s.token {
+			return true
+		}
+	}
+	return false
+}
+
+// createStatus records a valid status and answers with GitHub's status
+// object, which must itself match the description.
+func (s *Server) createStatus(w http.ResponseWriter, r *http.Request, in *openapi3filter.RequestValidationInput, params map[string]string, body []byte) {
+	var req struct {
+		State       string  `json:"state"`
+		TargetURL   *string `json:"target_url"`
+		Description *string `json:"description"`
+		Context     *string `json:"context"`
+	}
+	_ = json.Unmarshal(body, &req) // valid: the description's schema said so
+	st := Status{Owner: params["owner"], Repo: params["repo"], SHA: params["sha"], State: req.State,
+		Context: deref(req.Context, "default"), Description: deref(req.Description, ""), TargetURL: deref(req.TargetURL, "")}
+	if strings.HasPrefix(r.URL.Path, EnterprisePrefix+"/") {
+		st.Prefix = EnterprisePrefix
+	}
+	s.mu.Lock()
+	s.statuses = append(s.statuses, st)
+	id := len(s.statuses)
+	s.mu.Unlock()
+
+	answer, err := json.Marshal(statusObject(id, st, req.Description, req.TargetURL))
+	if err != nil {
+		s.refuse(w, r, http.StatusInternalServerError, "stand-in", err.Error())
+		return
+	}
+	h := http.Header{"Content-Type": {"application/json; charset=utf-8"}}
+	h.Set("Location", fmt.Sprintf("https://api.github.com/repos/%s/%s/statuses/%s", st.Owner, st.Repo, st.SHA))
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: http.StatusCreated, Header: h,
+		Body: io.NopCloser(bytes.NewReader(answer)), Options: &openapi3filter.Options{MultiError: true}}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		s.refuse(w, r, http.StatusInternalServerError, "the stand-in's answer does not match GitHub's description", err.Error())
+		return
+	}
+	for k, v := range h {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(answer)
+}
+
+// statusObject is a status as GitHub answers it.
+func statusObject(id int, st Status, description, target *string) map[string]any {
+	now := time.Now().UTC().Format(time.RFC3339)
+	api := "https://api.github.com"
+	return map[string]any{
+		"url":         fmt.Sprintf("%s/repos/%s/%s/statuses/%s", api, st.Owner, st.Repo, st.SHA),
+		"avatar_url":  "https://avatars.githubusercontent.com/u/1?v=4",
+		"id":          id,
+		"node_id":     fmt.Sprintf("SC_stand-in-%d", id),
+		"state":       st.State,
+		"description": description,
+		"target_url":  target,
+		"context":     st.Context,
+		"created_at":  now,
+		"updated_at":  now,
+		"creator": map[string]any{
+			"login": "scangate-bot", "id": 1, "node_id": "U_stand-in", "avatar_url": "https://avatars.githubusercontent.com/u/1?v=4",
+			"gravatar_id": "", "url": api + "/users/scangate-bot", "html_url": "https://github.com/scangate-bot",
+			"followers_url": api + "/users/scangate-bot/followers", "following_url": api + "/users/scangate-bot/following{/other_user}",
+			"gists_url": api + "/users/scangate-bot/gists{/gist_id}", "starred_url": api + "/users/scangate-bot/starred{/owner}{/repo}",
+			"subscriptions_url": api + "/users/scangate-bot/subscriptions", "organizations_url": api + "/users/scangate-bot/orgs",
+			"repos_url": api + "/users/scangate-bot/repos", "events_url": api + "/users/scangate-bot/events{/privacy}",
+			"received_events_url": api + "/users/scangate-bot/received_events", "type": "Bot", "site_admin": false,
+		},
+	}
+}
+
+// refuse records a refused request and answers it as GitHub does.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, message, reason string) {
+	s.mu.Lock()
+	s.refusals = append(s.refusals, Refusal{Method: r.Method, Path: r.URL.Path, Status: status, Reason: reason})
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"message":           message,
+		"errors":            []map[string]string{{"message": reason}},
+		"documentation_url": "https://docs.github.com/rest",
+	})
+}
+
+func deref(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}

@@ -1,0 +1,56 @@
+package commitstatus
+
+import (
+	"context"
+	"fmt"
+)
+
+// The newest gate wins: a status is posted only if no newer gate of the
+// same commit has been claimed for posting. pr.gate_changed events carry
+// an increasing per-PR sequence; the status of sequence n is claimed (the
+// commit's greatest claimed sequence set to n, atomically, if it is not
+// greater) before it is posted, and dropped when a greater one is claimed.
+
+// Key names the commit whose statuses are ordered: one integration (vc_id),
+// one repository, one commit.
+type Key struct {
+	VcID int64
+	Repo string
+	SHA  string
+}
+
+// Claims keeps, per commit, the greatest sequence claimed for posting.
+type Claims interface {
+	// Claim sets the commit's claimed sequence to seq unless it is greater
+	// already, atomically, and reports whether it did.
+	Claim(ctx context.Context, k Key, seq int64) (bool, error)
+}
+
+// Newest reports whether the status of sequence seq may be posted when the
+// commit's greatest claimed sequence is claimed (0 when none was): unless a
+// newer gate was claimed. An equal sequence is a retry or a redelivery of
+// the same gate change: posting the same status again is harmless, and
+// needed when its earlier attempt failed after its claim.
+func Newest(claimed, seq int64) bool { return seq >= claimed }
+
+// Ordered posts statuses newest-wins.
+type Ordered struct {
+	Poster Poster
+	Claims Claims
+}
+
+// Post claims seq for the commit and posts the status, or drops it (false,
+// nil) when a newer gate's status was claimed.
+func (o Ordered) Post(ctx context.Context, k Key, seq int64, s Status) (bool, error) {
+	if seq < 1 {
+		return false, fmt.Errorf("status of %s@%s: sequence %d is not positive", k.Repo, k.SHA, seq)
+	}
+	ok, err := o.Claims.Claim(ctx, k, seq)
+	if err != nil {
+		return false, fmt.Errorf("claim status %d of %s@%s: %w", seq, k.Repo, k.SHA, err)
+	}
+	if !ok {
+		return false, nil
+	}
+	return true, o.Poster.Post(ctx, Commit{Repo: k.Repo, SHA: k.SHA}, s)
+}

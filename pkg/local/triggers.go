@@ -1,0 +1,63 @@
+package local
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/scangate/scangate/pkg/gateway"
+)
+
+// openStreams makes a stream for each DynamoDB event of the template.
+func (s *Stack) openStreams(t *gateway.Template) error {
+	s.streams = map[string]*Stream{}
+	for _, ev := range t.StreamEvents {
+		st, err := newStream(ev.Function, ev.Filters)
+		if err != nil {
+			return err
+		}
+		st.batch = ev.BatchSize
+		s.streams[ev.Function] = st
+	}
+	return nil
+}
+
+// startTriggers starts, until Close, what invokes the functions that API
+// Gateway does not: a notifier for each S3 event, a consumer for each SQS
+// event (every queue of the template exists, consumed or not) and each
+// DynamoDB stream event. The schedules run with RunSchedules.
+func (s *Stack) startTriggers(t *gateway.Template, o Options) error {
+	run, stop := context.WithCancel(context.Background())
+	s.stopTriggers = stop
+	s.startNotifiers(run, t, o)
+	redeliver := o.RedeliverAfter
+	if redeliver <= 0 {
+		redeliver = DefaultRedeliverAfter
+	}
+	s.queues = map[string]*Queue{}
+	for id := range t.Queues {
+		s.queues[id] = newQueue(id)
+	}
+	for id, q := range t.Queues {
+		if q.DeadLetter != "" {
+			s.queues[id].DeadLetter, s.queues[id].MaxReceive = s.queues[q.DeadLetter], q.MaxReceive
+		}
+	}
+	for _, ev := range t.QueueEvents {
+		q := s.queues[ev.Queue]
+		if q == nil {
+			return fmt.Errorf("%s: an SQS event of a queue the template does not define (%s)", ev.Function, ev.Queue)
+		}
+		q.consumer, q.batch, q.concurrency, q.retry, q.log = s.invoker(ev.Function), ev.BatchSize, ev.Concurrency, redeliver, o.Log
+		s.triggers.Go(func() { q.run(run, &s.triggers) })
+	}
+	for _, st := range s.streams {
+		st.consumer, st.retry, st.log = s.invoker(st.Function), redeliver, o.Log
+		s.triggers.Go(func() { st.run(run) })
+	}
+	return nil
+}
+
+// invoker invokes a function of the stack by logical id.
+func (s *Stack) invoker(function string) func(context.Context, []byte) ([]byte, error) {
+	return func(ctx context.Context, event []byte) ([]byte, error) { return s.Invoke(ctx, function, event) }
+}

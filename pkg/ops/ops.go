@@ -1,0 +1,156 @@
+// Package ops is the table of the service's functions: each one's name
+// (its directory under functions/), what invokes it and how its handler
+// is built from the dependencies. The local stack, the test harnesses and
+// the checks of template.yaml, docs/openapi.yaml, functions/, the bench
+// fixture and the IAM policies derive from it. No Lambda imports it: each
+// functions/<op>/main.go builds its own handler with the same constructor,
+// from exactly what that constructor takes, so that it links nothing of
+// the others (argon2, x/text, the S3 client, the dashboard's files).
+package ops
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/auth/password"
+	"github.com/scangate/scangate/pkg/bucket"
+	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/dashboard"
+	"github.com/scangate/scangate/pkg/fold"
+	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/pkg/trigger"
+)
+
+// Deps is every dependency a function's handler may be built from, as the
+// local stack and the tests provide them, one function at a time (each may
+// have its own store or bucket). A new kind of dependency is a new method
+// here, which every implementation must then provide or fail to compile.
+type Deps interface {
+	Store() *store.Store
+	Log() *slog.Logger
+	Now() time.Time        // the clock (time.Now in a Lambda; tests move it)
+	Config() config.Config // TOKEN_TTL_SECONDS, UPLOAD_MAX_BYTES
+	Cursors() api.Cursors  // the listings' cursor key
+	Bucket() *bucket.Bucket
+	S3() *s3.Client // the dashboard's publisher writes its bucket with it
+}
+
+// Operation is one Lambda function of template.yaml. Exactly one of the
+// builders is set: the one of the trigger that invokes it, returning the
+// handler in the form lambda.Start takes.
+type Operation struct {
+	// Name is the function's directory under functions/; its logical id in
+	// template.yaml is LogicalID(Name).
+	Name       string
+	API        func(Deps) api.Handler             // API Gateway, REST proxy
+	Authorizer func(Deps) api.AuthorizerHandler   // API Gateway, TOKEN authorizer
+	S3         func(Deps) trigger.S3Handler       // S3 events (ObjectCreated)
+	Schedule   func(Deps) trigger.ScheduleHandler // an EventBridge schedule
+	Queue      func(Deps) trigger.QueueHandler    // an SQS queue (partial batch responses)
+	Stream     func(Deps) trigger.StreamHandler   // a DynamoDB stream (partial batch responses)
+	// CustomResource: a CloudFormation custom resource of the template.
+	CustomResource func(Deps) trigger.CustomResourceHandler
+}
+
+// Kind names what invokes the operation (its set builder): "API",
+// "Authorizer", "S3", "Schedule", "Queue", "Stream" or "CustomResource";
+// "" when none or more than one is set.
+func (o Operation) Kind() string {
+	kind := ""
+	for k, set := range map[string]bool{"API": o.API != nil, "Authorizer": o.Authorizer != nil, "S3": o.S3 != nil,
+		"Schedule": o.Schedule != nil, "Queue": o.Queue != nil, "Stream": o.Stream != nil, "CustomResource": o.CustomResource != nil} {
+		switch {
+		case set && kind != "":
+			return ""
+		case set:
+			kind = k
+		}
+	}
+	return kind
+}
+
+// Handler builds the operation's handler from d.
+func (o Operation) Handler(d Deps) any {
+	switch o.Kind() {
+	case "API":
+		return o.API(d)
+	case "Authorizer":
+		return o.Authorizer(d)
+	case "S3":
+		return o.S3(d)
+	case "Schedule":
+		return o.Schedule(d)
+	case "Queue":
+		return o.Queue(d)
+	case "Stream":
+		return o.Stream(d)
+	case "CustomResource":
+		return o.CustomResource(d)
+	}
+	return nil
+}
+
+// LogicalID is the logical id in template.yaml of the function in
+// functions/<name>: its name in CamelCase and "Function" (get-scan:
+// GetScanFunction).
+func LogicalID(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String() + "Function"
+}
+
+// Operations is the table of every function of the service.
+func Operations() []Operation {
+	return []Operation{
+		{Name: "authorizer", Authorizer: func(d Deps) api.AuthorizerHandler { return api.Authorizer(d.Store(), d.Now, d.Log()) }},
+		{Name: "login", API: func(d Deps) api.Handler {
+			return api.Login(d.Store(), password.Argon2id{}, d.Config().TokenTTL, d.Now, d.Log()).Handle
+		}},
+		{Name: "create-user", API: func(d Deps) api.Handler {
+			return api.CreateUser(d.Store(), password.Argon2id{}, fold.Fold, d.Now, d.Log()).Handle
+		}},
+		{Name: "update-user", API: func(d Deps) api.Handler { return api.UpdateUser(d.Store(), fold.Fold, d.Now, d.Log()).Handle }},
+		{Name: "record-scan", API: func(d Deps) api.Handler { return api.RecordScan(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "record-sarif", API: func(d Deps) api.Handler { return api.RecordSARIF(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "get-scan", API: func(d Deps) api.Handler { return api.GetScan(d.Store(), d.Log()).Handle }},
+		{Name: "create-allowlist", API: func(d Deps) api.Handler { return api.CreateAllowlist(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "update-allowlist", API: func(d Deps) api.Handler { return api.UpdateAllowlist(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "create-sarif-upload", API: func(d Deps) api.Handler {
+			return api.CreateSARIFUpload(d.Store(), d.Bucket(), d.Now, d.Log()).Handle
+		}},
+		{Name: "get-sarif-upload", API: func(d Deps) api.Handler { return api.GetSARIFUpload(d.Store(), d.Log()).Handle }},
+		{Name: "ingest-sarif-upload", S3: func(d Deps) trigger.S3Handler {
+			return trigger.NewIngest(d.Store(), d.Bucket(), d.Config().UploadMaxBytes, d.Now, d.Log())
+		}},
+		{Name: "create-token", API: func(d Deps) api.Handler { return api.CreateToken(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "revoke-token", API: func(d Deps) api.Handler { return api.RevokeToken(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "logout", API: func(d Deps) api.Handler { return api.Logout(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "list-tokens", API: func(d Deps) api.Handler { return api.ListTokens(d.Store(), d.Cursors(), d.Now, d.Log()).Handle }},
+		{Name: "list-audit", API: func(d Deps) api.Handler { return api.ListAudit(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "expire-allowlists", Schedule: func(d Deps) trigger.ScheduleHandler {
+			return trigger.ExpireAllowlists(d.Store(), d.Now, d.Log())
+		}},
+		{Name: "list-findings", API: func(d Deps) api.Handler { return api.ListFindings(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "get-pr", API: func(d Deps) api.Handler { return api.GetPR(d.Store(), d.Log()).Handle }},
+		{Name: "list-pr-scans", API: func(d Deps) api.Handler { return api.ListPRScans(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "list-prs", API: func(d Deps) api.Handler { return api.ListPRs(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "get-allowlist", API: func(d Deps) api.Handler { return api.GetAllowlist(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "list-allowlists", API: func(d Deps) api.Handler {
+			return api.ListAllowlists(d.Store(), d.Cursors(), d.Now, d.Log()).Handle
+		}},
+		{Name: "get-user", API: func(d Deps) api.Handler { return api.GetUser(d.Store(), d.Log()).Handle }},
+		{Name: "get-me", API: func(d Deps) api.Handler { return api.GetMe(d.Store(), d.Log()).Handle }},
+		{Name: "list-users", API: func(d Deps) api.Handler { return api.ListUsers(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "publish-dashboard", CustomResource: func(d Deps) trigger.CustomResourceHandler {
+			return trigger.PublishDashboard(dashboard.Publisher{S3: d.S3()}, d.Log())
+		}},
+	}
+}

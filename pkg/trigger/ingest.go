@@ -1,0 +1,282 @@
+package trigger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/sarif"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// IngestStore is what the ingest function reads and writes.
+type IngestStore interface {
+	api.OnceStore
+	Upload(ctx context.Context, id int64) (scangate.Upload, error)
+	ClaimUpload(ctx context.Context, id int64, now time.Time, lease int64) (scangate.Upload, bool, error)
+	FinishUpload(ctx context.Context, id, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
+	ReleaseUpload(ctx context.Context, id, lease int64) (bool, error)
+}
+
+// UploadLimits are the limits of a log uploaded through S3: 100,000
+// results in all, which one run may hold (a container image or monorepo
+// scan is one run of one scanner), and as many findings of one type (so
+// that every result may become a finding of one scan); the rest as
+// POST /pr/scan/sarif (docs/DECISIONS.md).
+func UploadLimits() sarif.Limits {
+	l := sarif.DefaultLimits()
+	l.Results, l.ResultsPerRun, l.FindingsPerType = 100_000, 100_000, 100_000
+	return l
+}
+
+// Ingest defaults.
+const (
+	// DefaultIngestPoll is how often a delivery that finds another one
+	// processing its upload looks again.
+	DefaultIngestPoll = 2 * time.Second
+	// finishMargin is kept, of the function's time, to write the upload's
+	// outcome after its work is cut short.
+	finishMargin = 10 * time.Second
+	// defaultLease is the lease of a delivery whose context has no deadline.
+	defaultLease = 15 * time.Minute
+)
+
+// Ingest is the function that S3's ObjectCreated events invoke for the
+// objects of the uploads prefix: it records each upload's log as POST
+// /pr/scan/sarif records one, and sets the upload's status. Every delivery
+// of an event may come more than once, or twice at once: one delivery
+// claims the upload (a conditional write, under a lease that ends with its
+// function's time); another waits while that lease lasts, and takes over
+// only if it ends with the upload still processing. Scans are recorded
+// under once keys (upload#<id>#<type>), so no redelivery or takeover
+// records one twice.
+type Ingest struct {
+	Store    IngestStore
+	Bucket   api.Bucket
+	Log      *slog.Logger
+	Now      func() time.Time
+	MaxBytes int64         // the object's size: scangate.MaxUploadBytes, or lower
+	Limits   sarif.Limits  // UploadLimits()
+	Poll     time.Duration // DefaultIngestPoll
+}
+
+// NewIngest builds the ingest function of uploads: the object of each
+// upload read from b, at most maxBytes (config's UploadMaxBytes).
+func NewIngest(st IngestStore, b api.Bucket, maxBytes int64, now func() time.Time, log *slog.Logger) S3Handler {
+	return Ingest{Store: st, Bucket: b, Log: log, Now: now, MaxBytes: maxBytes, Limits: UploadLimits(), Poll: DefaultIngestPoll}.Handle
+}
+
+// Handle processes every record of an event; it returns an error (so
+// that Lambda retries the event) only for a failure a retry may overcome.
+func (g Ingest) Handle(ctx context.Context, ev events.S3Event) error {
+	var errs []error
+	for _, r := range ev.Records {
+		if err := g.record(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (g Ingest) record(ctx context.Context, r events.S3EventRecord) error {
+	key := r.S3.Object.URLDecodedKey
+	if key == "" {
+		key = r.S3.Object.Key
+	}
+	id, ok := scangate.UploadIDOf(key)
+	if !ok || !strings.HasPrefix(r.EventName, "ObjectCreated:") {
+		g.Log.WarnContext(ctx, "ignored an event that is not an upload's", "event", r.EventName, "key", key)
+		return nil
+	}
+	for {
+		u, err := g.Store.Upload(ctx, id)
+		switch {
+		case scangate.KindOf(err) == scangate.KindNotFound:
+			g.Log.WarnContext(ctx, "an object without an upload", "upload_id", id)
+			g.delete(ctx, key, id)
+			return nil
+		case err != nil:
+			return fmt.Errorf("upload %d: %w", id, err)
+		case u.Status.Final():
+			g.Log.InfoContext(ctx, "upload already processed", "upload_id", id, "status", u.Status)
+			g.delete(ctx, key, id)
+			return nil
+		case u.Status == scangate.UploadProcessing && u.Lease >= g.Now().UnixMilli():
+			if err := g.wait(ctx, id); err != nil {
+				return err
+			}
+			continue
+		}
+		lease := g.lease(ctx)
+		u, claimed, err := g.Store.ClaimUpload(ctx, id, g.Now(), lease)
+		if err != nil {
+			return fmt.Errorf("upload %d: %w", id, err)
+		}
+		if claimed {
+			return g.process(ctx, u, key, r.S3.Object.Size, lease)
+		}
+	}
+}
+
+// wait lets another delivery work on an upload for a while.
+func (g Ingest) wait(ctx context.Context, id int64) error {
+	poll := g.Poll
+	if poll <= 0 {
+		poll = DefaultIngestPoll
+	}
+	t := time.NewTimer(poll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("upload %d: another delivery is still processing it: %w", id, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// lease is until when this delivery may hold an upload: its function's
+// deadline.
+func (g Ingest) lease(ctx context.Context) int64 {
+	if d, ok := ctx.Deadline(); ok {
+		return d.UnixMilli()
+	}
+	return g.Now().Add(defaultLease).UnixMilli()
+}
+
+// process records a claimed upload and ends it complete or failed.
+func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size, lease int64) error {
+	start := time.Now()
+	work, cancel := context.WithDeadline(ctx, time.UnixMilli(lease).Add(-finishMargin))
+	defer cancel()
+	var o scangate.UploadOutcome
+	rep, err := g.read(work, key, size)
+	if err == nil {
+		out, rerr := api.RecordReportOnce(work, g.Store, "upload#"+strconv.FormatInt(u.ID, 10), u.Envelope, rep, g.Now())
+		o = scangate.UploadOutcome{Results: out.Results, Recorded: out.Recorded,
+			SuppressedInSource: out.SuppressedInSource, Skipped: out.Skipped}
+		for _, sc := range out.Scans {
+			o.ScanIDs = append(o.ScanIDs, sc.ID)
+		}
+		err = rerr
+	}
+	if err != nil {
+		if !api.Refused(err) && ctx.Err() == nil && work.Err() == nil {
+			return g.release(ctx, u.ID, lease, err)
+		}
+		o.Errors = []scangate.Problem{api.ProblemOf(permanentError(err, work))}
+	}
+	done, err := g.Store.FinishUpload(ctx, u.ID, lease, o, g.Now())
+	if err != nil {
+		return fmt.Errorf("upload %d: %w", u.ID, err)
+	}
+	if !done {
+		g.Log.WarnContext(ctx, "upload taken over by another delivery", "upload_id", u.ID)
+		return nil
+	}
+	g.delete(ctx, key, u.ID)
+	g.Log.InfoContext(ctx, "upload processed", "upload_id", u.ID, "failed", len(o.Errors) > 0, "results", o.Results,
+		"recorded", o.Recorded, "scan_ids", o.ScanIDs, "latency_ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// release gives up an upload after a failure a retry may overcome, and
+// returns that failure for Lambda to retry the event.
+func (g Ingest) release(ctx context.Context, id, lease int64, cause error) error {
+	if _, err := g.Store.ReleaseUpload(ctx, id, lease); err != nil {
+		g.Log.ErrorContext(ctx, "release upload", "upload_id", id, "error", err.Error())
+	}
+	return fmt.Errorf("upload %d: %w", id, cause)
+}
+
+// permanentError is the error an upload fails with: err, or, when the
+// work ran out of its function's time, a problem that says so.
+func permanentError(err error, work context.Context) error {
+	if api.Refused(err) {
+		return err
+	}
+	if errors.Is(work.Err(), context.DeadlineExceeded) {
+		return api.Failf(http.StatusInternalServerError, "the upload was not processed within the ingest function's time limit")
+	}
+	return err
+}
+
+// read reads an upload's object, at most MaxBytes of it whatever its size
+// says, as a gzip of a SARIF log.
+func (g Ingest) read(ctx context.Context, key string, size int64) (*sarif.Report, error) {
+	maxBytes := g.MaxBytes
+	if maxBytes <= 0 || maxBytes > scangate.MaxUploadBytes {
+		maxBytes = scangate.MaxUploadBytes
+	}
+	tooLarge := api.Failf(http.StatusRequestEntityTooLarge, "the uploaded object holds more than %d bytes (limit object_bytes)", maxBytes)
+	if size > maxBytes {
+		return nil, tooLarge
+	}
+	body, size, err := g.Bucket.Open(ctx, key)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, api.Failf(http.StatusNotFound, "the uploaded object no longer exists")
+	case err != nil:
+		return nil, fmt.Errorf("read the uploaded object: %w", err)
+	}
+	defer func() { _ = body.Close() }()
+	if size > maxBytes {
+		return nil, tooLarge
+	}
+	c := &capped{r: body, left: maxBytes}
+	rep := &sarif.Report{}
+	_, err = sarif.ReadGzip(c, sarif.Options{Limits: g.Limits}, rep.Add)
+	switch {
+	case c.over:
+		return nil, tooLarge
+	case c.err != nil:
+		return nil, fmt.Errorf("read the uploaded object: %w", c.err)
+	}
+	return rep, api.SARIFError(err)
+}
+
+// capped reads at most left bytes of r and notes whether r held more, and
+// any error of r itself (rather than of what reads it).
+type capped struct {
+	r    io.Reader
+	left int64
+	over bool
+	err  error
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		if n, _ := io.ReadFull(c.r, one[:]); n > 0 {
+			c.over = true
+			return 0, errors.New("the object is larger than its limit")
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
+}
+
+// delete deletes a processed upload's object; the bucket's lifecycle
+// deletes one left behind after a day.
+func (g Ingest) delete(ctx context.Context, key string, id int64) {
+	if err := g.Bucket.Delete(context.WithoutCancel(ctx), key); err != nil {
+		g.Log.ErrorContext(ctx, "delete uploaded object", "upload_id", id, "error", err.Error())
+	}
+}
