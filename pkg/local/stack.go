@@ -93,7 +93,7 @@ type Stack struct {
 	AdminNote string         // how to log in as the first admin
 	S3        *EmbeddedS3    // nil on an external S3 endpoint
 	Bucket    *bucket.Bucket // the uploads bucket
-	functions map[string]lambda.Handler
+	functions map[string]any // handlers in the forms lambda.NewHandler takes
 	schedules map[string]string  // logical id: schedule expression
 	queues    map[string]*Queue  // by logical id
 	streams   map[string]*Stream // by the logical id of their function
@@ -117,7 +117,11 @@ func (s *Stack) Invoke(ctx context.Context, logicalID string, event []byte) ([]b
 	if !ok {
 		return nil, fmt.Errorf("invoke: no function %s", logicalID)
 	}
-	return h.Invoke(ctx, event)
+	// A handler of aws-lambda-go serves one invocation at a time (it
+	// encodes every answer into one buffer of its own), as an execution
+	// environment does: each invocation gets its own, as each concurrent
+	// invocation on AWS gets an environment of its own.
+	return lambda.NewHandler(h).Invoke(ctx, event)
 }
 
 // Close stops the triggers (S3 events, queues, streams; after the
@@ -260,7 +264,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	if now == nil {
 		now = time.Now
 	}
-	s.functions = map[string]lambda.Handler{}
+	s.functions = map[string]any{}
 	proxies := map[string]gateway.Handler{}
 	var authorizer gateway.AuthorizerHandler
 	for _, op := range append(ops.Operations(), o.Operations...) {
@@ -275,7 +279,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 			}
 		}
 		h := op.Handler(d)
-		s.functions[id] = lambda.NewHandler(h)
+		s.functions[id] = h
 		switch h := h.(type) {
 		case api.Handler:
 			proxies[id] = gateway.Handler(h)
