@@ -15,7 +15,7 @@ import (
 
 // TokenStore keeps personal tokens, lists and revokes tokens.
 type TokenStore interface {
-	CallerStore
+	AuthorityStore
 	auth.PersonalTokenStore
 	RevokeToken(ctx context.Context, id, owner int64, who scangate.Who, now time.Time) error
 	TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) ([]scangate.Token, map[string]string, error)
@@ -89,7 +89,7 @@ var everyRole = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.
 // CI job or a dashboard; 201 with the token, shown once.
 func CreateToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
 	tokens := auth.PersonalTokens{Store: st, Now: now}
-	return Endpoint{Name: "CreateToken", Roles: everyRole, Users: st, Log: log,
+	return Endpoint{Name: "CreateToken", Roles: everyRole, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -131,7 +131,7 @@ func readNewToken(m members) (scangate.NewToken, error) {
 // RevokeToken is DELETE /auth/tokens/{token_id}: its owner or an admin
 // revokes a token; another user's token is not found. 204.
 func RevokeToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RevokeToken", Roles: everyRole, Users: st, Log: log,
+	return Endpoint{Name: "RevokeToken", Roles: everyRole, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "token_id")
 			if err != nil {
@@ -151,7 +151,7 @@ func RevokeToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint
 // Logout is DELETE /auth/token: revokes the token the request carries
 // (a read token may too). 204.
 func Logout(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "Logout", Roles: everyRole, Users: st, ReadScope: true, Log: log,
+	return Endpoint{Name: "Logout", Roles: everyRole, Users: st, Now: now, ReadScope: true, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			if c.TokenID == 0 {
 				return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "the token has no id to revoke; it expires on its own")
