@@ -30,7 +30,9 @@ func TestWriteCheckAddsOneRoundTrip(t *testing.T) {
 				OtherDetails: []byte("{}")}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
-		}, func() { mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{PR: 9, Status: "completed"}.body()))) }},
+		}, func() {
+			mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{PR: 9, Status: "completed"}.body())))
+		}},
 		{"create-token", func() {
 			if _, _, err := (auth.PersonalTokens{Store: h.env.Store, Now: time.Now}).Create(ctx, h.admin.ID,
 				scangate.NewToken{Name: "one", Days: 1, Scope: scangate.ScopeWrite}, scangate.Who{RequestID: "direct"}); err != nil {

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-
 )
 
 // upload sends a SARIF log (as it is, or base64 of its gzip) in the
