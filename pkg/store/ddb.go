@@ -158,6 +158,9 @@ func dbErr(op string, err error) error {
 		return retry.Context(op, err)
 	}
 	err = fmt.Errorf("%s: %w", op, err)
+	if isUnstorable(err) {
+		return err
+	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {

@@ -147,23 +147,25 @@ func (s *Store) FinishUpload(ctx context.Context, id, lease int64, o scangate.Up
 	if err != nil {
 		return false, fmt.Errorf("encode upload errors: %w", err)
 	}
-	ids := o.ScanIDs
-	if ids == nil {
-		ids = []int64{}
+	set := "SET " + ref(aStatus) + " = :status, " + ref(aLease) + " = :zero, " +
+		ref(aCompletedAt) + " = :at, " + ref(aResults) + " = :results, " +
+		ref(aRecorded) + " = :recorded, " + ref(aSuppressed) + " = :sup, " + ref(aSkipped) + " = :skipped, " +
+		ref(aErrors) + " = :errors"
+	values := item{
+		":status": str(string(status)), ":zero": num(0), ":at": str(scangate.At(now).String()),
+		":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
+		":sup": num(int64(o.SuppressedInSource)), ":skipped": num(int64(o.Skipped)), ":errors": str(string(problems)),
+		":processing": str(string(scangate.UploadProcessing)), ":lease": num(lease),
+	}
+	if len(o.ScanIDs) > 0 { // none is left out, and reads back as none (no empty list is ever written)
+		set += ", " + ref(aScanIDs) + " = :ids"
+		values[":ids"] = numList(o.ScanIDs)
 	}
 	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key: uploadKey(id),
-		UpdateExpression: aws.String("SET " + ref(aStatus) + " = :status, " + ref(aLease) + " = :zero, " +
-			ref(aCompletedAt) + " = :at, " + ref(aScanIDs) + " = :ids, " + ref(aResults) + " = :results, " +
-			ref(aRecorded) + " = :recorded, " + ref(aSuppressed) + " = :sup, " + ref(aSkipped) + " = :skipped, " +
-			ref(aErrors) + " = :errors"),
-		ConditionExpression: aws.String(ref(aStatus) + " = :processing AND " + ref(aLease) + " = :lease"),
-		ExpressionAttributeValues: item{
-			":status": str(string(status)), ":zero": num(0), ":at": str(scangate.At(now).String()),
-			":ids": numList(ids), ":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
-			":sup": num(int64(o.SuppressedInSource)), ":skipped": num(int64(o.Skipped)), ":errors": str(string(problems)),
-			":processing": str(string(scangate.UploadProcessing)), ":lease": num(lease),
-		},
+		Key:                       uploadKey(id),
+		UpdateExpression:          aws.String(set),
+		ConditionExpression:       aws.String(ref(aStatus) + " = :processing AND " + ref(aLease) + " = :lease"),
+		ExpressionAttributeValues: values,
 	})
 	switch {
 	case conditionFailed(err):
