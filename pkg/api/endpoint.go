@@ -184,7 +184,7 @@ func (e Endpoint) currentCaller(ctx context.Context, c scangate.Caller, req even
 	if c.TokenID != 0 && tok.ID != c.TokenID {
 		return scangate.Caller{}, scangate.Errorf(scangate.KindUnauthorized, "the token may not write: not the token the request was authorized with")
 	}
-	c.IssuedAt, c.TokenID = tok.CreatedAt, tok.ID
+	c.IssuedAt, c.TokenID, c.TokenHash = tok.CreatedAt, tok.ID, tok.Hash
 	return c.Current(*u)
 }
 

@@ -88,7 +88,7 @@ func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog
 				return Reply{}, err
 			}
 			at := scangate.At(now())
-			u, err := st.CreateUpload(ctx, scangate.Upload{Envelope: env, CreatedBy: c.ID, CreatedAt: at,
+			u, err := st.CreateUpload(ctx, scangate.Upload{Envelope: env, CreatedBy: c.ID, TokenHash: c.TokenHash, CreatedAt: at,
 				ExpiresAt: scangate.At(at.Add(scangate.UploadURLTTL))}, scangate.UploadRetention)
 			if err != nil {
 				return Reply{}, err

@@ -18,7 +18,8 @@ import (
 //
 //	UPLOAD#<id> / UPLOAD
 //
-// with its envelope (env, JSON), its status, the lease of the delivery
+// with its envelope (env, JSON), its creator and the hash of the token it
+// was created with, its status, the lease of the delivery
 // processing it, its outcome and the table's TTL. Ids come from the
 // counter COUNTER#upload. Status changes are conditional writes: only one
 // delivery of its event claims it, and a final status never changes.
@@ -80,7 +81,7 @@ func (s *Store) CreateUpload(ctx context.Context, u scangate.Upload, retention t
 	}
 	u.ID, u.Status, u.Lease, u.UploadOutcome, u.CompletedAt = id, scangate.UploadAwaiting, 0, scangate.UploadOutcome{}, nil
 	it := merge(uploadKey(id), item{
-		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy),
+		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy), aTokenHash: str(u.TokenHash),
 		aCreatedAt: str(u.CreatedAt.String()), aExpiresURL: str(u.ExpiresAt.String()), aLease: num(0),
 		aTTL: num(u.CreatedAt.Add(retention).Unix()),
 	})
@@ -202,7 +203,7 @@ func uploadFrom(it item) (scangate.Upload, error) {
 	}
 	u := scangate.Upload{
 		ID: getN(it, aID), Status: scangate.UploadStatus(getS(it, aStatus)), Envelope: env.scan(),
-		CreatedBy: getN(it, aUserID), CreatedAt: getTime(it, aCreatedAt), ExpiresAt: getTime(it, aExpiresURL),
+		CreatedBy: getN(it, aUserID), TokenHash: getS(it, aTokenHash), CreatedAt: getTime(it, aCreatedAt), ExpiresAt: getTime(it, aExpiresURL),
 		Lease: getN(it, aLease),
 		UploadOutcome: scangate.UploadOutcome{
 			ScanIDs: getIDs(it, aScanIDs), Results: int(getN(it, aResults)), Recorded: int(getN(it, aRecorded)),
