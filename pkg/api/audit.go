@@ -13,7 +13,7 @@ import (
 
 // AuditReader reads the audit log.
 type AuditReader interface {
-	AuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error)
+	AuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) (scangate.Page[scangate.AuditEntry], error)
 }
 
 // auditBody is an audit entry as GET /audit shows it.
@@ -74,11 +74,11 @@ func ListAudit(st AuditReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			entries, next, err := st.AuditPage(ctx, f, r.limit, r.after)
+			entries, err := st.AuditPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/audit", r, each(entries, auditJSON), next), nil
+			return replyPage(pg, req, "/api/audit", r, entries, auditJSON)
 		}}
 }
 

@@ -61,7 +61,8 @@ func TestUnfilteredAuditLogMergesLogins(t *testing.T) {
 	var after map[string]string
 	for page := 1; ; page++ {
 		ops = nil
-		entries, next, err := st.AuditPage(context.Background(), scangate.AuditFilter{}, 3, after)
+		p, err := st.AuditPage(context.Background(), scangate.AuditFilter{}, 3, after)
+		entries, next := p.Items, p.Next
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ type TokenStore interface {
 	AuthorityStore
 	auth.PersonalTokenStore
 	RevokeToken(ctx context.Context, id, owner int64, who scangate.Who, now time.Time) error
-	TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) ([]scangate.Token, map[string]string, error)
+	TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) (scangate.Page[scangate.Token], error)
 }
 
 // tokenMetaBody is a token as GET /auth/tokens lists it: never its secret.
@@ -62,11 +62,11 @@ func ListTokens(st TokenStore, pg Cursors, now func() time.Time, log *slog.Logge
 			if err != nil {
 				return Reply{}, err
 			}
-			tokens, next, err := st.TokensPage(ctx, user, now(), r.limit, r.after)
+			tokens, err := st.TokensPage(ctx, user, now(), r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/auth/tokens", r, each(tokens, tokenMetaJSON), next), nil
+			return replyPage(pg, req, "/api/auth/tokens", r, tokens, tokenMetaJSON)
 		}}
 }
 

@@ -259,11 +259,12 @@ func (h *harness) auditEntries(action string) []scangate.AuditEntry {
 	var all []scangate.AuditEntry
 	var after map[string]string
 	for {
-		page, next, err := h.env.Store.AuditPage(context.Background(), storeFilter(action), 100, after)
+		page, err := h.env.Store.AuditPage(context.Background(), storeFilter(action), 100, after)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		for _, e := range page {
+		next := page.Next
+		for _, e := range page.Items {
 			if e.Who.RequestID != harnessTokens { // the harness's own tokens' entries are left out
 				all = append(all, e)
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -315,23 +316,17 @@ func (s *Store) revoke(ctx context.Context, hash string, who scangate.Who, now t
 
 // TokensPage lists a user's tokens that are neither expired nor revoked,
 // newest first: one query of the index (keys) and one batch read a page.
-func (s *Store) TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) ([]scangate.Token, map[string]string, error) {
+func (s *Store) TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) (scangate.Page[scangate.Token], error) {
 	q := pageQuery{index: GSI1, pk: aGSI1PK, sk: aGSI1SK, value: userTokensPK(userID), newest: true}
 	p, err := s.queryPage(ctx, "list tokens", q, limit, after)
+	if err == nil {
+		p.Items, err = s.readKeys(ctx, "get tokens", p.Items)
+	}
 	if err != nil {
-		return nil, nil, err
+		return scangate.Page[scangate.Token]{}, err
 	}
-	items, err := s.readKeys(ctx, "get tokens", p.Items)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := []scangate.Token{}
-	for _, it := range items {
-		if t := tokenFrom(it); !t.Revoked && now.Before(t.ExpiresAt) {
-			out = append(out, t)
-		}
-	}
-	return out, p.Next, nil
+	p.Items = slices.DeleteFunc(p.Items, func(it item) bool { t := tokenFrom(it); return t.Revoked || !now.Before(t.ExpiresAt) })
+	return pageOf(q, p, tokenFrom), nil
 }
 
 // RevokeUserTokens revokes every live token of a user (the admin CLI) and
