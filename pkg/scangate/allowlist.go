@@ -98,15 +98,24 @@ func (f FindingRef) Keys() []string {
 
 // Covers reports whether the rule suppresses the finding: it is active, of
 // the finding's type, named by the finding's name or one of its aliases
-// (ignoring case for vulnerabilities), and global or naming the finding's
-// repository or integration.
+// (SameName: ignoring ASCII case for vulnerabilities), and global or
+// naming the finding's repository or integration.
 //
 // With paths, the finding's repository-relative path must match one of
 // them: `*` and `?` within one segment, `**` across segments; a finding
 // without a path is not covered. An expired rule covers nothing.
 func (r Rule) Covers(f FindingRef) bool {
-	return r.Active && !r.Expired && r.Type == f.Type && slices.Contains(f.Keys(), FindingKey(r.Type, r.Name)) &&
+	return r.Active && !r.Expired && r.Type == f.Type && r.names(f) &&
 		(r.Global || slices.Contains(r.Repos, f.RepoID) || slices.Contains(r.Vcs, f.VcID)) && r.coversPath(f.Path)
+}
+
+// names reports whether the rule's name names the finding's name or, for a
+// vulnerability, one of its aliases.
+func (r Rule) names(f FindingRef) bool {
+	if SameName(r.Type, r.Name, f.Name) {
+		return true
+	}
+	return r.Type == ScanVulnerability && slices.ContainsFunc(f.Aliases, func(a string) bool { return SameName(r.Type, r.Name, a) })
 }
 
 func (r Rule) coversPath(path string) bool {

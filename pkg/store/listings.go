@@ -219,17 +219,16 @@ func (s *Store) prByNumber(ctx context.Context, f scangate.PRFilter) (scangate.P
 }
 
 // AllowlistsPage reads a page of allowlists, newest first, by f. A name
-// reads the GSI3 partition of that name ignoring case and keeps the
-// vulnerability allowlists (matched ignoring case) and the secret ones of
-// exactly that name. One Query.
+// reads the GSI3 partition of that name's key (scangate.FindingKey) and
+// keeps the allowlists whose name names it as suppression matches
+// (scangate.SameName: vulnerabilities ignoring ASCII case, secrets
+// exactly). One Query.
 func (s *Store) AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) (scangate.Page[scangate.Allowlist], error) {
 	q := pageQuery{index: GSI2, pk: aGSI2PK, sk: aGSI2SK, value: allAllowlistsPK, newest: true}
 	var keep filters
 	if f.Name != "" {
 		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: allowNamePK(f.Name), newest: true}
-		keep = append(keep, func(it item) bool {
-			return getS(it, aType) == string(scangate.ScanVulnerability) || getS(it, aName) == f.Name
-		})
+		keep = append(keep, func(it item) bool { return scangate.SameName(scangate.ScanType(getS(it, aType)), getS(it, aName), f.Name) })
 	}
 	if f.Type != "" {
 		keep = append(keep, stringIs(aType, string(f.Type)))
