@@ -46,3 +46,33 @@ func TestAdvisoryIDsIgnoreASCIICaseOnly(t *testing.T) {
 		t.Errorf("allowlists named GHSA-abcd-efgh-ijkl: %v; want ghsa-ABCD-efgh-ijkl alone", p.Items)
 	}
 }
+
+// TestTokenNamesFoldAsEmailAddresses: a user's personal token names are
+// unique under the rules of e-mail addresses (NFKC and full case
+// folding): straße and STRASSE, full-width and plain letters, composed
+// and decomposed accents are one name; a name freed by revoking is free
+// again in any of its forms.
+func TestTokenNamesFoldAsEmailAddresses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for first, same := range map[string][]string{
+		"straße":             {"STRASSE", "Strasse", "strasse"},
+		"ｃｉ－ｄｅｐｌｏｙ":          {"ci-deploy", "CI-Deploy"},
+		"caf\u00e9":          {"cafe\u0301", "CAFE\u0301"},
+		"\u212aelvin":        {"kelvin", "KELVIN"},
+		"\u03a3\u03c3\u03c2": {"\u03c3\u03c3\u03c3", "\u03a3\u03a3\u03a3"},
+	} {
+		tok := mustOK(t, h.createToken(&h.admin, fmt.Sprintf(`{"name":%q}`, first)))
+		for _, name := range same {
+			if resp := h.createToken(&h.admin, fmt.Sprintf(`{"name":%q}`, name)); resp.StatusCode != 409 {
+				t.Errorf("%q beside %q: %d %s; want 409", name, first, resp.StatusCode, resp.Body)
+			}
+		}
+		r := jsonReq(&h.admin, "")
+		r.params = map[string]string{"token_id": fmt.Sprint(tok["id"])}
+		if resp := h.call("revoke-token", r); resp.StatusCode != 204 {
+			t.Fatalf("revoke: %d %s", resp.StatusCode, resp.Body)
+		}
+		mustOK(t, h.createToken(&h.admin, fmt.Sprintf(`{"name":%q}`, same[0])))
+	}
+}

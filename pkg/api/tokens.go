@@ -87,8 +87,8 @@ var everyRole = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.
 
 // CreateToken is POST /auth/tokens: a personal token of the caller, for a
 // CI job or a dashboard; 201 with the token, shown once.
-func CreateToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
-	tokens := auth.PersonalTokens{Store: st, Now: now}
+func CreateToken(st TokenStore, fold Folder, now func() time.Time, log *slog.Logger) Endpoint {
+	tokens := auth.PersonalTokens{Store: st, Now: now, Fold: fold}
 	return Endpoint{Name: "CreateToken", Roles: everyRole, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)

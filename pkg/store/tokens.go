@@ -188,16 +188,19 @@ func (r registry) write(t *tx, userID int64) {
 
 // CreatePersonalToken stores a personal token (its hash; the secret is
 // the caller's to show once): at most MaxPersonalTokens unexpired ones per
-// user, names unique per user ignoring case, exact under concurrency.
-func (s *Store) CreatePersonalToken(ctx context.Context, tok scangate.Token, who scangate.Who) error {
-	key := scangate.TokenNameKey(tok.Name)
+// user, names unique per user once folded by fold (pkg/fold.Fold, the
+// rules of e-mail addresses), exact under concurrency. The registry keeps
+// each name folded; a name kept by an earlier rule (simple case folding)
+// is folded again when compared, which gives the same form.
+func (s *Store) CreatePersonalToken(ctx context.Context, tok scangate.Token, fold func(string) string, who scangate.Who) error {
+	key := fold(tok.Name)
 	return s.retry.Do(ctx, "create token", func(int) (bool, error) {
 		reg, err := s.readRegistry(ctx, tok.UserID, tok.CreatedAt)
 		if err != nil {
 			return true, err
 		}
 		for _, e := range reg.entries {
-			if e.nameKey == key {
+			if fold(e.nameKey) == key {
 				return true, scangate.Errorf(scangate.KindConflict, "a token named %q exists already", tok.Name)
 			}
 		}
