@@ -148,14 +148,13 @@ func readLifecycle(f *fields, c *scangate.AllowlistChange, create bool) {
 	}
 	var expires string
 	if f.decode("expires_at", false, true, "an RFC 3339 time or null", &expires) {
-		t, err := time.Parse(time.RFC3339Nano, expires)
+		at, err := scangate.ParseRFC3339(expires)
 		switch {
 		case expires == "never" && !create:
 			c.NoExpiry = true
 		case err != nil:
 			f.p.Add("/expires_at", "must be an RFC 3339 time such as 2027-01-31T00:00:00Z%s", map[bool]string{false: ", or never"}[create])
 		default:
-			at := scangate.At(t)
 			c.ExpiresAt = &at
 		}
 	}

@@ -85,11 +85,11 @@ func ListAudit(st AuditReader, pg Cursors, log *slog.Logger) Endpoint {
 // time reads a filter that is an RFC 3339 time; zero when absent or wrong.
 func (q *query) time(name string) time.Time {
 	v, _ := q.filter(name, func(s string) error {
-		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+		if _, err := scangate.ParseRFC3339(s); err != nil {
 			return fmt.Errorf("must be an RFC 3339 time such as 2026-11-22T09:00:00Z")
 		}
 		return nil
 	})
-	t, _ := time.Parse(time.RFC3339Nano, v)
-	return t
+	t, _ := scangate.ParseRFC3339(v)
+	return t.Time
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -98,4 +99,23 @@ func TestWriteRefusesTokenItDoesNotPresent(t *testing.T) {
 	if after := len(h.items()); after != before {
 		t.Errorf("refused writes stored %d items", after-before)
 	}
+}
+
+// TestDeactivatedCallerIs401BeforeItsRole: the contract's order, 401
+// before 403: a deactivated user whose cached answer still reaches a
+// write it may not call (an admin-only route, or recording scans as
+// readonly) gets 401; an active one 403.
+func TestDeactivatedCallerIs401BeforeItsRole(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	uma, rita := h.member("uma", scangate.RoleUser), h.member("rita", scangate.RoleReadonly)
+	for _, c := range []scangate.Caller{uma, rita} {
+		expectProblem(t, h.call("create-user", jsonReq(&c, createBody("x"+c.Username, "user"))), 403)
+	}
+	expectProblem(t, h.call("record-scan", jsonReq(&rita, scanReq{}.body())), 403)
+	for _, c := range []scangate.Caller{uma, rita} {
+		mustOK(t, h.call("update-user", update(h, fmt.Sprint(c.ID), fmt.Sprintf(`{"role":%q,"active":false,"user_email":"%s@example.com"}`, c.Role, c.Username))))
+		expectProblem(t, h.call("create-user", jsonReq(&c, createBody("y"+c.Username, "user"))), 401)
+	}
+	expectProblem(t, h.call("record-scan", jsonReq(&rita, scanReq{}.body())), 401)
 }

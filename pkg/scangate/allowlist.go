@@ -34,7 +34,9 @@ var Reasons = []string{"false_positive", "used_in_tests", "accepted_risk", "wont
 const (
 	MaxPaths       = 50
 	MaxPathGlobLen = 256
-	MaxExpiry      = 5 * 365 * 24 * time.Hour
+	// MaxExpiryYears bounds an expiry: at most this many calendar years
+	// ahead (time.AddDate), to the second.
+	MaxExpiryYears = 5
 )
 
 // Rule is what decides which findings an allowlist covers.
@@ -262,14 +264,14 @@ func (c AllowlistChange) validatePaths(p *Problems) {
 }
 
 // ValidateExpiry checks a new expiry at now: in the future, at most
-// MaxExpiry ahead.
+// MaxExpiryYears calendar years ahead.
 func (c AllowlistChange) ValidateExpiry(p *Problems, now time.Time) {
 	switch {
 	case c.ExpiresAt == nil:
 	case !c.ExpiresAt.After(now):
 		p.Add("/expires_at", "must be in the future")
-	case c.ExpiresAt.After(now.Add(MaxExpiry)):
-		p.Add("/expires_at", "must be at most 5 years ahead")
+	case c.ExpiresAt.After(now.AddDate(MaxExpiryYears, 0, 0)):
+		p.Add("/expires_at", "must be at most %d calendar years ahead", MaxExpiryYears)
 	}
 }
 
