@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -35,7 +36,7 @@ func TestWriteCheckAddsOneRoundTrip(t *testing.T) {
 			mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{PR: 9, Status: "completed"}.body())))
 		}},
 		{"create-token", func() {
-			if _, _, err := (auth.PersonalTokens{Store: h.env.Store, Now: time.Now}).Create(ctx, h.admin.ID,
+			if _, _, err := (auth.PersonalTokens{Store: h.env.Store, Now: time.Now, Fold: fold.Fold}).Create(ctx, h.admin.ID,
 				scangate.NewToken{Name: "one", Days: 1, Scope: scangate.ScopeWrite}, scangate.Who{RequestID: "direct"}); err != nil {
 				t.Fatal(err)
 			}
