@@ -235,6 +235,9 @@ func TestLifecycleValidation(t *testing.T) {
 			}
 		}
 	}
+	if after := len(h.items()); after != before {
+		t.Errorf("refused changes stored %d items", after-before)
+	}
 	// Five calendar years ahead is accepted (1,826 days across a 29
 	// February); RFC 3339's lower-case t and z and any offset too.
 	for i, expires := range []string{at(time.Now().AddDate(5, 0, 0)), y2 + "-01-31t00:00:00.5z", y2 + "-01-31T00:00:00-23:59"} {

@@ -228,7 +228,9 @@ func (s *Store) AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, 
 	var keep filters
 	if f.Name != "" {
 		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: allowNamePK(f.Name), newest: true}
-		keep = append(keep, func(it item) bool { return scangate.SameName(scangate.ScanType(getS(it, aType)), getS(it, aName), f.Name) })
+		keep = append(keep, func(it item) bool {
+			return scangate.SameName(scangate.ScanType(getS(it, aType)), getS(it, aName), f.Name)
+		})
 	}
 	if f.Type != "" {
 		keep = append(keep, stringIs(aType, string(f.Type)))
