@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -11,7 +12,8 @@ import (
 // object that is not gzip), then 10 personal tokens created at once (their
 // transactions on the user's token registry cancel each other), and the
 // service still answers: the audit log, a scan's findings, a new
-// allowlist, a new scan and the failed upload itself. The embedded
+// allowlist, a new scan, the failed upload itself and the scheduled
+// expiry. The embedded
 // server rolls a cancelled transaction back by restoring a copy of its
 // table, which could not restore an empty list: the failed upload's
 // scan_ids came back untyped, and every Query failed from then on.
@@ -56,6 +58,10 @@ func TestCancelledTransactionsLeaveTheStoreWhole(t *testing.T) {
 		if resp, body := do(t, r.method, e.api+r.path, e.admin, r.body); resp.StatusCode/100 != 2 {
 			t.Errorf("%s %s: %d %s", r.method, r.path, resp.StatusCode, body)
 		}
+	}
+	// The scheduled expiry, which runs every minute, runs.
+	if out, err := e.stack.Invoke(context.Background(), "ExpireAllowlistsFunction", []byte(`{"source":"aws.events","detail-type":"Scheduled Event"}`)); err != nil {
+		t.Errorf("the scheduled expiry: %v %s", err, out)
 	}
 	if u := e.status(t, c.ID); u.Status != "failed" || u.ScanIDs == nil || len(u.ScanIDs) != 0 || len(u.Errors) == 0 {
 		t.Errorf("the failed upload reads %+v", u)
