@@ -192,7 +192,7 @@ func issueToken(ctx context.Context, e env, args []string) error {
 	if !u.Active {
 		return fmt.Errorf("user %q is inactive", u.Username)
 	}
-	secret, t, err := auth.PersonalTokens{Store: e.st, Now: time.Now}.Create(ctx, u.ID, nt, e.who())
+	secret, t, err := auth.PersonalTokens{Store: e.st, Now: time.Now, Fold: fold.Fold}.Create(ctx, u.ID, nt, e.who())
 	if err != nil {
 		return err
 	}

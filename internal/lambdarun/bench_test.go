@@ -99,41 +99,52 @@ type fixture struct {
 	s3url  string
 }
 
-func proxy(method, path string, params map[string]string, body string) []byte {
-	return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin"}, method, path, params, body)
+// adminProxy makes API Gateway proxy events of the admin (user 1) that
+// present its token (writes check it).
+func adminProxy(token string) func(method, path string, params map[string]string, body string) []byte {
+	return func(method, path string, params map[string]string, body string) []byte {
+		return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin"}, token, method, path, params, body)
+	}
 }
 
-// proxyAs is an API Gateway proxy event whose authorizer context is caller.
-func proxyAs(caller map[string]any, method, path string, params map[string]string, body string) []byte {
+// proxyAs is an API Gateway proxy event whose authorizer context is caller
+// and which presents token (writes check it).
+func proxyAs(caller map[string]any, token, method, path string, params map[string]string, body string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"httpMethod": method, "path": path, "resource": path, "pathParameters": params, "body": body,
-		"headers":        map[string]string{"Content-Type": "application/json"},
+		"headers":        map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + token},
 		"requestContext": map[string]any{"requestId": "bench", "authorizer": caller},
 	})
 	return b
 }
 
 // tokenEvents are the events of the token functions and the others that
-// each need a fresh thing: n tokens to revoke and n to log out with
+// each need a fresh thing (those of the admin present its token admin): n tokens to revoke and n to log out with
 // (issued to the admin), users enough that n personal tokens stay under
 // the limit of each, and a SARIF log.
-func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []byte {
+func tokenEvents(b testing.TB, st *store.Store, admin string, n int) map[string]func(int) []byte {
 	ctx := context.Background()
+	proxy := adminProxy(admin)
 	who := scangate.Who{RequestID: "bench-fixture"}
-	ids := make([]int64, 2*n)
-	for i := range ids {
-		tok, _ := auth.NewToken(1)
-		t := scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: scangate.TokenLogin, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	issue := func(user int64) (int64, string) {
+		tok, _ := auth.NewToken(user)
+		t := scangate.Token{Hash: auth.HashToken(tok), UserID: user, Kind: scangate.TokenLogin, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
 		id, err := st.TokenID(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		t.ID, ids[i] = id, id
+		t.ID = id
 		if err := st.PutToken(ctx, t, who); err != nil {
 			b.Fatal(err)
 		}
+		return id, tok
+	}
+	ids, secrets := make([]int64, 2*n), make([]string, 2*n)
+	for i := range ids {
+		ids[i], secrets[i] = issue(1)
 	}
 	var users []int64
+	var userTokens []string
 	for i := range n/scangate.MaxPersonalTokens + 1 {
 		name := fmt.Sprintf("bench-tokens-%d", i)
 		u, err := st.CreateUser(ctx, scangate.User{Username: name, Email: name + "@example.com", EmailKey: name + "@example.com",
@@ -141,7 +152,8 @@ func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []by
 		if err != nil {
 			b.Fatal(err)
 		}
-		users = append(users, u.ID)
+		_, tok := issue(u.ID)
+		users, userTokens = append(users, u.ID), append(userTokens, tok)
 	}
 	sarifLog := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"generic-api-key",` +
 		`"message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a.env"},"region":{"startLine":1,"snippet":{"text":"v"}}}}]}]}]}`
@@ -154,8 +166,8 @@ func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []by
 	return map[string]func(int) []byte{
 		"record-sarif": func(int) []byte { return proxy("POST", "/api/pr/scan/sarif", nil, envelope) },
 		"create-token": func(i int) []byte {
-			u := users[i/scangate.MaxPersonalTokens]
-			return proxyAs(map[string]any{"user_id": strconv.FormatInt(u, 10), "username": "bench", "role": "user"},
+			k := i / scangate.MaxPersonalTokens
+			return proxyAs(map[string]any{"user_id": strconv.FormatInt(users[k], 10), "username": "bench", "role": "user"}, userTokens[k],
 				"POST", "/api/auth/tokens", nil, fmt.Sprintf(`{"name":"bench-%d"}`, i))
 		},
 		"revoke-token": func(i int) []byte {
@@ -164,7 +176,7 @@ func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []by
 		},
 		"logout": func(i int) []byte {
 			return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin", "token_id": strconv.FormatInt(ids[n+i], 10)},
-				"DELETE", "/api/auth/token", nil, "")
+				secrets[n+i], "DELETE", "/api/auth/token", nil, "")
 		},
 		"expire-allowlists": func(int) []byte {
 			return []byte(`{"version":"0","id":"bench","detail-type":"Scheduled Event","source":"aws.events","account":"1",` +
@@ -197,6 +209,7 @@ func newFixture(b testing.TB) fixture {
 	if err := st.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: "cli", CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}, scangate.Who{RequestID: "test"}); err != nil {
 		b.Fatal(err)
 	}
+	proxy := adminProxy(tok)
 	if err := local.Seed(ctx, st, time.Now()); err != nil {
 		b.Fatal(err)
 	}
@@ -254,7 +267,7 @@ func newFixture(b testing.TB) fixture {
 			},
 		},
 	}
-	maps.Copy(fx.events, tokenEvents(b, st, 6*rounds(b)))
+	maps.Copy(fx.events, tokenEvents(b, st, tok, 6*rounds(b)))
 	// Every GET route without an event of its own is read with each path
 	// id 1, which the fixture holds for every kind of record.
 	tpl, err := gateway.ReadTemplate("../../template.yaml")

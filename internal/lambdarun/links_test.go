@@ -45,9 +45,10 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 			t.Errorf("go list did not list functions/%s", op.Name)
 			continue
 		}
-		argon2, s3 := false, false
+		argon2, s3, text := false, false, false
 		for _, d := range list {
 			s3 = s3 || d == "github.com/aws/aws-sdk-go-v2/service/s3"
+			text = text || d == "golang.org/x/text/cases"
 			for _, b := range banned {
 				if d == b || strings.HasPrefix(d, b+"/") {
 					t.Errorf("%s links %s", op.Name, d)
@@ -57,6 +58,9 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		}
 		if hashes := op.Name == "login" || op.Name == "create-user"; argon2 != hashes {
 			t.Errorf("%s: links argon2 %v, hashes or checks passwords %v", op.Name, argon2, hashes)
+		}
+		if folds := op.Name == "create-user" || op.Name == "update-user" || op.Name == "create-token"; text != folds {
+			t.Errorf("%s: links x/text %v, folds e-mail addresses or token names %v", op.Name, text, folds)
 		}
 		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload" || op.Name == "publish-dashboard"; s3 != bucket {
 			t.Errorf("%s: links the S3 client %v, uses a bucket %v", op.Name, s3, bucket)

@@ -140,7 +140,7 @@ func TestAllowlistResponse(t *testing.T) {
 	if c["created_by"] != 1.0 || c["updated_by"] != float64(u.ID) || c["created_on"] != a["created_on"] || !reflect.DeepEqual(c["comments"], []any{1.0, 2.0}) {
 		t.Errorf("after a user's change: %v", c)
 	}
-	ro := scangate.Caller{ID: 8, Username: "r", Role: scangate.RoleReadonly}
+	ro := h.member("rory", scangate.RoleReadonly)
 	r.caller = &ro
 	expectProblem(t, h.call("update-allowlist", r), 403)
 	expectProblem(t, h.call("create-allowlist", jsonReq(&ro, `{"type":"SECRET","name":"x"}`)), 403)

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -27,12 +26,7 @@ import (
 // send runs handler fn on a whole event, as the given caller.
 func (h *harness) send(fn string, c *scangate.Caller, ev events.APIGatewayProxyRequest) events.APIGatewayProxyResponse {
 	h.t.Helper()
-	if c != nil {
-		ev.RequestContext.Authorizer = map[string]any{
-			"principalId": strconv.FormatInt(c.ID, 10), "user_id": strconv.FormatInt(c.ID, 10),
-			"username": c.Username, "role": string(c.Role),
-		}
-	}
+	h.present(&ev, c)
 	resp, err := h.fn(fn)(context.Background(), ev)
 	if err != nil {
 		h.t.Fatalf("%s returned an error to Lambda: %v", fn, err)

@@ -21,15 +21,15 @@ var readRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.
 // PRReader reads what scans recorded: findings, pull requests.
 type PRReader interface {
 	PR(ctx context.Context, id int64) (scangate.PR, error)
-	FindingsPage(ctx context.Context, scanID int64, suppressed *bool, limit int, after map[string]string) ([]scangate.RecordedFinding, map[string]string, error)
-	PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) ([]scangate.Scan, scangate.PR, map[string]string, error)
-	PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) ([]scangate.PR, map[string]string, error)
+	FindingsPage(ctx context.Context, scanID int64, suppressed *bool, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error)
+	PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) (scangate.Page[scangate.Scan], scangate.PR, error)
+	PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) (scangate.Page[scangate.PR], error)
 }
 
 // AllowlistReader reads allowlists.
 type AllowlistReader interface {
 	AllowlistDetail(ctx context.Context, id int64) (scangate.Allowlist, []scangate.Comment, error)
-	AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) ([]scangate.Allowlist, map[string]string, error)
+	AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) (scangate.Page[scangate.Allowlist], error)
 }
 
 // findingBody is a finding of a recorded scan.
@@ -75,11 +75,11 @@ func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			fs, next, err := st.FindingsPage(ctx, id, suppressed, r.limit, r.after)
+			fs, err := st.FindingsPage(ctx, id, suppressed, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/pr/scan/"+strconv.FormatInt(id, 10)+"/findings", r, each(fs, findingJSON), next), nil
+			return replyPage(pg, req, "/api/pr/scan/"+strconv.FormatInt(id, 10)+"/findings", r, fs, findingJSON)
 		}}
 }
 
@@ -114,15 +114,12 @@ func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			scans, pr, next, err := st.PRScansPage(ctx, id, scangate.ScanType(t), r.limit, r.after)
+			scans, pr, err := st.PRScansPage(ctx, id, scangate.ScanType(t), r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]scanBody, len(scans))
-			for i, sc := range scans {
-				items[i] = scanJSON(sc, pr)
-			}
-			return pg.reply(req, "/api/pr/"+strconv.FormatInt(id, 10)+"/scans", r, items, next), nil
+			return replyPage(pg, req, "/api/pr/"+strconv.FormatInt(id, 10)+"/scans", r, scans,
+				func(sc scangate.Scan) scanBody { return scanJSON(sc, pr) })
 		}}
 }
 
@@ -153,11 +150,11 @@ func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			prs, next, err := st.PRsPage(ctx, f, r.limit, r.after)
+			prs, err := st.PRsPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/pr", r, each(prs, prJSON), next), nil
+			return replyPage(pg, req, "/api/pr", r, prs, prJSON)
 		}}
 }
 
@@ -254,15 +251,12 @@ func ListAllowlists(st AllowlistReader, pg Cursors, now func() time.Time, log *s
 			if err != nil {
 				return Reply{}, err
 			}
-			as, next, err := st.AllowlistsPage(ctx, f, r.limit, r.after)
+			as, err := st.AllowlistsPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]allowlistView, len(as))
 			at := now()
-			for i, a := range as {
-				items[i] = allowlistViewJSON(a, nonNil(a.Comments), at)
-			}
-			return pg.reply(req, "/api/whitelist", r, items, next), nil
+			return replyPage(pg, req, "/api/whitelist", r, as,
+				func(a scangate.Allowlist) allowlistView { return allowlistViewJSON(a, nonNil(a.Comments), at) })
 		}}
 }

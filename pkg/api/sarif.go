@@ -31,7 +31,7 @@ type uploadBody struct {
 // RecordSARIF is POST /pr/scan/sarif: a scanner's SARIF log, unchanged, in
 // the envelope of POST /pr/scan; one scan per scan type present.
 func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RecordSARIF", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Log: log,
+	return Endpoint{Name: "RecordSARIF", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			raw, err := rawBody(req, MaxSARIFBody)
 			if err != nil {

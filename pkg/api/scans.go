@@ -15,7 +15,7 @@ import (
 
 // ScanStore keeps scans and their pull requests.
 type ScanStore interface {
-	CallerStore
+	AuthorityStore
 	RecordScan(ctx context.Context, ns scangate.NewScan, now time.Time) (scangate.Scan, scangate.PR, error)
 	Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR, error)
 }
@@ -93,7 +93,7 @@ func GetScan(st ScanStore, log *slog.Logger) Endpoint {
 
 // RecordScan is POST /pr/scan: a scanner records a scan and its findings.
 func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RecordScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Log: log,
+	return Endpoint{Name: "RecordScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {

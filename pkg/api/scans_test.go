@@ -193,7 +193,7 @@ func TestGetScanErrors(t *testing.T) {
 			t.Errorf("%s reading a scan: %d", role, resp.StatusCode)
 		}
 	}
-	ro := scangate.Caller{ID: 50, Username: "x", Role: scangate.RoleReadonly}
+	ro := h.member("rory", scangate.RoleReadonly)
 	expectProblem(t, h.call("record-scan", jsonReq(&ro, scanReq{}.body())), 403)
 	u := h.member("yves", scangate.RoleUser)
 	if resp := h.call("record-scan", jsonReq(&u, scanReq{}.body())); resp.StatusCode != 201 {

@@ -254,8 +254,9 @@ func TestAuthorizerCache(t *testing.T) {
 	}
 	do(t, "PUT", api+"/users/2", admin, `{"role":"readonly","active":false,"user_email":"vera@example.com"}`)
 	// Within the TTL the cached Allow still answers, as on API Gateway; the
-	// function's role check still applies.
-	if resp, _ := do(t, "PUT", api+"/users/2", vera, `{}`); resp.StatusCode != 403 {
-		t.Fatalf("cached readonly: %d; want 403 from the function", resp.StatusCode)
+	// function reads the user as it is, and answers in the contract's
+	// order: 401 (deactivated) before 403 (an admin-only route).
+	if resp, _ := do(t, "PUT", api+"/users/2", vera, `{}`); resp.StatusCode != 401 {
+		t.Fatalf("cached readonly, deactivated since: %d; want 401 from the function", resp.StatusCode)
 	}
 }

@@ -148,7 +148,11 @@ func templatePolicies(t *testing.T) map[string][]string {
 	for id, sts := range templateStatements(t) {
 		out[id] = []string{}
 		for _, st := range sts {
-			out[id] = append(out[id], st.actions...)
+			for _, a := range st.actions { // an action may be granted on different keys by two statements
+				if !slices.Contains(out[id], a) {
+					out[id] = append(out[id], a)
+				}
+			}
 		}
 	}
 	return out

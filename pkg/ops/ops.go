@@ -130,7 +130,7 @@ func Operations() []Operation {
 		{Name: "ingest-sarif-upload", S3: func(d Deps) trigger.S3Handler {
 			return trigger.NewIngest(d.Store(), d.Bucket(), d.Config().UploadMaxBytes, d.Now, d.Log())
 		}},
-		{Name: "create-token", API: func(d Deps) api.Handler { return api.CreateToken(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "create-token", API: func(d Deps) api.Handler { return api.CreateToken(d.Store(), fold.Fold, d.Now, d.Log()).Handle }},
 		{Name: "revoke-token", API: func(d Deps) api.Handler { return api.RevokeToken(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "logout", API: func(d Deps) api.Handler { return api.Logout(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "list-tokens", API: func(d Deps) api.Handler { return api.ListTokens(d.Store(), d.Cursors(), d.Now, d.Log()).Handle }},

@@ -111,13 +111,43 @@ func Blocks(status string, secrets, vulnerabilities int64) bool {
 	return status != "completed" || secrets > 0 || vulnerabilities > 0
 }
 
-// FindingKey is the form under which a finding's name is matched: exact for
-// secrets, ignoring case for vulnerabilities.
+// FindingKey is the key of the group (docs/DATA.md) a name belongs to:
+// the name for secrets, upper-cased by Unicode's rules for vulnerabilities.
+// Every name that SameName matches with another has its key, so a group
+// holds all the names an allowlist's name matches; it may hold more (ſ
+// upper-cases to S), which SameName tells apart. Kept as it is: it is the
+// key of groups, findings and indexes already stored.
 func FindingKey(t ScanType, name string) string {
 	if t == ScanVulnerability {
 		return strings.ToUpper(name)
 	}
 	return name
+}
+
+// SameName reports whether an allowlist's name names a finding's name (or
+// alias): exactly for secrets; for vulnerabilities, whose names are
+// advisory ids (CVE-..., GHSA-...), ignoring the case of ASCII letters
+// only, so that ghſa-… (U+017F) is not GHSA-….
+func SameName(t ScanType, a, b string) bool {
+	if t != ScanVulnerability {
+		return a == b
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if asciiUpper(a[i]) != asciiUpper(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func asciiUpper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
 }
 
 // Counts returns a scan's secret and vulnerability counts from its findings

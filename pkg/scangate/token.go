@@ -2,7 +2,6 @@ package scangate
 
 import (
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -57,21 +56,6 @@ func (t NewToken) Validate(p *Problems) {
 	if t.Scope != ScopeWrite && t.Scope != ScopeRead {
 		p.Add("/scope", "must be write or read")
 	}
-}
-
-// TokenNameKey is the form under which a user's token names are unique:
-// each character as the smallest of its simple case folding orbit, so
-// names differing only in case are one.
-func TokenNameKey(name string) string {
-	b := make([]rune, 0, len(name))
-	for _, r := range name {
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
-		b = append(b, least)
-	}
-	return string(b)
 }
 
 // Login throttling: at most MaxLoginAttempts password verifications per

@@ -30,7 +30,14 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 	}
 	var page []scangate.RecordedFinding
 	var next map[string]string
-	trips := env.CountTrips(func() { page, next, err = env.Store.FindingsPage(ctx, sc.ID, nil, 100, nil) })
+	findings := func(sup *bool, after map[string]string) func() {
+		return func() {
+			var p scangate.Page[scangate.RecordedFinding]
+			p, err = env.Store.FindingsPage(ctx, sc.ID, sup, 100, after)
+			page, next = p.Items, p.Next
+		}
+	}
+	trips := env.CountTrips(findings(nil, nil))
 	if err != nil || len(page) != 100 || next == nil || page[0].Index != 0 || page[99].Index != 99 {
 		t.Fatalf("first page: %d findings from %v, next %v, %v", len(page), page[0], next, err)
 	}
@@ -39,7 +46,7 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 	}
 	// Further pages: one Query each, in order, without a gap.
 	for p := 1; p < 3; p++ {
-		trips = env.CountTrips(func() { page, next, err = env.Store.FindingsPage(ctx, sc.ID, nil, 100, next) })
+		trips = env.CountTrips(findings(nil, next))
 		if err != nil || len(page) != 100 || page[0].Index != 100*p || trips != 1 {
 			t.Fatalf("page %d: %d findings from %d, %d round trips, %v", p+1, len(page), page[0].Index, trips, err)
 		}
@@ -51,7 +58,8 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 	pages := 0
 	for first := true; first || after != nil; first = false {
 		sup := true
-		trips = env.CountTrips(func() { page, after, err = env.Store.FindingsPage(ctx, sc.ID, &sup, 100, after) })
+		trips = env.CountTrips(findings(&sup, after))
+		after = next
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,9 +101,10 @@ func TestPRByNumberIsOneGetItem(t *testing.T) {
 		want   []int64
 	}{{42, []int64{sc.PRID}}, {43, nil}} {
 		ops = nil
-		prs, next, err := st.PRsPage(ctx, scangate.PRFilter{VcID: 1, RepoID: 2, Number: c.number}, 50, nil)
+		prs, err := st.PRsPage(ctx, scangate.PRFilter{VcID: 1, RepoID: 2, Number: c.number}, 50, nil)
+		next := prs.Next
 		var got []int64
-		for _, pr := range prs {
+		for _, pr := range prs.Items {
 			got = append(got, pr.ID)
 		}
 		if err != nil || next != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || fmt.Sprint(ops) != "[GetItem]" {

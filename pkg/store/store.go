@@ -61,7 +61,7 @@ const DefaultRecentWindow = 10 * time.Minute
 
 // New returns a store on the named table.
 func New(db DB, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow, auditRetention: DefaultAuditRetention}
+	s := &Store{db: storable{db}, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow, auditRetention: DefaultAuditRetention}
 	for _, o := range opts {
 		o(s)
 	}

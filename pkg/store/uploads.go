@@ -18,7 +18,8 @@ import (
 //
 //	UPLOAD#<id> / UPLOAD
 //
-// with its envelope (env, JSON), its status, the lease of the delivery
+// with its envelope (env, JSON), its creator and the hash of the token it
+// was created with, its status, the lease of the delivery
 // processing it, its outcome and the table's TTL. Ids come from the
 // counter COUNTER#upload. Status changes are conditional writes: only one
 // delivery of its event claims it, and a final status never changes.
@@ -80,7 +81,7 @@ func (s *Store) CreateUpload(ctx context.Context, u scangate.Upload, retention t
 	}
 	u.ID, u.Status, u.Lease, u.UploadOutcome, u.CompletedAt = id, scangate.UploadAwaiting, 0, scangate.UploadOutcome{}, nil
 	it := merge(uploadKey(id), item{
-		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy),
+		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy), aTokenHash: str(u.TokenHash),
 		aCreatedAt: str(u.CreatedAt.String()), aExpiresURL: str(u.ExpiresAt.String()), aLease: num(0),
 		aTTL: num(u.CreatedAt.Add(retention).Unix()),
 	})
@@ -147,23 +148,25 @@ func (s *Store) FinishUpload(ctx context.Context, id, lease int64, o scangate.Up
 	if err != nil {
 		return false, fmt.Errorf("encode upload errors: %w", err)
 	}
-	ids := o.ScanIDs
-	if ids == nil {
-		ids = []int64{}
+	set := "SET " + ref(aStatus) + " = :status, " + ref(aLease) + " = :zero, " +
+		ref(aCompletedAt) + " = :at, " + ref(aResults) + " = :results, " +
+		ref(aRecorded) + " = :recorded, " + ref(aSuppressed) + " = :sup, " + ref(aSkipped) + " = :skipped, " +
+		ref(aErrors) + " = :errors"
+	values := item{
+		":status": str(string(status)), ":zero": num(0), ":at": str(scangate.At(now).String()),
+		":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
+		":sup": num(int64(o.SuppressedInSource)), ":skipped": num(int64(o.Skipped)), ":errors": str(string(problems)),
+		":processing": str(string(scangate.UploadProcessing)), ":lease": num(lease),
+	}
+	if len(o.ScanIDs) > 0 { // none is left out, and reads back as none (no empty list is ever written)
+		set += ", " + ref(aScanIDs) + " = :ids"
+		values[":ids"] = numList(o.ScanIDs)
 	}
 	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key: uploadKey(id),
-		UpdateExpression: aws.String("SET " + ref(aStatus) + " = :status, " + ref(aLease) + " = :zero, " +
-			ref(aCompletedAt) + " = :at, " + ref(aScanIDs) + " = :ids, " + ref(aResults) + " = :results, " +
-			ref(aRecorded) + " = :recorded, " + ref(aSuppressed) + " = :sup, " + ref(aSkipped) + " = :skipped, " +
-			ref(aErrors) + " = :errors"),
-		ConditionExpression: aws.String(ref(aStatus) + " = :processing AND " + ref(aLease) + " = :lease"),
-		ExpressionAttributeValues: item{
-			":status": str(string(status)), ":zero": num(0), ":at": str(scangate.At(now).String()),
-			":ids": numList(ids), ":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
-			":sup": num(int64(o.SuppressedInSource)), ":skipped": num(int64(o.Skipped)), ":errors": str(string(problems)),
-			":processing": str(string(scangate.UploadProcessing)), ":lease": num(lease),
-		},
+		Key:                       uploadKey(id),
+		UpdateExpression:          aws.String(set),
+		ConditionExpression:       aws.String(ref(aStatus) + " = :processing AND " + ref(aLease) + " = :lease"),
+		ExpressionAttributeValues: values,
 	})
 	switch {
 	case conditionFailed(err):
@@ -200,7 +203,7 @@ func uploadFrom(it item) (scangate.Upload, error) {
 	}
 	u := scangate.Upload{
 		ID: getN(it, aID), Status: scangate.UploadStatus(getS(it, aStatus)), Envelope: env.scan(),
-		CreatedBy: getN(it, aUserID), CreatedAt: getTime(it, aCreatedAt), ExpiresAt: getTime(it, aExpiresURL),
+		CreatedBy: getN(it, aUserID), TokenHash: getS(it, aTokenHash), CreatedAt: getTime(it, aCreatedAt), ExpiresAt: getTime(it, aExpiresURL),
 		Lease: getN(it, aLease),
 		UploadOutcome: scangate.UploadOutcome{
 			ScanIDs: getIDs(it, aScanIDs), Results: int(getN(it, aResults)), Recorded: int(getN(it, aRecorded)),
