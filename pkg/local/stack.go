@@ -89,11 +89,11 @@ const DefaultBucket = "scangate-uploads"
 type Stack struct {
 	Handler   http.Handler
 	Store     *store.Store
-	Embedded  *Embedded      // nil on an external endpoint
-	AdminNote string         // how to log in as the first admin
-	S3        *EmbeddedS3    // nil on an external S3 endpoint
-	Bucket    *bucket.Bucket // the uploads bucket
-	functions map[string]any // handlers in the forms lambda.NewHandler takes
+	Embedded  *Embedded          // nil on an external endpoint
+	AdminNote string             // how to log in as the first admin
+	S3        *EmbeddedS3        // nil on an external S3 endpoint
+	Bucket    *bucket.Bucket     // the uploads bucket
+	functions map[string]any     // handlers in the forms lambda.NewHandler takes
 	schedules map[string]string  // logical id: schedule expression
 	queues    map[string]*Queue  // by logical id
 	streams   map[string]*Stream // by the logical id of their function
