@@ -62,8 +62,11 @@ type Endpoint struct {
 	// cached, so the role and active flag it carries may be stale.
 	Users CallerStore
 	// ReadScope lets a read token call an operation that writes (logging
-	// out revokes the token it carries).
+	// out revokes the token it carries), and a scan token too.
 	ReadScope bool
+	// ScanScope lets a scan token (a CI job's) call an operation that
+	// writes: recording scans.
+	ScanScope bool
 	Log       *slog.Logger
 	Run       func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
 }
@@ -134,6 +137,9 @@ func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, re
 	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeRead && !e.ReadScope {
 		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a read token may not call %s", e.Name)
 	}
+	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeScan && !e.ScanScope && !e.ReadScope {
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a scan token may only record scans and read; not call %s", e.Name)
+	}
 	if e.Users != nil && hasCaller {
 		current, err := e.currentCaller(ctx, c)
 		if err != nil {
@@ -181,7 +187,7 @@ func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
 		c.IssuedAt = time.UnixMilli(ms)
 	}
 	c.TokenID, _ = contextInt(a, "token_id")
-	if s, _ := a["scope"].(string); s == scangate.ScopeRead {
+	if s, _ := a["scope"].(string); s == scangate.ScopeRead || s == scangate.ScopeScan {
 		c.Scope = s
 	}
 	return c, true

@@ -126,8 +126,8 @@ func Operations() []Operation {
 		{Name: "logout", API: func(d Deps) api.Handler { return api.Logout(d.Store(), time.Now, d.Log()).Handle }},
 		{Name: "list-tokens", API: func(d Deps) api.Handler { return api.ListTokens(d.Store(), d.Cursors(), time.Now, d.Log()).Handle }},
 		{Name: "list-audit", API: func(d Deps) api.Handler { return api.ListAudit(d.Store(), d.Cursors(), d.Log()).Handle }},
-		{Name: "expire-allowlists", Schedule: func(d Deps) trigger.ScheduleHandler {
-			return trigger.ExpireAllowlists(d.Store(), time.Now, d.Log())
+		{Name: "scheduler", Schedule: func(d Deps) trigger.ScheduleHandler {
+			return trigger.Scheduler(d.Store(), d.Store().Runner(time.Now), time.Now, d.Log())
 		}},
 		{Name: "list-findings", API: func(d Deps) api.Handler { return api.ListFindings(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "get-pr", API: func(d Deps) api.Handler { return api.GetPR(d.Store(), d.Log()).Handle }},
@@ -140,5 +140,17 @@ func Operations() []Operation {
 		{Name: "get-user", API: func(d Deps) api.Handler { return api.GetUser(d.Store(), d.Log()).Handle }},
 		{Name: "get-me", API: func(d Deps) api.Handler { return api.GetMe(d.Store(), d.Log()).Handle }},
 		{Name: "list-users", API: func(d Deps) api.Handler { return api.ListUsers(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "get-pr-gate", API: func(d Deps) api.Handler { return api.GetPRGate(d.Store(), d.Log()).Handle }},
+		{Name: "get-gate-policy", API: func(d Deps) api.Handler { return api.GetGatePolicy(d.Store(), d.Log()).Handle }},
+		{Name: "update-gate-policy", API: func(d Deps) api.Handler {
+			return api.UpdateGatePolicy(d.Store(), d.Store().Runner(time.Now), time.Now, d.Log()).Handle
+		}},
+		{Name: "get-repo-gate-policy", API: func(d Deps) api.Handler { return api.GetRepoGatePolicy(d.Store(), d.Log()).Handle }},
+		{Name: "update-repo-gate-policy", API: func(d Deps) api.Handler {
+			return api.UpdateRepoGatePolicy(d.Store(), d.Store().Runner(time.Now), time.Now, d.Log()).Handle
+		}},
+		{Name: "delete-repo-gate-policy", API: func(d Deps) api.Handler {
+			return api.DeleteRepoGatePolicy(d.Store(), d.Store().Runner(time.Now), time.Now, d.Log()).Handle
+		}},
 	}
 }

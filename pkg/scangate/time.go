@@ -1,6 +1,9 @@
 package scangate
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // TimeLayout is the one timestamp format of the API: RFC 3339 in UTC with
 // exactly three fractional digits, so one instant is one string everywhere.
@@ -27,4 +30,18 @@ func ParseTime(s string) (Time, error) {
 		return Time{}, err
 	}
 	return At(t), nil
+}
+
+// UnmarshalJSON reads a time written by MarshalJSON (or any RFC 3339 time).
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := ParseTime(s)
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
 }

@@ -55,10 +55,13 @@ type UploadOutcome struct {
 // Upload is a large SARIF upload: the envelope its scans are recorded in
 // (a NewScan without type and findings) and where its processing is.
 type Upload struct {
-	ID          int64
-	Status      UploadStatus
-	Envelope    NewScan
-	CreatedBy   int64 // the user who created it
+	ID        int64
+	Status    UploadStatus
+	Envelope  NewScan
+	CreatedBy int64 // the user who created it
+	// Creator is who created it, with the token it used: the actor of
+	// the scan.record entries of its scans.
+	Creator     Actor
 	CreatedAt   Time
 	ExpiresAt   Time  // when its upload URL stops working
 	CompletedAt *Time // when it became complete or failed

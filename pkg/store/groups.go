@@ -205,6 +205,32 @@ func (s *Store) groupVersions(ctx context.Context, keys []groupKey) (map[groupKe
 	return out, nil
 }
 
+// groupVersionsAndPolicy reads the version items of groups and the
+// policy version, in the same batches.
+func (s *Store) groupVersionsAndPolicy(ctx context.Context, keys []groupKey) (map[groupKey]groupVersion, int64, error) {
+	ks := []item{globalPolicyKey()}
+	out := map[groupKey]groupVersion{}
+	for _, g := range keys {
+		if _, ok := out[g]; !ok {
+			out[g] = groupVersion{}
+			ks = append(ks, g.versionKey())
+		}
+	}
+	items, err := s.batchGetAll(ctx, "read allowlist groups and the gate policy", ks)
+	if err != nil {
+		return nil, 0, err
+	}
+	var pv int64
+	for _, it := range items {
+		if getS(it, aPK) == policyPK {
+			pv = getN(it, aPolicyVer)
+			continue
+		}
+		out[parseGroupPK(getS(it, aPK))] = groupVersion{gv: getN(it, aGroupVer), n: getN(it, aN)}
+	}
+	return out, pv, nil
+}
+
 // groupCheck conditions a transaction on the group being at version gv.
 func groupCheck(t *tx, g group) {
 	c := when(ref(aGroupVer)+" = :gv", ":gv", num(g.gv))

@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -14,20 +15,30 @@ type ExpiryStore interface {
 	ExpireDue(ctx context.Context, now time.Time) (int, error)
 }
 
-// ExpireAllowlists is the function an EventBridge schedule runs every
-// minute: every allowlist whose expiry has passed stops suppressing, and
-// what it covered is re-evaluated. An error makes Lambda run it again; the
-// work is idempotent, and the next minute's run finishes what one left.
-func ExpireAllowlists(st ExpiryStore, now func() time.Time, log *slog.Logger) ScheduleHandler {
+// Resumer resumes durable work whose lease has run out (work.Runner).
+type Resumer interface {
+	Resume(ctx context.Context, now time.Time) (int, error)
+}
+
+// Scheduler is the function an EventBridge schedule runs every minute:
+// every allowlist whose expiry has passed stops suppressing, and what it
+// covered is re-evaluated; then every piece of durable work whose runner
+// stopped (its lease has run out: a request cut short, a process that
+// died) is resumed. An error makes Lambda run it again; the work is
+// idempotent, and the next minute's run finishes what one left.
+func Scheduler(st ExpiryStore, run Resumer, now func() time.Time, log *slog.Logger) ScheduleHandler {
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
 		start := now()
-		n, err := st.ExpireDue(ctx, start)
-		attrs := []any{"operation", "ExpireAllowlists", "event_id", ev.ID, "expired", n, "latency_ms", time.Since(start).Milliseconds()}
+		expired, err := st.ExpireDue(ctx, start)
+		resumed, rerr := run.Resume(ctx, now())
+		err = errors.Join(err, rerr)
+		attrs := []any{"operation", "Scheduler", "event_id", ev.ID, "expired", expired, "work_completed", resumed,
+			"latency_ms", time.Since(start).Milliseconds()}
 		if err != nil {
-			log.ErrorContext(ctx, "expire allowlists", append(attrs, "error", err.Error())...)
-			return fmt.Errorf("expire allowlists: %w", err)
+			log.ErrorContext(ctx, "scheduler", append(attrs, "error", err.Error())...)
+			return fmt.Errorf("scheduler: %w", err)
 		}
-		log.InfoContext(ctx, "expire allowlists", attrs...)
+		log.InfoContext(ctx, "scheduler", attrs...)
 		return nil
 	}
 }
