@@ -439,22 +439,26 @@ func TestUploadDeliveries(t *testing.T) {
 	complete("at once", atOnce)
 	e.check(t, 4)
 
-	// A delivery claimed the upload and died after recording its SECRET
-	// scan: its lease has ended. The next delivery takes over and records
-	// the VULNERABILITY scan only.
+	// A delivery claimed the upload and died after recording its scans
+	// (one commit: the scans and the once key together): its lease has
+	// ended. The next delivery takes over, records nothing again, and
+	// completes the upload with those scans.
 	died := upload(3)
 	if _, ok, err := e.db.Store.ClaimUpload(ctx, died, time.Now(), time.Now().Add(-time.Second).UnixMilli()); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	first, _, _, err := e.db.Store.RecordScanOnce(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 10, VcName: "acme",
-		RepoID: 100, RepoName: "acme/api", WebhookID: 3, PR: scangate.PRRef{Number: 3, Name: "Big scan", Link: "l"}, Status: "completed",
-		Findings: []scangate.Finding{{Name: "sha256:00"}}}, time.Now(), fmt.Sprintf("upload#%d#SECRET", died))
+	env := scangate.NewScan{VcType: "github", VcID: 10, VcName: "acme", RepoID: 100, RepoName: "acme/api", WebhookID: 3,
+		PR: scangate.PRRef{Number: 3, Name: "Big scan", Link: "l"}, Status: "completed"}
+	sec, vul := env, env
+	sec.Type, sec.Category, sec.Findings = scangate.ScanSecret, "gitleaks", []scangate.Finding{{Name: "sha256:00"}}
+	vul.Type, vul.Category = scangate.ScanVulnerability, "semgrep"
+	first, _, _, err := e.db.Store.RecordScans(ctx, []scangate.NewScan{sec, vul}, scangate.Who{RequestID: "test"}, time.Now(), fmt.Sprintf("upload#%d", died))
 	if err != nil {
 		t.Fatal(err)
 	}
 	invoke(died)
-	if s := e.status(t, died); s.Status != "complete" || len(s.ScanIDs) != 2 || s.ScanIDs[0] != first.ID {
-		t.Errorf("taken over: %+v; the SECRET scan recorded before is %d", s, first.ID)
+	if s := e.status(t, died); s.Status != "complete" || len(s.ScanIDs) != 2 || s.ScanIDs[0] != first[0].ID || s.ScanIDs[1] != first[1].ID {
+		t.Errorf("taken over: %+v; the scans recorded before are %d and %d", s, first[0].ID, first[1].ID)
 	}
 	e.check(t, 6)
 

@@ -108,6 +108,10 @@ func (s *Store) RecordScans(ctx context.Context, nss []scangate.NewScan, who sca
 	recorded := len(todo) > 0
 	if recorded {
 		newIDs, err := s.record(ctx, todo, chunks, who, now, once)
+		if failed(err, lOnce) { // a concurrent delivery recorded it first: answer with its scans
+			scans, pr, _, err := s.RecordScans(ctx, nss, who, now, once)
+			return scans, pr, false, err
+		}
 		if err != nil {
 			return nil, scangate.PR{}, false, err
 		}
