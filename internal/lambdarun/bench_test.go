@@ -229,7 +229,7 @@ func newFixture(b testing.TB) fixture {
 			"record-scan": func(int) []byte { return proxy("POST", "/api/pr/scan", nil, scan) },
 			"fastapi":     func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
 			"create-allowlist": func(int) []byte {
-				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228"}`)
+				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228","reason":"accepted_risk"}`)
 			},
 			"create-sarif-upload": func(int) []byte {
 				return proxy("POST", "/api/pr/scan/sarif/uploads", nil, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r",`+
@@ -239,6 +239,15 @@ func newFixture(b testing.TB) fixture {
 			"ingest-sarif-upload": func(i int) []byte { return s3Event(benchBucket, int64(1_000_000+i), 100) },
 			"update-allowlist": func(int) []byte {
 				return proxy("PUT", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, `{"comment":"bench"}`)
+			},
+			"update-gate-policy": func(int) []byte {
+				return proxy("PUT", "/api/gate/policy", nil, `{"block_severity":{"VULNERABILITY":"medium"}}`)
+			},
+			"update-repo-gate-policy": func(int) []byte {
+				return proxy("PUT", "/api/gate/policy/repos/101", map[string]string{"repo_id": "101"}, `{"required":[{"scan_type":"SECRET","category":"gitleaks"}]}`)
+			},
+			"delete-repo-gate-policy": func(int) []byte {
+				return proxy("DELETE", "/api/gate/policy/repos/101", map[string]string{"repo_id": "101"}, "")
 			},
 		},
 	}

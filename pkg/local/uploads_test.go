@@ -360,10 +360,10 @@ func TestUploadObjectLimit(t *testing.T) {
 		if code, body := put(t, small.UploadURL, small.UploadHeaders, gz(t, sarifLog(3, 0, "small"))); code != http.StatusOK {
 			t.Fatalf("PUT %d %s", code, body)
 		}
-		if s := e.await(t, small.ID); s.Status != "complete" || s.Recorded != 3 {
+		if s := e.await(t, small.ID); s.Status != "complete" || s.Recorded != 3 || len(s.ScanIDs) != 2 {
 			t.Errorf("%+v", s)
 		}
-		e.check(t, 1)
+		e.check(t, 2) // gitleaks' 3 secrets, and osv-scanner's clean scan
 	})
 	t.Run("100 MiB", func(t *testing.T) {
 		e := startUploads(t, nil)
