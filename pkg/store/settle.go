@@ -186,9 +186,8 @@ func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending ma
 			skip[id] = true
 			continue
 		}
-		pk := getS(it, aPK)
 		sc := scanFrom(it)
-		pk = getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
+		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
 		if byPR[pk] == nil {
 			order = append(order, pk)
 		}
