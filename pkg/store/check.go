@@ -260,7 +260,9 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 func (img tableImage) checkGate(r *Report, pr prRecord, it item, exp []scangate.CategoryScan, want map[int64]scangate.Scan, p scangate.Policy) {
 	var wrong []string
 	g := scangate.Decide(p, exp, pr.gate.EvaluatedAt)
-	if !g.Same(pr.gate) || getBool(it, aBlocked, true) != g.Blocked {
+	// A record of before categories has no stored gate: its listed
+	// blocked flag is its decision.
+	if !pr.judged && getBool(it, aBlocked, true) != g.Blocked || pr.judged && (!g.Same(pr.gate) || getBool(it, aBlocked, true) != g.Blocked) {
 		a, _ := json.Marshal(pr.gate)
 		b, _ := json.Marshal(g)
 		wrong = append(wrong, fmt.Sprintf("PR %d: gate %s (listed blocked %v), the policy decides %s", pr.ID, a, getBool(it, aBlocked, true), b))

@@ -84,20 +84,23 @@ func reposOf(recs map[string]prRecord) []int64 {
 // their newest scans, what the current policy decides from their stored
 // counts (which it never changes). After its writes it reads the policy
 // version again and starts over while it moved (the handshake). It
-// returns how many PRs it judged and how many of their gates it wrote.
-func (s *Store) rejudge(ctx context.Context, keys []item, now time.Time) (int64, int64, error) {
+// returns what it did: how many PRs it judged (prs), how many of their
+// gates it wrote (written: a new decision or a new policy) and how many
+// decisions changed (changed: blocked, or the reasons).
+func (s *Store) rejudge(ctx context.Context, keys []item, now time.Time) (map[string]int64, error) {
+	written, changed := map[string]bool{}, map[string]bool{}
+	out := map[string]int64{"prs": 0, "written": 0, "changed": 0}
 	if len(keys) == 0 {
-		return 0, 0, nil
+		return out, nil
 	}
-	written := map[string]bool{}
 	for {
 		recs, err := s.prRecords(ctx, keys)
 		if err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 		pol, err := s.readPolicies(ctx, reposOf(recs))
 		if err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 		pks := make([]string, 0, len(recs))
 		for pk := range recs {
@@ -105,33 +108,37 @@ func (s *Store) rejudge(ctx context.Context, keys []item, now time.Time) (int64,
 		}
 		slices.Sort(pks)
 		for _, pk := range pks {
-			changed, err := s.rejudgeOne(ctx, recs[pk], pol, now)
+			c, err := s.rejudgeOne(ctx, recs[pk], pol, now)
 			if err != nil {
-				return 0, 0, err
+				return nil, err
 			}
-			written[pk] = written[pk] || changed
+			if c != nil {
+				written[pk], changed[pk] = true, changed[pk] || c.decided()
+			}
 		}
 		pv, err := s.policyVersion(ctx)
 		if err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 		if pv == pol.pv {
-			var n int64
-			for _, w := range written {
-				if w {
-					n++
+			out["prs"] = int64(len(recs))
+			for pk := range written {
+				out["written"]++
+				if changed[pk] {
+					out["changed"]++
 				}
 			}
-			return int64(len(recs)), n, nil
+			return out, nil
 		}
 	}
 }
 
 // rejudgeOne writes one PR's gate and its newest scans' block status
 // when the policy of pol decides them otherwise than stored; a record or
-// scan that moved meanwhile is read again. It reports whether it wrote.
-func (s *Store) rejudgeOne(ctx context.Context, r prRecord, pol policies, now time.Time) (bool, error) {
-	wrote := false
+// scan that moved meanwhile is read again. It returns what it did to the
+// gate, nil when it wrote nothing.
+func (s *Store) rejudgeOne(ctx context.Context, r prRecord, pol policies, now time.Time) (*gateChange, error) {
+	var done *gateChange
 	err := s.retry.Do(ctx, "re-judge PR", func(int) (bool, error) {
 		p := pol.effective(r.RepoID)
 		next, changed := r.judge(p, scangate.At(now))
@@ -148,7 +155,7 @@ func (s *Store) rejudgeOne(ctx context.Context, r prRecord, pol policies, now ti
 		if !changed {
 			return true, nil
 		}
-		putPR(t, r, true, next)
+		_, c := putPR(t, r, true, next)
 		err := s.commit(ctx, "re-judge PR", t)
 		if lostRace(err, lPR, lBlock) {
 			recs, rerr := s.prRecords(ctx, []item{prKey(r.VcID, r.RepoID, r.Number)})
@@ -158,10 +165,12 @@ func (s *Store) rejudgeOne(ctx context.Context, r prRecord, pol policies, now ti
 			r = recs[getS(prKey(r.VcID, r.RepoID, r.Number), aPK)]
 			return false, nil
 		}
-		wrote = err == nil
+		if err == nil {
+			done = &c
+		}
 		return true, err
 	})
-	return wrote, err
+	return done, err
 }
 
 // setBlock writes a newest scan's block status under its count version.

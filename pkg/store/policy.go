@@ -339,6 +339,6 @@ func (p policyWork) Step(ctx context.Context, it work.Item, n int) (work.Result,
 	for _, it := range ids {
 		keys = append(keys, prKey(getN(it, aVcID), getN(it, aRepoID), getN(it, aPRNumber)))
 	}
-	judged, changed, err := p.s.rejudge(ctx, keys, p.now())
-	return work.Result{"prs": judged, "changed": changed}, err
+	res, err := p.s.rejudge(ctx, keys, p.now())
+	return work.Result(res), err
 }

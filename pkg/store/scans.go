@@ -433,7 +433,7 @@ func (s *Store) settleRecording(ctx context.Context, rows []findingRow, before m
 		}
 	}
 	if pvAfter != pv {
-		_, _, err = s.rejudge(ctx, []item{pr}, now)
+		_, err = s.rejudge(ctx, []item{pr}, now)
 	}
 	return err
 }

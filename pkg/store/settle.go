@@ -91,7 +91,7 @@ func (s *Store) reconcile(ctx context.Context, g groupKey, rows []findingRow, no
 	for _, k := range w.prs {
 		keys = append(keys, k)
 	}
-	_, _, err = s.rejudge(ctx, keys, now)
+	_, err = s.rejudge(ctx, keys, now)
 	return err
 }
 
