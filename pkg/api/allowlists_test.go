@@ -61,6 +61,9 @@ func (h *harness) noDrift() {
 	if len(r.Drift) > 0 {
 		h.t.Fatalf("check reports drift:\n%v", r.Drift)
 	}
+	if len(r.Running)+len(r.Pending) > 0 {
+		h.t.Fatalf("check reports work still running %v, and gates it is to correct %v", r.Running, r.Pending)
+	}
 }
 
 // matchingScans records the scans the matching cases run against:
