@@ -30,7 +30,18 @@ func Scheduler(st ExpiryStore, run Resumer, now func() time.Time, log *slog.Logg
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
 		start := now()
 		expired, err := st.ExpireDue(ctx, start)
-		resumed, rerr := run.Resume(ctx, now())
+		// The work resumed stops with time to give its lease up, so that
+		// the next run takes it at once rather than after the lease.
+		work := ctx
+		if d, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			work, cancel = context.WithDeadline(ctx, d.Add(-finishMargin))
+			defer cancel()
+		}
+		resumed, rerr := run.Resume(work, now())
+		if errors.Is(rerr, context.DeadlineExceeded) && work.Err() != nil && ctx.Err() == nil {
+			rerr = nil // out of time: the next run goes on from where this one stopped
+		}
 		err = errors.Join(err, rerr)
 		attrs := []any{"operation", "Scheduler", "event_id", ev.ID, "expired", expired, "work_completed", resumed,
 			"latency_ms", time.Since(start).Milliseconds()}
