@@ -150,19 +150,35 @@ func (r Runner) Continue(ctx context.Context, it Item) (Item, error) {
 	return it, nil
 }
 
+// Plan plans an item that is not planned yet (its steps, and what they
+// are to do), and returns it planned; a plan made before stands.
+func (r Runner) Plan(ctx context.Context, it Item) (Item, error) {
+	if it.Steps >= 0 {
+		return it, nil
+	}
+	k, ok := r.Kinds[it.Kind]
+	if !ok {
+		return it, fmt.Errorf("work %d: %w %q", it.ID, ErrUnknownKind, it.Kind)
+	}
+	steps, planned, err := k.Plan(ctx, it)
+	if err != nil {
+		return it, fmt.Errorf("plan: %w", err)
+	}
+	lease := it.Lease
+	p, err := r.Store.PlanWork(ctx, it.ID, steps, planned)
+	if err != nil {
+		return it, err
+	}
+	p.Lease = lease
+	return p, nil
+}
+
 // run plans the item, runs its steps not done, renewing the lease after
 // each, and completes it.
 func (r Runner) run(ctx context.Context, k Kind, it Item) (Item, error) {
-	if it.Steps < 0 {
-		steps, planned, err := k.Plan(ctx, it)
-		if err != nil {
-			return it, fmt.Errorf("plan: %w", err)
-		}
-		lease := it.Lease
-		if it, err = r.Store.PlanWork(ctx, it.ID, steps, planned); err != nil {
-			return it, err
-		}
-		it.Lease = lease
+	it, err := r.Plan(ctx, it)
+	if err != nil {
+		return it, err
 	}
 	done, err := r.Store.StepsDone(ctx, it.ID)
 	if err != nil {
@@ -209,11 +225,14 @@ func (r Runner) step(ctx context.Context, k Kind, it Item, n int) (Result, error
 }
 
 // Step runs step n of item id unless it is done (for a fan-out, one
-// message a step).
+// message a step, sent once the item is planned: Plan).
 func (r Runner) Step(ctx context.Context, id int64, n int) error {
 	it, err := r.Store.WorkItem(ctx, id)
 	if err != nil {
 		return err
+	}
+	if it.Steps < 0 || n >= it.Steps {
+		return fmt.Errorf("work %d: no step %d (planned steps: %d)", id, n, it.Steps)
 	}
 	k, ok := r.Kinds[it.Kind]
 	if !ok {
