@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,10 +284,32 @@ func TestUploadEndToEnd(t *testing.T) {
 	if len(want) != 0 {
 		t.Errorf("no scan of %v", want)
 	}
+	// Each scan has its scan.record entry, naming the user and the token
+	// that created the upload (the ingest function has no caller of its own).
+	resp, body := do(t, "GET", e.api+"/audit?action=scan.record", e.admin, "")
+	var audit struct {
+		Items []struct {
+			Actor struct {
+				UserID  int64 `json:"user_id"`
+				TokenID int64 `json:"token_id"`
+			}
+			Target    struct{ Type, ID string }
+			RequestID string `json:"request_id"`
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &audit); err != nil || resp.StatusCode != 200 || len(audit.Items) != 2 {
+		t.Fatalf("scan.record entries: %d %s", resp.StatusCode, body)
+	}
+	for _, a := range audit.Items {
+		if a.Actor.UserID != 1 || a.Actor.TokenID == 0 || a.Target.Type != "scan" || a.RequestID != "upload-"+strconv.FormatInt(c.ID, 10) ||
+			!slices.Contains(s.ScanIDs, func() int64 { n, _ := strconv.ParseInt(a.Target.ID, 10, 64); return n }()) {
+			t.Errorf("entry %+v", a)
+		}
+	}
 	e.objectGone(t, c.ID)
 	e.check(t, 2)
 	// A body that carries the log itself is refused: it goes to the URL.
-	resp, body := do(t, "POST", e.api+"/pr/scan/sarif/uploads", e.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme",`+
+	resp, body = do(t, "POST", e.api+"/pr/scan/sarif/uploads", e.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme",`+
 		`"repo_id":100,"repo_name":"acme/api","webhook_id":3,"pr":{"pr_id":7,"pr_name":"n","pr_link":"l"},"sarif":{}}`)
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `"/sarif"`) {
 		t.Errorf("an envelope with sarif: %d %s", resp.StatusCode, body)
