@@ -248,10 +248,9 @@ func TestAllowlistsRandomized(t *testing.T) {
 						body, o := randomPolicy(r, repo)
 						wg.Go(func() {
 							var resp events.APIGatewayProxyResponse
-							switch {
-							case body == nil:
+							if body == nil {
 								resp = h.call("delete-repo-gate-policy", request{caller: &h.admin, params: map[string]string{"repo_id": fmt.Sprint(repo)}})
-							default:
+							} else {
 								resp = h.setPolicy(int(repo), *body)
 							}
 							if _, ok := tryOK(t, resp); !ok {

@@ -15,7 +15,7 @@ type reader struct {
 	h     Handler
 	total Counts
 	seen  map[identity]place // every finding made: 24 bytes (and the map's own) each
-	per   map[pairKey]int // findings per (category, scan type)
+	per   map[pairKey]int    // findings per (category, scan type)
 }
 
 // pairKey is a (category, scan type): one scan's findings.

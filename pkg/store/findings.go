@@ -60,8 +60,8 @@ type findingRow struct {
 	src    bool              // suppressed in source
 	sev    scangate.Severity // how severe it is
 	by     map[int][]int64   // covering allowlist ids by group index
-	fv     int64           // version of the judgement
-	groups []groupKey      // by index: ref.Keys() as groups
+	fv     int64             // version of the judgement
+	groups []groupKey        // by index: ref.Keys() as groups
 }
 
 func newRow(k item, scanID int64, ref scangate.FindingRef, src bool, sev scangate.Severity) findingRow {

@@ -51,7 +51,9 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 	pages := 0
 	for first := true; first || after != nil; first = false {
 		sup := true
-		trips = env.CountTrips(func() { page, after, err = env.Store.FindingsPage(ctx, sc.ID, scangate.FindingFilter{Suppressed: &sup}, 100, after) })
+		trips = env.CountTrips(func() {
+			page, after, err = env.Store.FindingsPage(ctx, sc.ID, scangate.FindingFilter{Suppressed: &sup}, 100, after)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -296,7 +296,9 @@ func newer(at string, id int64, oldAt string, oldID int64) bool {
 }
 
 // orderOf is a scan's place in its PR's order, as one string.
-func orderOf(sc scangate.Scan) string { return sc.CreatedAt.String() + "#" + fmt.Sprintf("%019d", sc.ID) }
+func orderOf(sc scangate.Scan) string {
+	return sc.CreatedAt.String() + "#" + fmt.Sprintf("%019d", sc.ID)
+}
 
 // with returns the record once sc is recorded: the newest scan overall sets
 // last_scan and the PR's name and link; the newest of its (type, category)

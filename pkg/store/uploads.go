@@ -205,8 +205,8 @@ func uploadFrom(it item) (scangate.Upload, error) {
 	u := scangate.Upload{
 		ID: getN(it, aID), Status: scangate.UploadStatus(getS(it, aStatus)), Envelope: env.scan(),
 		CreatedBy: getN(it, aUserID), CreatedAt: getTime(it, aCreatedAt), ExpiresAt: getTime(it, aExpiresURL),
-		Creator:   scangate.Actor{UserID: getN(it, aUserID), Username: getS(it, aActorName), TokenID: getN(it, aActorToken)},
-		Lease: getN(it, aLease),
+		Creator: scangate.Actor{UserID: getN(it, aUserID), Username: getS(it, aActorName), TokenID: getN(it, aActorToken)},
+		Lease:   getN(it, aLease),
 		UploadOutcome: scangate.UploadOutcome{
 			ScanIDs: getIDs(it, aScanIDs), Results: int(getN(it, aResults)), Recorded: int(getN(it, aRecorded)),
 			SuppressedInSource: int(getN(it, aSuppressed)), Skipped: int(getN(it, aSkipped)),
