@@ -187,7 +187,21 @@ type groupVersion struct{ gv, n int64 }
 
 // groupVersions reads the version items of groups, strongly consistent.
 func (s *Store) groupVersions(ctx context.Context, keys []groupKey) (map[groupKey]groupVersion, error) {
-	ks := make([]item, 0, len(keys))
+	out, _, err := s.readVersions(ctx, keys, nil)
+	return out, err
+}
+
+// groupVersionsAndPolicy reads the version items of groups and the
+// policy version, in the same batches.
+func (s *Store) groupVersionsAndPolicy(ctx context.Context, keys []groupKey) (map[groupKey]groupVersion, int64, error) {
+	return s.readVersions(ctx, keys, []item{globalPolicyKey()})
+}
+
+// readVersions reads the version items of groups, and the items of more
+// (the policy's global item), strongly consistent: the groups' versions
+// and the policy version.
+func (s *Store) readVersions(ctx context.Context, keys []groupKey, more []item) (map[groupKey]groupVersion, int64, error) {
+	ks := more
 	out := map[groupKey]groupVersion{}
 	for _, g := range keys {
 		if _, ok := out[g]; !ok {
@@ -196,27 +210,6 @@ func (s *Store) groupVersions(ctx context.Context, keys []groupKey) (map[groupKe
 		}
 	}
 	items, err := s.batchGetAll(ctx, "read allowlist groups", ks)
-	if err != nil {
-		return nil, err
-	}
-	for _, it := range items {
-		out[parseGroupPK(getS(it, aPK))] = groupVersion{gv: getN(it, aGroupVer), n: getN(it, aN)}
-	}
-	return out, nil
-}
-
-// groupVersionsAndPolicy reads the version items of groups and the
-// policy version, in the same batches.
-func (s *Store) groupVersionsAndPolicy(ctx context.Context, keys []groupKey) (map[groupKey]groupVersion, int64, error) {
-	ks := []item{globalPolicyKey()}
-	out := map[groupKey]groupVersion{}
-	for _, g := range keys {
-		if _, ok := out[g]; !ok {
-			out[g] = groupVersion{}
-			ks = append(ks, g.versionKey())
-		}
-	}
-	items, err := s.batchGetAll(ctx, "read allowlist groups and the gate policy", ks)
 	if err != nil {
 		return nil, 0, err
 	}
