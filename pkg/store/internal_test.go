@@ -202,7 +202,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	url := maxRunes(scangate.MaxTextLen)
 	scan := scangate.Scan{ID: maxID, PRID: maxID, PRNumber: maxID, VcID: maxID, WebhookID: maxID, RepoID: maxID,
 		VcType: maxRunes(64), Type: scangate.ScanVulnerability, CreatedAt: at, VcName: maxRunes(scangate.MaxNameLen),
-		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(strings.Repeat("x", scangate.MaxOtherDetails)),
+		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(`{"x":"` + strings.Repeat("x", scangate.MaxOtherDetails-8) + `"}`),
 		StatURL: &url, SecretCount: maxID, VulnerabilityCount: maxID, Category: strings.Repeat("c", scangate.MaxCategoryLen),
 		CommitSHA: strings.Repeat("f", 64), Ref: maxRunes(scangate.MaxRefLen), Sev: scangate.SevCounts{maxID, maxID, maxID, maxID, maxID}}
 	scan.OtherDetails = scanDetails(scan.OtherDetails, scan)
