@@ -166,7 +166,7 @@ func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []by
 			return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin", "token_id": strconv.FormatInt(ids[n+i], 10)},
 				"DELETE", "/api/auth/token", nil, "")
 		},
-		"scheduler": func(int) []byte {
+		"expire-allowlists": func(int) []byte {
 			return []byte(`{"version":"0","id":"bench","detail-type":"Scheduled Event","source":"aws.events","account":"1",` +
 				`"time":"2026-11-23T00:00:00Z","region":"us-east-1","resources":[],"detail":{}}`)
 		},
@@ -278,7 +278,7 @@ func newFixture(b testing.TB) fixture {
 var pathParam = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // notHTTP are the functions whose answers are not HTTP responses.
-var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "scheduler"}
+var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists"}
 
 // rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
 // overrides it.

@@ -390,7 +390,7 @@ func TestIAMPolicies(t *testing.T) {
 		Name: "sha256:aa", Active: true, Global: true}, ExpiresAt: &past}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := stack.Invoke(context.Background(), "SchedulerFunction", []byte(`{"source":"aws.events","detail-type":"Scheduled Event"}`)); err != nil {
+	if out, err := stack.Invoke(context.Background(), "ExpireAllowlistsFunction", []byte(`{"source":"aws.events","detail-type":"Scheduled Event"}`)); err != nil {
 		t.Fatalf("the scheduled function: %s %v", out, err)
 	}
 	// Actions a function needs only when it races another request, which

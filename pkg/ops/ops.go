@@ -126,8 +126,8 @@ func Operations() []Operation {
 		{Name: "logout", API: func(d Deps) api.Handler { return api.Logout(d.Store(), time.Now, d.Log()).Handle }},
 		{Name: "list-tokens", API: func(d Deps) api.Handler { return api.ListTokens(d.Store(), d.Cursors(), time.Now, d.Log()).Handle }},
 		{Name: "list-audit", API: func(d Deps) api.Handler { return api.ListAudit(d.Store(), d.Cursors(), d.Log()).Handle }},
-		{Name: "scheduler", Schedule: func(d Deps) trigger.ScheduleHandler {
-			return trigger.Scheduler(d.Store(), d.Store().Runner(time.Now), time.Now, d.Log())
+		{Name: "expire-allowlists", Schedule: func(d Deps) trigger.ScheduleHandler {
+			return trigger.ExpireAllowlists(d.Store(), d.Store().Runner(time.Now), time.Now, d.Log())
 		}},
 		{Name: "list-findings", API: func(d Deps) api.Handler { return api.ListFindings(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "get-pr", API: func(d Deps) api.Handler { return api.GetPR(d.Store(), d.Log()).Handle }},

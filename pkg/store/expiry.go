@@ -32,7 +32,7 @@ const expiryPK = "EXPIRY"
 const aSettling = "settling"
 
 // expirer is who applies expiries, for the audit entries: the system.
-func expirer() scangate.Who { return scangate.Who{RequestID: "scheduler"} }
+func expirer() scangate.Who { return scangate.Who{RequestID: "expire-allowlists"} }
 
 // expirySK orders the allowlists of the EXPIRY partition by expiry.
 func expirySK(a scangate.Allowlist) string {

@@ -20,13 +20,14 @@ type Resumer interface {
 	Resume(ctx context.Context, now time.Time) (int, error)
 }
 
-// Scheduler is the function an EventBridge schedule runs every minute:
+// ExpireAllowlists is the scheduled function, which an EventBridge
+// schedule runs every minute:
 // every allowlist whose expiry has passed stops suppressing, and what it
 // covered is re-evaluated; then every piece of durable work whose runner
 // stopped (its lease has run out: a request cut short, a process that
 // died) is resumed. An error makes Lambda run it again; the work is
 // idempotent, and the next minute's run finishes what one left.
-func Scheduler(st ExpiryStore, run Resumer, now func() time.Time, log *slog.Logger) ScheduleHandler {
+func ExpireAllowlists(st ExpiryStore, run Resumer, now func() time.Time, log *slog.Logger) ScheduleHandler {
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
 		start := now()
 		expired, err := st.ExpireDue(ctx, start)
@@ -43,13 +44,13 @@ func Scheduler(st ExpiryStore, run Resumer, now func() time.Time, log *slog.Logg
 			rerr = nil // out of time: the next run goes on from where this one stopped
 		}
 		err = errors.Join(err, rerr)
-		attrs := []any{"operation", "Scheduler", "event_id", ev.ID, "expired", expired, "work_completed", resumed,
+		attrs := []any{"operation", "ExpireAllowlists", "event_id", ev.ID, "expired", expired, "work_completed", resumed,
 			"latency_ms", time.Since(start).Milliseconds()}
 		if err != nil {
-			log.ErrorContext(ctx, "scheduler", append(attrs, "error", err.Error())...)
-			return fmt.Errorf("scheduler: %w", err)
+			log.ErrorContext(ctx, "scheduled function", append(attrs, "error", err.Error())...)
+			return fmt.Errorf("scheduled function: %w", err)
 		}
-		log.InfoContext(ctx, "scheduler", attrs...)
+		log.InfoContext(ctx, "scheduled function", attrs...)
 		return nil
 	}
 }
