@@ -98,7 +98,7 @@ $(TOOLS)/minio:
 test-scanners:
 	bash .ci/scanners.sh
 	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif SCANGATE_SCANNERS=$(CURDIR)/.build/scanners \
-	  $(GO) test -count=1 -run '^(TestScannerUploads|TestCIDocs)$$' -v ./pkg/local
+	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs)$$' -v ./pkg/local
 
 ## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
 ## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv)

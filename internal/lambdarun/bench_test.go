@@ -43,11 +43,15 @@ import (
 )
 
 // functions are the Lambdas measured, after the baseline: every function
-// of the operations table.
+// of the operations table, or those SCANGATE_BENCH_FUNCTIONS names
+// (comma-separated), to measure a few new ones without the others.
 func functions() []string {
+	only := strings.Split(os.Getenv("SCANGATE_BENCH_FUNCTIONS"), ",")
 	var names []string
 	for _, op := range ops.Operations() {
-		names = append(names, op.Name)
+		if only[0] == "" || slices.Contains(only, op.Name) {
+			names = append(names, op.Name)
+		}
 	}
 	return names
 }
@@ -247,7 +251,7 @@ func newFixture(b testing.TB) fixture {
 			"record-scan": func(int) []byte { return proxy("POST", "/api/pr/scan", nil, scan) },
 			"fastapi":     func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
 			"create-allowlist": func(int) []byte {
-				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228"}`)
+				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228","reason":"accepted_risk"}`)
 			},
 			"create-sarif-upload": func(int) []byte {
 				return proxy("POST", "/api/pr/scan/sarif/uploads", nil, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r",`+
@@ -264,6 +268,15 @@ func newFixture(b testing.TB) fixture {
 				ev, _ := json.Marshal(cfn.Event{RequestType: cfn.RequestCreate, RequestID: "bench", ResponseURL: dashURL, LogicalResourceID: "Dashboard",
 					StackID: "bench", ResourceProperties: map[string]any{"Bucket": dashboardBucket, "ApiUrl": "https://bench.execute-api.us-east-1.amazonaws.com/prod/api"}})
 				return ev
+			},
+			"update-gate-policy": func(int) []byte {
+				return proxy("PUT", "/api/gate/policy", nil, `{"block_severity":{"VULNERABILITY":"medium"}}`)
+			},
+			"update-repo-gate-policy": func(int) []byte {
+				return proxy("PUT", "/api/gate/policy/repos/101", map[string]string{"repo_id": "101"}, `{"required":[{"scan_type":"SECRET","category":"gitleaks"}]}`)
+			},
+			"delete-repo-gate-policy": func(int) []byte {
+				return proxy("DELETE", "/api/gate/policy/repos/101", map[string]string{"repo_id": "101"}, "")
 			},
 		},
 	}

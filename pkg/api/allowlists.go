@@ -94,7 +94,7 @@ func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 
 // readAllowlistChange reads the allowlist body of spec section 2.3 and the
 // lifecycle members (docs/API.md, Allowlist): every member may be null,
-// which leaves it as it is. On create, type and name are required; on
+// which leaves it as it is. On create, type, name and reason are required; on
 // modify, expires_at "never" removes the expiry.
 func readAllowlistChange(m members, create bool, now time.Time) (scangate.AllowlistChange, error) {
 	var p scangate.Problems
@@ -133,6 +133,9 @@ func readAllowlistChange(m members, create bool, now time.Time) (scangate.Allowl
 		}
 		if c.Name == nil && !hasPointer(p, "/name") {
 			p.Add("/name", "is required")
+		}
+		if c.Reason == nil && !hasPointer(p, "/reason") {
+			p.Add("/reason", "is required: one of %s (why the findings it covers may merge)", strings.Join(scangate.Reasons, ", "))
 		}
 	}
 	c.Validate(&p)

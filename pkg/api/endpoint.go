@@ -67,8 +67,11 @@ type Endpoint struct {
 	// nil).
 	Now func() time.Time
 	// ReadScope lets a read token call an operation that writes (logging
-	// out revokes the token it carries).
+	// out revokes the token it carries), and a scan token too.
 	ReadScope bool
+	// ScanScope lets a scan token (a CI job's) call an operation that
+	// writes: recording scans.
+	ScanScope bool
 	Log       *slog.Logger
 	Run       func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
 }
@@ -137,6 +140,9 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, req events.APIGatewayProxyRequest) (Reply, error) {
 	if len(e.Roles) > 0 && !hasCaller {
 		return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "a bearer token is required")
+	}
+	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeScan && !e.ScanScope && !e.ReadScope {
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a scan token may only record scans and read; not call %s", e.Name)
 	}
 	if e.Users != nil && hasCaller {
 		// The contract's order, 401 before 403: whether the token may
@@ -211,7 +217,7 @@ func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
 		c.IssuedAt = time.UnixMilli(ms)
 	}
 	c.TokenID, _ = contextInt(a, "token_id")
-	if s, _ := a["scope"].(string); s == scangate.ScopeRead {
+	if s, _ := a["scope"].(string); s == scangate.ScopeRead || s == scangate.ScopeScan {
 		c.Scope = s
 	}
 	return c, true

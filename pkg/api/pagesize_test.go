@@ -26,22 +26,23 @@ func TestPagesStayUnderLambdasResponseLimit(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
-	// 100 allowlists with 50 paths of 256 characters that Lambda's JSON
-	// escapes, and so 100 audit entries of their creation (first: the
-	// embedded server copies its table at each transaction).
-	for i := range 100 {
-		var paths []string
-		for k := range 50 {
-			paths = append(paths, fmt.Sprintf("%q", strings.Repeat("<", 250)+fmt.Sprintf("%06d", k)))
-		}
-		mustOK(t, h.allow(fmt.Sprintf(`{"type":"SECRET","name":"sha256:%02x","paths":[%s]}`, i, strings.Join(paths, ","))))
-	}
 	// 100 scans of one PR, each with 60 KiB of other_details.
 	blob := strings.Repeat("x", 60<<10)
 	var pr float64
 	for range 100 {
 		sc := mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{Extra: `,"other_details":{"blob":"` + blob + `"}`}.body())))
 		pr = sc["pr_id"].(float64)
+	}
+	// 100 allowlists with 50 paths of 256 characters that Lambda's JSON
+	// escapes, and so 100 audit entries of their creation: after the
+	// scans, so that they are the newest entries of the whole log (each
+	// scan leaves a small scan.record entry).
+	for i := range 100 {
+		var paths []string
+		for k := range 50 {
+			paths = append(paths, fmt.Sprintf("%q", strings.Repeat("<", 250)+fmt.Sprintf("%06d", k)))
+		}
+		mustOK(t, h.allow(fmt.Sprintf(`{"type":"SECRET","name":"sha256:%02x","paths":[%s]}`, i, strings.Join(paths, ","))))
 	}
 	// A scan of 100 findings as large as findings may be: a name, a rule
 	// and 20 aliases of 256 characters, a path of 2,048, each character
@@ -58,7 +59,7 @@ func TestPagesStayUnderLambdasResponseLimit(t *testing.T) {
 	}
 	big, _, err := h.env.Store.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanVulnerability, VcType: "github", VcID: 10, VcName: "gh",
 		RepoID: 100, RepoName: "r", WebhookID: 1, PR: scangate.PRRef{Number: 8, Name: "n", Link: "l"}, Status: "completed",
-		OtherDetails: []byte("{}"), Findings: findings}, time.Now())
+		OtherDetails: []byte("{}"), Findings: findings}, scangate.Who{RequestID: "direct"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestPagesStayUnderLambdasResponseLimit(t *testing.T) {
 		{"a PR's scans", "list-pr-scans", fmt.Sprintf("/api/pr/%v/scans", pr), map[string]string{"pr_id": fmt.Sprint(pr)}, "", 100},
 		{"a scan's findings", "list-findings", fmt.Sprintf("/api/pr/scan/%d/findings", big.ID), map[string]string{"pr_scan_id": fmt.Sprint(big.ID)}, "", 100},
 		{"allowlists", "list-allowlists", "/api/whitelist", nil, "", 100},
-		{"the audit log", "list-audit", "/api/audit", nil, "", 100 + 2}, // and the bootstrap's, the harness's token's
+		{"the audit log", "list-audit", "/api/audit", nil, "", 100 + 100 + 2}, // the scans', the bootstrap's, the harness's token's
 		{"the audit log of one action", "list-audit", "/api/audit", nil, "action=allowlist.create", 100},
 	} {
 		q := "limit=100"

@@ -21,7 +21,7 @@ var readRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.
 // PRReader reads what scans recorded: findings, pull requests.
 type PRReader interface {
 	PR(ctx context.Context, id int64) (scangate.PR, error)
-	FindingsPage(ctx context.Context, scanID int64, suppressed *bool, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error)
+	FindingsPage(ctx context.Context, scanID int64, f scangate.FindingFilter, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error)
 	PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) (scangate.Page[scangate.Scan], scangate.PR, error)
 	PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) (scangate.Page[scangate.PR], error)
 }
@@ -40,12 +40,14 @@ type findingBody struct {
 	Rule         *string  `json:"rule"`
 	Path         *string  `json:"path"`
 	Line         *int64   `json:"line"`
+	Severity     string   `json:"severity"`
 	Suppressed   bool     `json:"suppressed"`
 	SuppressedBy []int64  `json:"suppressed_by"`
 }
 
 func findingJSON(f scangate.RecordedFinding) findingBody {
-	b := findingBody{ID: f.Index + 1, Name: f.Name, Aliases: f.Aliases, Line: f.Line, Suppressed: f.Suppressed, SuppressedBy: f.SuppressedBy}
+	b := findingBody{ID: f.Index + 1, Name: f.Name, Aliases: f.Aliases, Line: f.Line, Severity: string(f.Severity),
+		Suppressed: f.Suppressed, SuppressedBy: f.SuppressedBy}
 	if b.Aliases == nil {
 		b.Aliases = []string{}
 	}
@@ -61,7 +63,8 @@ func findingJSON(f scangate.RecordedFinding) findingBody {
 	return b
 }
 
-// ListFindings is GET /pr/scan/{pr_scan_id}/findings (?suppressed=).
+// ListFindings is GET /pr/scan/{pr_scan_id}/findings (?suppressed=, and
+// ?severity=: at or above it).
 func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListFindings", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
@@ -70,12 +73,12 @@ func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 				return Reply{}, err
 			}
 			q := readQuery(req)
-			suppressed := q.boolean("suppressed")
+			f := scangate.FindingFilter{Suppressed: q.boolean("suppressed"), Severity: scangate.Severity(q.enum("severity", scangate.Severities))}
 			r, err := pg.read(q, "findings", map[string]string{"pr_scan_id": strconv.FormatInt(id, 10)})
 			if err != nil {
 				return Reply{}, err
 			}
-			fs, err := st.FindingsPage(ctx, id, suppressed, r.limit, r.after)
+			fs, err := st.FindingsPage(ctx, id, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}

@@ -118,7 +118,7 @@ func readNewToken(m members) (scangate.NewToken, error) {
 	if d, ok := f.integer("expires_in_days", false); ok {
 		nt.Days = d
 	}
-	if s, ok := f.enum("scope", false, []string{scangate.ScopeWrite, scangate.ScopeRead}); ok {
+	if s, ok := f.enum("scope", false, scangate.Scopes); ok {
 		nt.Scope = s
 	}
 	f.done()

@@ -315,7 +315,8 @@ func TestEveryChangeLeavesOneAuditEntry(t *testing.T) {
 	if logins != 6 {
 		t.Errorf("the whole log holds %d failed-login entries; want 5 failures and a lockout", logins)
 	}
-	want := []string{"token.create", "token.revoke", "token.create", "allowlist.update", "allowlist.create", "user.update", "user.create", "admin.bootstrap"}
+	want := []string{"token.create", "token.revoke", "token.create", "allowlist.update", "allowlist.create",
+		"scan.record", "scan.record", "scan.record", "scan.record", "user.update", "user.create", "admin.bootstrap"}
 	slices.Sort(actions)
 	slices.Sort(want)
 	if !slices.Equal(actions, want) {
@@ -338,9 +339,10 @@ func TestEveryChangeLeavesOneAuditEntry(t *testing.T) {
 	}
 	check("user.create", "user", "2", 1, `{"active":{"to":true},"role":{"to":"user"},"user_email":{"to":"wes@example.com"},"username":{"to":"wes"}}`)
 	check("user.update", "user", "2", 1, `{"role":{"from":"user","to":"readonly"},"user_email":{"from":"wes@example.com","to":"wes2@example.com"}}`)
-	check("allowlist.create", "allowlist", "1", 1, `{"active":{"to":true},"comment":{"to":"fixture"},"global_":{"to":false},"name":{"to":"sha256:aa"},"repos":{"from":[],"to":[100]},"type":{"to":"SECRET"}}`)
+	check("allowlist.create", "allowlist", "1", 1, `{"active":{"to":true},"comment":{"to":"fixture"},"global_":{"to":false},"name":{"to":"sha256:aa"},"reason":{"to":"false_positive"},"repos":{"from":[],"to":[100]},"type":{"to":"SECRET"}}`)
 	check("allowlist.update", "allowlist", "1", 1, `{"active":{"from":true,"to":false},"vcs":{"from":[],"to":[10,11]}}`)
 	check("token.revoke", "token", fmt.Sprint(tok["id"]), 1, `{"revoked":{"from":false,"to":true}}`)
+	check("scan.record", "scan", "4", 1, `{"category":{"to":"default"},"pr_id":{"to":3},"scan_type":{"to":"SECRET"},"secret_count":{"to":1},"status":{"to":"completed"},"vulnerability_count":{"to":0}}`)
 	// The login's token.create is wes's (the other is the admin's personal
 	// token, which may fall in the same millisecond, in either order).
 	if i := slices.IndexFunc(changes, func(e scangate.AuditEntry) bool {

@@ -271,7 +271,7 @@ func TestBrowser(t *testing.T) {
 			}
 			b.open(t, fmt.Sprintf("#/pr/%d", prID(t, b.api, admin, 99)), "pr")
 			cells := eval[[]string](t, b, `[...document.querySelector('main .findings tbody tr').cells].map((c) => c.textContent)`)
-			if len(cells) < 3 || cells[0] != name || cells[2] != path {
+			if !slices.Contains(cells, name) || !slices.Contains(cells, path) {
 				t.Errorf("the finding's cells are %q; want its name and path as text", cells)
 			}
 			if got := b.text(t, ".lead"); !strings.HasPrefix(got, "<img src=x onerror=window.__xss=4> tricky") {

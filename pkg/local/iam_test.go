@@ -54,6 +54,9 @@ func iamActions(op string, input any) []string {
 		}
 		return acts
 	}
+	if _, ok := input.(*dynamodb.TransactGetItemsInput); ok { // authorized as the GetItem of each item
+		return []string{"dynamodb:GetItem"}
+	}
 	return []string{"dynamodb:" + op}
 }
 
@@ -178,6 +181,10 @@ func leadingKeys(op string, input any) [][2]string {
 		}
 	case *dynamodb.GetItemInput:
 		add("dynamodb:GetItem", in.Key)
+	case *dynamodb.TransactGetItemsInput:
+		for _, it := range in.TransactItems {
+			add("dynamodb:GetItem", it.Get.Key)
+		}
 	case *dynamodb.BatchGetItemInput:
 		for _, ka := range in.RequestItems {
 			for _, k := range ka.Keys {
@@ -331,7 +338,7 @@ func TestIAMPolicies(t *testing.T) {
 		{"GET", "/audit?limit=2", ""}, // both partitions, merged
 		{"GET", "/audit?target_type=user&target_id=2", ""},
 		{"GET", "/audit?actor_id=1", ""},
-		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true,"comment":"c"}`},
+		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true,"reason":"used_in_tests","comment":"c"}`},
 		{"PUT", "/whitelist/1", `{"name":"sha256:bb","comment":"moved"}`},
 		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
 		// A recording whose findings' group has rules reads them.
@@ -348,7 +355,7 @@ func TestIAMPolicies(t *testing.T) {
 		{"GET", "/whitelist?name=SHA256:AA", ""},
 		{"GET", "/users?limit=1&role=admin", ""},
 		// A SARIF upload whose secret's group has rules (sha256 of "v").
-		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:4c94485e0c21ae6c41ce1dfe7b6bfaceea5ab68e40a2476f50208e526f506080","global_":true}`},
+		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:4c94485e0c21ae6c41ce1dfe7b6bfaceea5ab68e40a2476f50208e526f506080","global_":true,"reason":"revoked"}`},
 		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},` +
 			`"sarif":{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"k","message":{"text":"m"},` +
 			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":1,"snippet":{"text":"v"}}}}]}]}]}}`},
@@ -356,6 +363,11 @@ func TestIAMPolicies(t *testing.T) {
 		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":5,"pr_name":"n","pr_link":"l"},` +
 			`"sarif":{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"k","message":{"text":"m"},` +
 			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"b"},"region":{"startLine":2,"snippet":{"text":"w"}}}}]}]}]}}`},
+		// Policy changes: each re-judges every PR's gate (the newest scans' block status too).
+		{"PUT", "/gate/policy", `{"block_severity":{"SECRET":"critical"}}`},
+		{"PUT", "/gate/policy/repos/2", `{"required":[{"scan_type":"VULNERABILITY","category":"semgrep"}]}`},
+		{"DELETE", "/gate/policy/repos/2", ""},
+		{"PUT", "/gate/policy", `{}`},
 		{"DELETE", "/auth/token", ""}, // last: it revokes the token of these steps
 	}
 	lastID := ""
@@ -405,7 +417,7 @@ func TestIAMPolicies(t *testing.T) {
 	// A large upload: created, PUT to its presigned URL, ingested; one of
 	// its findings' groups has rules. (The steps above logged out.)
 	admin = loginToken(t, api, "admin", "admin-password-1")
-	if resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"VULNERABILITY","name":"CVE-2099-10000","global_":true}`); resp.StatusCode != 201 {
+	if resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"VULNERABILITY","name":"CVE-2099-10000","global_":true,"reason":"wont_fix"}`); resp.StatusCode != 201 {
 		t.Fatalf("allowlist: %d %s", resp.StatusCode, body)
 	}
 	resp, body := do(t, "POST", api+"/pr/scan/sarif/uploads", admin, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r",`+

@@ -46,7 +46,7 @@ func TestClockAndRunScheduled(t *testing.T) {
 	// Six hours ahead on the stack's clock, the expiry an hour later.
 	offset.Store(int64(6 * time.Hour))
 	expires := now().Add(time.Hour).UTC().Format(time.RFC3339)
-	if resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"SECRET","name":"sha256:aa","global_":true,"expires_at":"`+expires+`"}`); resp.StatusCode != 201 {
+	if resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"SECRET","name":"sha256:aa","global_":true,"reason":"used_in_tests","expires_at":"`+expires+`"}`); resp.StatusCode != 201 {
 		t.Fatalf("allowlist: %d %s", resp.StatusCode, body)
 	}
 	blocked := func() string {

@@ -51,7 +51,7 @@ func TestCancelledTransactionsLeaveTheStoreWhole(t *testing.T) {
 		{"GET", "/pr/scan/1/findings", ""},
 		{"GET", "/pr/1/scans", ""},
 		{"GET", "/auth/tokens", ""},
-		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true}`},
+		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:aa","global_":true,"reason":"used_in_tests"}`},
 		{"POST", "/pr/scan", fmt.Sprintf(scan, 2)},
 		{"GET", fmt.Sprintf("/pr/scan/sarif/uploads/%d", c.ID), ""},
 	} {

@@ -136,7 +136,7 @@ func Operations() []Operation {
 		{Name: "list-tokens", API: func(d Deps) api.Handler { return api.ListTokens(d.Store(), d.Cursors(), d.Now, d.Log()).Handle }},
 		{Name: "list-audit", API: func(d Deps) api.Handler { return api.ListAudit(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "expire-allowlists", Schedule: func(d Deps) trigger.ScheduleHandler {
-			return trigger.ExpireAllowlists(d.Store(), d.Now, d.Log())
+			return trigger.ExpireAllowlists(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log())
 		}},
 		{Name: "list-findings", API: func(d Deps) api.Handler { return api.ListFindings(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "get-pr", API: func(d Deps) api.Handler { return api.GetPR(d.Store(), d.Log()).Handle }},
@@ -151,6 +151,18 @@ func Operations() []Operation {
 		{Name: "list-users", API: func(d Deps) api.Handler { return api.ListUsers(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "publish-dashboard", CustomResource: func(d Deps) trigger.CustomResourceHandler {
 			return trigger.PublishDashboard(dashboard.Publisher{S3: d.S3()}, d.Log())
+		}},
+		{Name: "get-pr-gate", API: func(d Deps) api.Handler { return api.GetPRGate(d.Store(), d.Log()).Handle }},
+		{Name: "get-gate-policy", API: func(d Deps) api.Handler { return api.GetGatePolicy(d.Store(), d.Log()).Handle }},
+		{Name: "update-gate-policy", API: func(d Deps) api.Handler {
+			return api.UpdateGatePolicy(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log()).Handle
+		}},
+		{Name: "get-repo-gate-policy", API: func(d Deps) api.Handler { return api.GetRepoGatePolicy(d.Store(), d.Log()).Handle }},
+		{Name: "update-repo-gate-policy", API: func(d Deps) api.Handler {
+			return api.UpdateRepoGatePolicy(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log()).Handle
+		}},
+		{Name: "delete-repo-gate-policy", API: func(d Deps) api.Handler {
+			return api.DeleteRepoGatePolicy(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log()).Handle
 		}},
 	}
 }

@@ -17,11 +17,14 @@ const (
 	AuditLoginFailure    = "login.failure"
 	AuditLoginThrottled  = "login.throttled"
 	AuditAdminBootstrap  = "admin.bootstrap"
+	AuditScanRecord      = "scan.record"
+	AuditPolicyUpdate    = "gate.policy.update"
 )
 
 // AuditActions lists every action, for validating filters.
 var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCreate, AuditAllowlistUpdate,
-	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap}
+	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
+	AuditScanRecord, AuditPolicyUpdate}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
 // (failed and throttled logins), kept apart from the change log.
@@ -45,9 +48,13 @@ type Who struct {
 
 // Target is what an audit entry is about.
 type Target struct {
-	Type string // "user", "allowlist", "token", "username"
+	Type string // one of AuditTargetTypes
 	ID   string
 }
+
+// AuditTargetTypes lists what audit entries are about: a gate policy's id
+// is "global" or the repository's id.
+var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy"}
 
 // Change is one field's old and new value; a long list of ids is told as
 // the ids added and removed.

@@ -16,6 +16,14 @@ type RecordedFinding struct {
 	Suppressed bool
 	// SuppressedBy lists the allowlists that cover it, by id, ascending.
 	SuppressedBy []int64
+	Severity     Severity
+}
+
+// FindingFilter selects a scan's findings: by whether they are
+// suppressed, and at or above a severity. Zero values select all.
+type FindingFilter struct {
+	Suppressed *bool
+	Severity   Severity
 }
 
 // Comment is one comment of an allowlist.

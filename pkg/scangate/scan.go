@@ -67,6 +67,11 @@ type NewScan struct {
 	StatURL      *string
 	OtherDetails json.RawMessage // a JSON object
 	Findings     []Finding
+	// Category is what produced the scan (DefaultCategory when the client
+	// names none); one scan per (type, category) stands for a PR.
+	Category string
+	// CommitSHA and Ref are the commit and ref scanned, when sent.
+	CommitSHA, Ref string
 }
 
 // Scan is a recorded scan.
@@ -88,6 +93,11 @@ type Scan struct {
 	StatURL            *string
 	SecretCount        int64
 	VulnerabilityCount int64
+	Category           string
+	CommitSHA, Ref     string
+	// Sev counts its unsuppressed findings per severity: the counts above
+	// are their sum, and its block status is judged from them.
+	Sev SevCounts
 }
 
 // PR is the record of one pull request, identified by (VcID, RepoID, Number).
@@ -200,6 +210,32 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 	if len(s.OtherDetails) > MaxOtherDetails {
 		p.Add("/other_details", "must be at most %d bytes of JSON", MaxOtherDetails)
 	}
+	if s.Category != "" && !ValidCategory(s.Category) {
+		p.Add("/category", "must be 1 to %d characters of A-Z a-z 0-9 . _ / -", MaxCategoryLen)
+	}
+	if s.CommitSHA != "" && !validSHA(s.CommitSHA) {
+		p.Add("/commit_sha", "must be a commit's hash: 40 or 64 hexadecimal digits")
+	}
+	if s.Ref != "" {
+		text("/ref", s.Ref, 1, MaxRefLen)
+		checkHidden(p, "/ref", s.Ref)
+	}
+}
+
+// MaxRefLen bounds a scan's ref, in characters.
+const MaxRefLen = 255
+
+// validSHA reports a SHA-1 or SHA-256 commit hash: 40 or 64 hex digits.
+func validSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i] | 0x20; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s NewScan) validateFindings(p *Problems) {
@@ -228,6 +264,9 @@ func (s NewScan) validateFindings(p *Problems) {
 		text(ptr+"/path", f.Path, 0, MaxTextLen)
 		if f.Line != nil && *f.Line < 1 {
 			p.Add(ptr+"/line", "must be a positive integer")
+		}
+		if f.Severity != "" && !f.Severity.Valid() {
+			p.Add(ptr+"/severity", "must be one of critical, high, medium, low, none")
 		}
 	}
 }

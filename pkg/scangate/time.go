@@ -1,6 +1,7 @@
 package scangate
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -52,4 +53,18 @@ func ParseRFC3339(s string) (Time, error) {
 		return Time{}, err
 	}
 	return At(t), nil
+}
+
+// UnmarshalJSON reads a time written by MarshalJSON (or any RFC 3339 time).
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := ParseTime(s)
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
 }

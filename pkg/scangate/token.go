@@ -12,7 +12,7 @@ type Token struct {
 	UserID     int64
 	Kind       string // TokenLogin or TokenPersonal
 	Name       string // a personal token's name
-	Scope      string // ScopeWrite or ScopeRead
+	Scope      string // ScopeWrite, ScopeRead or ScopeScan
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
 	Revoked    bool
@@ -25,7 +25,13 @@ const (
 	TokenPersonal = "personal" // created by its user (or the admin CLI) for a CI job or dashboard
 	ScopeWrite    = "write"
 	ScopeRead     = "read" // GET routes and logging out only
+	// ScopeScan is a CI job's: it records scans (inline, SARIF, uploads),
+	// reads, and logs out; nothing else.
+	ScopeScan = "scan"
 )
+
+// Scopes lists the scopes of personal tokens; the first is the default.
+var Scopes = []string{ScopeWrite, ScopeRead, ScopeScan}
 
 // Limits of personal tokens.
 const (
@@ -53,8 +59,8 @@ func (t NewToken) Validate(p *Problems) {
 	if t.Days < 1 || t.Days > TokenDaysMax {
 		p.Add("/expires_in_days", "must be 1 to %d", TokenDaysMax)
 	}
-	if t.Scope != ScopeWrite && t.Scope != ScopeRead {
-		p.Add("/scope", "must be write or read")
+	if t.Scope != ScopeWrite && t.Scope != ScopeRead && t.Scope != ScopeScan {
+		p.Add("/scope", "must be write, read or scan")
 	}
 }
 

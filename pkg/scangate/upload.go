@@ -62,7 +62,10 @@ type Upload struct {
 	// TokenHash is the SHA-256 (hex) of the token it was created with: the
 	// ingest records it only while that token and its user may still
 	// record scans. Never the token itself.
-	TokenHash   string
+	TokenHash string
+	// Creator is who created it, with the token it used: the actor of
+	// the scan.record entries of its scans.
+	Creator     Actor
 	CreatedAt   Time
 	ExpiresAt   Time  // when its upload URL stops working
 	CompletedAt *Time // when it became complete or failed

@@ -97,17 +97,20 @@ func stringIs(name, want string) func(item) bool {
 }
 
 // FindingsPage reads a page of a scan's findings in the order they were
-// recorded; with suppressed set, only those that are (or are not)
-// suppressed. The findings are read strongly consistent, so they show the
+// recorded; with f.Suppressed set, only those that are (or are not)
+// suppressed; with f.Severity, only those at or above it. The findings are read strongly consistent, so they show the
 // judgement of every allowlist change that has answered. The first page
 // also reads the scan, alongside: a scan that does not exist (or whose
 // recording has not committed) is not found. Two round trips for the first
 // page, one for the next.
-func (s *Store) FindingsPage(ctx context.Context, scanID int64, suppressed *bool, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error) {
+func (s *Store) FindingsPage(ctx context.Context, scanID int64, ff scangate.FindingFilter, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error) {
 	q := pageQuery{pk: aPK, sk: aSK, value: scanPK(scanID), prefix: "FINDING#", strong: true}
 	var f filters
-	if suppressed != nil {
-		f = append(f, boolIs(aSup, suppressed, false))
+	if ff.Suppressed != nil {
+		f = append(f, boolIs(aSup, ff.Suppressed, false))
+	}
+	if ff.Severity != "" {
+		f = append(f, func(it item) bool { return severityOf(scangate.Severity(getS(it, aSev))).AtLeast(ff.Severity) })
 	}
 	var scan []item
 	var scanErr error
@@ -140,6 +143,7 @@ func recordedFinding(it item) scangate.RecordedFinding {
 		Index: i, Name: getS(it, aName), Aliases: getStrings(it, aAliases),
 		Rule: getS(it, aRule), Path: getS(it, aPath), Line: getNp(it, aLine),
 		Suppressed: getBool(it, aSup, false), SuppressedBy: slices.Compact(by),
+		Severity: severityOf(scangate.Severity(getS(it, aSev))),
 	}
 }
 
@@ -212,7 +216,7 @@ func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, aft
 // record, keyed by that identity. The page never has a next one.
 func (s *Store) prByNumber(ctx context.Context, f scangate.PRFilter) (scangate.Page[scangate.PR], error) {
 	r, found, err := s.prRecord(ctx, f.VcID, f.RepoID, f.Number)
-	if err != nil || !found || f.Blocked != nil && r.blocked() != *f.Blocked {
+	if err != nil || !found || f.Blocked != nil && r.gate.Blocked != *f.Blocked {
 		return scangate.Page[scangate.PR]{Items: []scangate.PR{}}, err
 	}
 	return scangate.Page[scangate.PR]{Items: []scangate.PR{r.PR}, After: []map[string]string{nil}}, nil

@@ -54,18 +54,21 @@ type envelope struct {
 	Status       string          `json:"status"`
 	StatURL      *string         `json:"stat_url"`
 	OtherDetails json.RawMessage `json:"other_details,omitempty"`
+	Category     string          `json:"category,omitempty"`
+	CommitSHA    string          `json:"commit_sha,omitempty"`
+	Ref          string          `json:"ref,omitempty"`
 }
 
 func envelopeOf(ns scangate.NewScan) envelope {
 	return envelope{VcType: ns.VcType, VcID: ns.VcID, VcName: ns.VcName, RepoID: ns.RepoID, RepoName: ns.RepoName,
 		WebhookID: ns.WebhookID, PRNumber: ns.PR.Number, PRName: ns.PR.Name, PRLink: ns.PR.Link, Status: ns.Status,
-		StatURL: ns.StatURL, OtherDetails: ns.OtherDetails}
+		StatURL: ns.StatURL, OtherDetails: ns.OtherDetails, Category: ns.Category, CommitSHA: ns.CommitSHA, Ref: ns.Ref}
 }
 
 func (e envelope) scan() scangate.NewScan {
 	return scangate.NewScan{VcType: e.VcType, VcID: e.VcID, VcName: e.VcName, RepoID: e.RepoID, RepoName: e.RepoName,
 		WebhookID: e.WebhookID, PR: scangate.PRRef{Number: e.PRNumber, Name: e.PRName, Link: e.PRLink}, Status: e.Status,
-		StatURL: e.StatURL, OtherDetails: e.OtherDetails}
+		StatURL: e.StatURL, OtherDetails: e.OtherDetails, Category: e.Category, CommitSHA: e.CommitSHA, Ref: e.Ref}
 }
 
 // CreateUpload stores a new upload awaiting its object, under the next
@@ -82,6 +85,7 @@ func (s *Store) CreateUpload(ctx context.Context, u scangate.Upload, retention t
 	u.ID, u.Status, u.Lease, u.UploadOutcome, u.CompletedAt = id, scangate.UploadAwaiting, 0, scangate.UploadOutcome{}, nil
 	it := merge(uploadKey(id), item{
 		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy), aTokenHash: str(u.TokenHash),
+		aActorName: str(u.Creator.Username), aActorToken: num(u.Creator.TokenID),
 		aCreatedAt: str(u.CreatedAt.String()), aExpiresURL: str(u.ExpiresAt.String()), aLease: num(0),
 		aTTL: num(u.CreatedAt.Add(retention).Unix()),
 	})
@@ -204,7 +208,8 @@ func uploadFrom(it item) (scangate.Upload, error) {
 	u := scangate.Upload{
 		ID: getN(it, aID), Status: scangate.UploadStatus(getS(it, aStatus)), Envelope: env.scan(),
 		CreatedBy: getN(it, aUserID), TokenHash: getS(it, aTokenHash), CreatedAt: getTime(it, aCreatedAt), ExpiresAt: getTime(it, aExpiresURL),
-		Lease: getN(it, aLease),
+		Creator: scangate.Actor{UserID: getN(it, aUserID), Username: getS(it, aActorName), TokenID: getN(it, aActorToken)},
+		Lease:   getN(it, aLease),
 		UploadOutcome: scangate.UploadOutcome{
 			ScanIDs: getIDs(it, aScanIDs), Results: int(getN(it, aResults)), Recorded: int(getN(it, aRecorded)),
 			SuppressedInSource: int(getN(it, aSuppressed)), Skipped: int(getN(it, aSkipped)),

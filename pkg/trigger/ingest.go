@@ -22,8 +22,7 @@ import (
 
 // IngestStore is what the ingest function reads and writes.
 type IngestStore interface {
-	api.OnceStore
-	api.AuthorityStore
+	api.ScanStore
 	Upload(ctx context.Context, id int64) (scangate.Upload, error)
 	ClaimUpload(ctx context.Context, id int64, now time.Time, lease int64) (scangate.Upload, bool, error)
 	FinishUpload(ctx context.Context, id, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
@@ -60,8 +59,8 @@ const (
 // claims the upload (a conditional write, under a lease that ends with its
 // function's time); another waits while that lease lasts, and takes over
 // only if it ends with the upload still processing. Scans are recorded
-// under once keys (upload#<id>#<type>), so no redelivery or takeover
-// records one twice.
+// under once keys (upload#<id>), so no redelivery or takeover records
+// one twice.
 type Ingest struct {
 	Store    IngestStore
 	Bucket   api.Bucket
@@ -166,7 +165,10 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 		err = g.authority(work, u)
 	}
 	if err == nil {
-		out, rerr := api.RecordReportOnce(work, g.Store, "upload#"+strconv.FormatInt(u.ID, 10), u.Envelope, rep, g.Now())
+		creator := u.Creator
+		who := scangate.Who{Actor: &creator, RequestID: "upload-" + strconv.FormatInt(u.ID, 10)}
+		out, rerr := api.RecordReport(work, g.Store, u.Envelope, rep, api.Recording{Who: who, At: g.Now(),
+			Once: "upload#" + strconv.FormatInt(u.ID, 10), MaxFindings: g.Limits.FindingsPerType})
 		o = scangate.UploadOutcome{Results: out.Results, Recorded: out.Recorded,
 			SuppressedInSource: out.SuppressedInSource, Skipped: out.Skipped}
 		for _, sc := range out.Scans {
