@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -40,12 +41,15 @@ func ParseTime(s string) (Time, error) {
 // case. Go's time.Parse, which then checks the calendar and the clock,
 // also takes an offset of 24 hours or of 60 minutes and a comma before the
 // fraction.
-var rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
+// It is compiled on first use, not at every Lambda's start.
+var rfc3339 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
+})
 
 // ParseRFC3339 reads a time a client sends: RFC 3339 and nothing else.
 // A leap second (:60) is refused: Go's times do not hold one.
 func ParseRFC3339(s string) (Time, error) {
-	if !rfc3339.MatchString(s) {
+	if !rfc3339().MatchString(s) {
 		return Time{}, errors.New("not an RFC 3339 date-time")
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
