@@ -1,10 +1,6 @@
-//go:build gate
-
-// The tests of this file need the gate (GET /pr/{pr_id}/gate), which the
-// service does not serve yet: they run with
-// go test -tags gate. Remove the build constraint when the gate lands.
-
 package local_test
+
+// The tests of the client that need the gate (GET /pr/{pr_id}/gate).
 
 import (
 	"encoding/json"
