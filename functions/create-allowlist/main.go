@@ -1,16 +1,20 @@
-// Command create-allowlist is the Lambda of POST /api/whitelist (create an allowlist).
+// Command create-allowlist is the Lambda of POST /api/whitelist (create an allowlist; re-evaluates what it covers, or dispatches that work when large).
 package main
 
 import (
+	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/workq"
 )
 
 func main() {
 	f := boot.Open("create-allowlist")
-	lambda.Start(f.API(api.CreateAllowlist(f.Store, time.Now, f.Log).Handle))
+	q, err := workq.Open(os.Getenv)
+	f.Check(err)
+	lambda.Start(f.API(api.CreateAllowlist(f.Store, f.Store.Runner(time.Now, q), time.Now, f.Log).Handle))
 }

@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("delete-repo-gate-policy")
-	lambda.Start(f.API(api.DeleteRepoGatePolicy(f.Store, f.Store.Runner(time.Now), time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.DeleteRepoGatePolicy(f.Store, f.Store.Runner(time.Now, nil), time.Now, f.Log).Handle))
 }

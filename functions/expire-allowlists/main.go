@@ -1,16 +1,20 @@
-// Command expire-allowlists is the Lambda an EventBridge schedule runs every minute: it applies allowlists' expiries and resumes durable work whose lease has run out.
+// Command expire-allowlists is the Lambda an EventBridge schedule runs every minute: it applies allowlists' expiries (with the work that re-evaluates what they covered) and resumes durable work whose lease has run out.
 package main
 
 import (
+	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/trigger"
+	"github.com/scangate/scangate/pkg/workq"
 )
 
 func main() {
 	f := boot.Open("expire-allowlists")
-	lambda.Start(trigger.ExpireAllowlists(f.Store, f.Store.Runner(time.Now), time.Now, f.Log))
+	q, err := workq.Open(os.Getenv)
+	f.Check(err)
+	lambda.Start(trigger.ExpireAllowlists(f.Store, f.Store.Runner(time.Now, q), time.Now, f.Log))
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/pkg/work"
 )
 
 // functions are the Lambdas measured, after the baseline: every function
@@ -217,7 +218,7 @@ func newFixture(b testing.TB) fixture {
 	if err := local.Seed(ctx, st, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	if _, _, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:5f2b9c0e8d1a", Active: true}}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+	if _, _, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:5f2b9c0e8d1a", Active: true}}, "", scangate.Who{RequestID: "test"}, time.Now(), 0); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := st.CreateUpload(ctx, scangate.Upload{CreatedBy: 1, CreatedAt: scangate.At(time.Now()),
@@ -511,6 +512,7 @@ func (d fixtureDeps) Store() *store.Store    { return d.fx.store }
 func (d fixtureDeps) Log() *slog.Logger      { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
 func (d fixtureDeps) Now() time.Time         { return time.Now() }
 func (d fixtureDeps) Bucket() *bucket.Bucket { return d.bucket }
+func (d fixtureDeps) WorkQueue() work.Sender { return nil }
 func (d fixtureDeps) S3() *s3.Client         { return d.bucket.Client() }
 func (d fixtureDeps) Config() config.Config {
 	return config.Config{TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}

@@ -13,13 +13,15 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/work"
 )
 
-// AllowlistStore keeps allowlists and re-evaluates what they cover.
+// AllowlistStore keeps allowlists, and writes with each change the work
+// that re-evaluates what it covers.
 type AllowlistStore interface {
 	AuthorityStore
-	CreateAllowlist(ctx context.Context, a scangate.Allowlist, comment string, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error)
-	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error)
+	CreateAllowlist(ctx context.Context, a scangate.Allowlist, comment string, who scangate.Who, now time.Time, lease int64) (scangate.Allowlist, work.Item, error)
+	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time, lease int64) (scangate.Allowlist, work.Item, error)
 }
 
 // allowlistBody is the allowlist change response of spec section 2.4.
@@ -35,6 +37,22 @@ type allowlistBody struct {
 	Type                   string        `json:"type"`
 }
 
+// acceptedBody is the answer of a change whose re-evaluation still runs
+// (202): the change response, its counts 0 (the exact counts are the
+// re-evaluation's, once complete), and the re-evaluation.
+type acceptedBody struct {
+	allowlistBody
+	Reevaluation reevaluationRef `json:"reevaluation"`
+}
+
+// reevaluationRef names a running re-evaluation: findings is how many
+// it re-evaluates (null while it is still being planned).
+type reevaluationRef struct {
+	ID       int64  `json:"id"`
+	Status   string `json:"status"`
+	Findings *int64 `json:"findings"`
+}
+
 func allowlistJSON(a scangate.Allowlist, u scangate.Updated) allowlistBody {
 	comments := a.Comments
 	if comments == nil {
@@ -46,8 +64,25 @@ func allowlistJSON(a scangate.Allowlist, u scangate.Updated) allowlistBody {
 
 var allowlistRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}
 
+// allowlistReply answers a change: with status (200 or 201) once its
+// re-evaluation is complete, with its exact counts; 202 while it runs,
+// with the re-evaluation and its Location.
+func allowlistReply(req events.APIGatewayProxyRequest, status int, a scangate.Allowlist, it work.Item) Reply {
+	if it.Status == work.Complete {
+		u := scangate.Updated{Secrets: it.Totals["secrets_updated"], Vulnerabilities: it.Totals["vulnerabilities_updated"]}
+		return Reply{Status: status, Body: allowlistJSON(a, u)}
+	}
+	ref := reevaluationRef{ID: it.ID, Status: it.Status}
+	if it.Steps >= 0 {
+		n := it.Planned["findings"]
+		ref.Findings = &n
+	}
+	return Reply{Status: http.StatusAccepted, Body: acceptedBody{allowlistBody: allowlistJSON(a, scangate.Updated{}), Reevaluation: ref},
+		Location: apiLocation(req, "/reevaluations", it.ID)}
+}
+
 // CreateAllowlist is POST /whitelist.
-func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) Endpoint {
+func CreateAllowlist(st AllowlistStore, run WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "CreateAllowlist", Roles: allowlistRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -60,16 +95,20 @@ func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 				return Reply{}, err
 			}
 			na := ch.ApplyTo(scangate.Allowlist{Rule: scangate.Rule{Active: true, Repos: []int64{}, Vcs: []int64{}}})
-			a, upd, err := st.CreateAllowlist(ctx, na, ch.Comment, whoOf(c, req), at)
+			a, it, err := st.CreateAllowlist(ctx, na, ch.Comment, whoOf(c, req), at, run.LeaseFrom(at))
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Body: allowlistJSON(a, upd), Location: location(req, "/whitelist", a.ID)}, nil
+			r := allowlistReply(req, http.StatusCreated, a, runWork(ctx, run, it, at, log))
+			if r.Status == http.StatusCreated {
+				r.Location = location(req, "/whitelist", a.ID)
+			}
+			return r, nil
 		}}
 }
 
 // UpdateAllowlist is PUT /whitelist/{whitelist_id} (Modify Allowlist).
-func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) Endpoint {
+func UpdateAllowlist(st AllowlistStore, run WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "UpdateAllowlist", Roles: allowlistRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -80,15 +119,59 @@ func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 			if err != nil {
 				return Reply{}, err
 			}
-			ch, err := readAllowlistChange(m, false, now())
+			at := now()
+			ch, err := readAllowlistChange(m, false, at)
 			if err != nil {
 				return Reply{}, err
 			}
-			a, upd, err := st.UpdateAllowlist(ctx, id, ch, whoOf(c, req), now())
+			a, it, err := st.UpdateAllowlist(ctx, id, ch, whoOf(c, req), at, run.LeaseFrom(at))
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusOK, Body: allowlistJSON(a, upd)}, nil
+			return allowlistReply(req, http.StatusOK, a, runWork(ctx, run, it, at, log)), nil
+		}}
+}
+
+// ReevaluationReader reads re-evaluations.
+type ReevaluationReader interface {
+	Reevaluation(ctx context.Context, id int64) (scangate.Reevaluation, error)
+}
+
+// reevaluationBody is GET /reevaluations/{id}: secrets_updated and
+// vulnerabilities_updated are null until it is complete.
+type reevaluationBody struct {
+	ID                     int64          `json:"id"`
+	AllowlistID            int64          `json:"allowlist_id"`
+	Cause                  string         `json:"cause"`
+	Status                 string         `json:"status"`
+	FindingsTotal          *int64         `json:"findings_total"`
+	FindingsDone           int64          `json:"findings_done"`
+	StartedAt              scangate.Time  `json:"started_at"`
+	CompletedAt            *scangate.Time `json:"completed_at"`
+	SecretsUpdated         *int64         `json:"secrets_updated"`
+	VulnerabilitiesUpdated *int64         `json:"vulnerabilities_updated"`
+}
+
+// GetReevaluation is GET /reevaluations/{reevaluation_id}: the
+// re-evaluation an allowlist change or expiry left, its progress, and
+// its exact counts once complete. Two round trips.
+func GetReevaluation(st ReevaluationReader, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "GetReevaluation", Roles: readRoles, Log: log,
+		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			id, err := PathID(req, "reevaluation_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			r, err := st.Reevaluation(ctx, id)
+			if err != nil {
+				return Reply{}, err
+			}
+			b := reevaluationBody{ID: r.ID, AllowlistID: r.AllowlistID, Cause: r.Cause, Status: r.Status, FindingsTotal: r.FindingsTotal,
+				FindingsDone: r.FindingsDone, StartedAt: r.StartedAt, CompletedAt: r.CompletedAt}
+			if r.Updated != nil {
+				b.SecretsUpdated, b.VulnerabilitiesUpdated = &r.Updated.Secrets, &r.Updated.Vulnerabilities
+			}
+			return Reply{Status: http.StatusOK, Body: b}, nil
 		}}
 }
 

@@ -53,6 +53,18 @@ func location(req events.APIGatewayProxyRequest, collection string, id int64) st
 	return "/api" + collection + "/" + strconv.FormatInt(id, 10)
 }
 
+// apiLocation is the path of record id of collection beside the request's
+// own routes: the request's path up to its /api, then collection and id
+// (PUT /prod/api/whitelist/7 names /prod/api/reevaluations/5).
+func apiLocation(req events.APIGatewayProxyRequest, collection string, id int64) string {
+	for _, p := range []string{req.RequestContext.Path, req.Path} {
+		if i := strings.LastIndex(p, "/api/"); i >= 0 {
+			return p[:i] + "/api" + collection + "/" + strconv.FormatInt(id, 10)
+		}
+	}
+	return "/api" + collection + "/" + strconv.FormatInt(id, 10)
+}
+
 // Endpoint is one operation: its name for logs, the roles that may call it
 // (none: no caller needed) and its work.
 type Endpoint struct {

@@ -248,10 +248,10 @@ func repoChange(ctx context.Context, st PolicyStore, run WorkRunner, pc scangate
 	return Reply{Status: http.StatusOK, Body: b}, nil
 }
 
-// rejudgeBudget is how long a policy change's request runs its work
-// before answering (API Gateway gives a request 29 s); what is left is
-// resumed by the scheduled function.
-const rejudgeBudget = 20 * time.Second
+// workBudget is how long a change's request runs its work before
+// answering (API Gateway gives a request 29 s); what is left is resumed
+// by the scheduled function, or runs in the queue function.
+const workBudget = 20 * time.Second
 
 // changePolicy stores a policy change with its work, and runs the work
 // for as long as the request may. The change is made once it is stored:
@@ -263,17 +263,26 @@ func changePolicy(ctx context.Context, st PolicyStore, run WorkRunner, pc scanga
 	if err != nil {
 		return p, it, err
 	}
-	end := at.Add(rejudgeBudget)
+	return p, runWork(ctx, run, it, at, log), nil
+}
+
+// runWork runs the work a change wrote, as long as the request may (until
+// workBudget after at, and 5 s before the request's deadline): small work
+// completes; large work is dispatched to the queue; work cut short, or
+// failing, is given up to the scheduled function (and the error logged).
+// It returns the item as it stands.
+func runWork(ctx context.Context, run WorkRunner, it work.Item, at time.Time, log *slog.Logger) work.Item {
+	end := at.Add(workBudget)
 	if d, ok := ctx.Deadline(); ok && d.Add(-5*time.Second).Before(end) {
 		end = d.Add(-5 * time.Second)
 	}
 	budget, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	it, err = run.Continue(budget, it)
+	it, err := run.Continue(budget, it)
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		log.ErrorContext(ctx, "re-judging after a policy change: left to the scheduled function", "work_id", it.ID, "error", err.Error())
+		log.ErrorContext(ctx, "durable work: left to the scheduled function", "work_id", it.ID, "kind", it.Kind, "error", err.Error())
 	}
-	return p, it, nil
+	return it
 }
 
 // readPolicy reads a policy body: block_severity (per scan type),

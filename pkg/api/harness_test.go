@@ -28,6 +28,7 @@ import (
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/pkg/work"
 )
 
 // harness runs the real handlers on a store on a fresh table.
@@ -45,6 +46,10 @@ type harness struct {
 	// bearer is the secret of each token a caller of the harness
 	// presents, by token id: writes check the token a request carries.
 	bearer map[int64]string
+	// store is the functions' store (env.Store unless a test sets one);
+	// queue the sender of dispatched work (nil: all runs in place).
+	store *store.Store
+	queue work.Sender
 }
 
 const adminPassword = "admin-password-123"
@@ -56,7 +61,7 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, env: env, fns: map[string]api.Handler{}, bearer: map[int64]string{},
+	h := &harness{t: t, env: env, store: env.Store, fns: map[string]api.Handler{}, bearer: map[int64]string{},
 		log: slog.New(slog.NewJSONHandler(testWriter{t}, nil))}
 	h.admin = h.issue(admin)
 	return h
@@ -128,10 +133,11 @@ func (h *harness) fn(name string) api.Handler {
 // when it fails, the clock, and, on first use, an uploads bucket on the
 // embedded S3 server (whose client is its S3).
 
-func (h *harness) Store() *store.Store { return h.env.Store }
-func (h *harness) Log() *slog.Logger   { return h.log }
-func (h *harness) Now() time.Time      { return time.Now() }
-func (h *harness) S3() *s3.Client      { return h.Bucket().Client() }
+func (h *harness) Store() *store.Store    { return h.store }
+func (h *harness) WorkQueue() work.Sender { return h.queue }
+func (h *harness) Log() *slog.Logger      { return h.log }
+func (h *harness) Now() time.Time         { return time.Now() }
+func (h *harness) S3() *s3.Client         { return h.Bucket().Client() }
 func (h *harness) Config() config.Config {
 	return config.Config{Table: h.env.Table, TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}
 }

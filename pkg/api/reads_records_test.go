@@ -267,7 +267,7 @@ func TestAllowlistLifecycleRead(t *testing.T) {
 	a := mustOK(t, h.read("get-allowlist", &h.admin, one, ""))
 	sameJSON(t, "lifecycle", map[string]any{"paths": a["paths"], "reason": a["reason"], "expires_at": a["expires_at"], "expired": a["expired"]},
 		`{"paths":["test/**","**/*.spec.ts"],"reason":"used_in_tests","expires_at":"`+expires+`","expired":false}`)
-	if _, err := h.env.Store.ExpireDue(context.Background(), time.Now().Add(49*time.Hour)); err != nil {
+	if _, err := h.env.Store.ExpireDue(context.Background(), time.Now().Add(49*time.Hour), 0); err != nil {
 		t.Fatal(err)
 	}
 	if a := mustOK(t, h.read("get-allowlist", &h.admin, one, "")); a["expired"] != true || a["expires_at"] != expires {

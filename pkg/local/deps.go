@@ -1,6 +1,8 @@
 package local
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -9,7 +11,10 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/gateway"
+	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/pkg/work"
 )
 
 // deps is what the local stack gives one function (ops.Deps): every
@@ -21,6 +26,7 @@ type deps struct {
 	config  config.Config
 	cursors api.Cursors
 	bucket  *bucket.Bucket
+	work    work.Sender // nil when the template has no work queue
 }
 
 func (d deps) Store() *store.Store    { return d.store }
@@ -29,7 +35,38 @@ func (d deps) Now() time.Time         { return d.now() }
 func (d deps) Config() config.Config  { return d.config }
 func (d deps) Cursors() api.Cursors   { return d.cursors }
 func (d deps) Bucket() *bucket.Bucket { return d.bucket }
+func (d deps) WorkQueue() work.Sender { return d.work }
 
 // S3 is the client of the local S3-compatible server, the uploads
 // bucket's.
 func (d deps) S3() *s3.Client { return d.bucket.Client() }
+
+// queueSender sends to a queue of the stack, as SQS would (work.Sender):
+// the queue is looked up when sending, since the stack's queues start
+// after its functions are built.
+type queueSender struct {
+	stack *Stack
+	queue string // its logical id
+}
+
+func (q queueSender) Send(_ context.Context, bodies []string) error {
+	to := q.stack.Queue(q.queue)
+	if to == nil {
+		return fmt.Errorf("no queue %s", q.queue)
+	}
+	for _, b := range bodies {
+		to.Send(b)
+	}
+	return nil
+}
+
+// workSender is the sender of the queue the template's run-work function
+// reads, nil when it has none.
+func (s *Stack) workSender(t *gateway.Template) work.Sender {
+	for _, ev := range t.QueueEvents {
+		if ev.Function == ops.LogicalID("run-work") {
+			return queueSender{stack: s, queue: ev.Queue}
+		}
+	}
+	return nil
+}

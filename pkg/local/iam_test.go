@@ -391,7 +391,7 @@ func TestIAMPolicies(t *testing.T) {
 	// straight into the store: the API takes future expiries only).
 	past := scangate.At(time.Now().Add(-time.Minute))
 	if _, _, err := env.Store.CreateAllowlist(context.Background(), scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret,
-		Name: "sha256:aa", Active: true, Global: true}, ExpiresAt: &past}, "", scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+		Name: "sha256:aa", Active: true, Global: true}, ExpiresAt: &past}, "", scangate.Who{RequestID: "test"}, time.Now(), 0); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := stack.Invoke(context.Background(), "ExpireAllowlistsFunction", []byte(`{"source":"aws.events","detail-type":"Scheduled Event"}`)); err != nil {

@@ -269,7 +269,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	var authorizer gateway.AuthorizerHandler
 	for _, op := range append(ops.Operations(), o.Operations...) {
 		id := ops.LogicalID(op.Name)
-		d := deps{store: s.Store, log: o.Log, now: now, config: cfg, cursors: cursors, bucket: s.Bucket}
+		d := deps{store: s.Store, log: o.Log, now: now, config: cfg, cursors: cursors, bucket: s.Bucket, work: s.workSender(t)}
 		if o.StoreFor != nil {
 			d.store = o.StoreFor(id)
 		}

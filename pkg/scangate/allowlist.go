@@ -275,6 +275,20 @@ func (c AllowlistChange) ValidateExpiry(p *Problems, now time.Time) {
 	}
 }
 
+// Reevaluation is the durable work that re-evaluates what an allowlist
+// covers after a change or an expiry.
+type Reevaluation struct {
+	ID            int64
+	AllowlistID   int64
+	Cause         string // allowlist (a create or a modify) or expiry
+	Status        string // running or complete
+	FindingsTotal *int64 // nil until planned; the findings judged, once complete
+	FindingsDone  int64
+	StartedAt     Time
+	CompletedAt   *Time
+	Updated       *Updated // once complete
+}
+
 // Updated counts the findings, every occurrence in every scan, that the
 // stored and the new version of one allowlist judge differently by its own
 // rule alone.

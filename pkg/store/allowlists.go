@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/work"
 )
 
 // MaxComments bounds the comments of one allowlist, so that its item (which
@@ -81,53 +82,78 @@ func commentItem(allowID, commentID, by int64, text string, at time.Time) item {
 	return it
 }
 
-// CreateAllowlist stores a new allowlist and its rule in its group, and
-// re-evaluates the group's findings before it returns.
-func (s *Store) CreateAllowlist(ctx context.Context, na scangate.Allowlist, comment string, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+// CreateAllowlist stores a new allowlist, its rule in its group (the
+// group's version moved), its audit entry and the work that re-evaluates
+// the group's findings (held by the caller until lease), in one
+// transaction. It returns the allowlist and the work, which the caller
+// then runs (work.Runner.Continue).
+func (s *Store) CreateAllowlist(ctx context.Context, na scangate.Allowlist, comment string, who scangate.Who, now time.Time, lease int64) (scangate.Allowlist, work.Item, error) {
 	by, r := actorID(who), na.Rule
 	id, err := s.nextID(ctx, "allowlist")
 	if err != nil {
-		return scangate.Allowlist{}, scangate.Updated{}, err
+		return scangate.Allowlist{}, work.Item{}, err
+	}
+	workID, err := s.nextID(ctx, "work")
+	if err != nil {
+		return scangate.Allowlist{}, work.Item{}, err
 	}
 	at := scangate.At(now)
 	a := scangate.Allowlist{ID: id, Rule: r, Reason: na.Reason, ExpiresAt: na.ExpiresAt, Comments: []int64{},
 		CreatedBy: by, UpdatedBy: by, CreatedOn: at, UpdatedOn: at}
-	t := s.newTx()
+	var commentID int64
 	if comment != "" {
-		commentID, err := s.nextID(ctx, "comment")
-		if err != nil {
-			return scangate.Allowlist{}, scangate.Updated{}, err
+		if commentID, err = s.nextID(ctx, "comment"); err != nil {
+			return scangate.Allowlist{}, work.Item{}, err
 		}
 		a.Comments = append(a.Comments, commentID)
-		t.put(lComment, commentItem(id, commentID, by, comment, now), nil)
 	}
-	t.put(lAllow, allowItem(a, 1), when("attribute_not_exists("+ref(aPK)+")"))
-	setRule(t, groupOf(r.Type, r.Name), id, r, true)
-	s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistCreate, who, allowTarget(id), allowChanges(scangate.Allowlist{}, a, comment), now))
+	g := groupOf(r.Type, r.Name)
+	var w work.Item
 	err = s.retry.Do(ctx, "create allowlist", func(int) (bool, error) {
-		err := s.commit(ctx, "create allowlist", t)
-		if lostRace(err) {
+		cur, err := s.groupVersions(ctx, []groupKey{g})
+		if err != nil {
+			return true, err
+		}
+		t := s.newTx()
+		if commentID != 0 {
+			t.put(lComment, commentItem(id, commentID, by, comment, now), nil)
+		}
+		t.put(lAllow, allowItem(a, 1), when("attribute_not_exists("+ref(aPK)+")"))
+		setRule(t, g, cur[g], id, r, true)
+		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistCreate, who, allowTarget(id), allowChanges(scangate.Allowlist{}, a, comment), now))
+		p := reevalParams{Allowlist: id, New: r, Groups: []groupAt{atVersion(g, cur[g].gv+1)}}
+		if w, err = putWork(t, workID, KindAllowlist, p, now, lease); err != nil {
+			return true, err
+		}
+		err = s.commit(ctx, "create allowlist", t)
+		if lostRace(err, lGroup) {
 			return false, nil
 		}
 		return true, err
 	})
 	if err != nil {
-		return scangate.Allowlist{}, scangate.Updated{}, err
+		return scangate.Allowlist{}, work.Item{}, err
 	}
-	upd, err := s.settle(ctx, scangate.Rule{}, r, now)
-	return a, upd, err
+	return a, w, nil
 }
 
 // UpdateAllowlist applies a partial change to an allowlist, moves its rule
 // between groups when its type or name changes, appends the comment, and
-// re-evaluates the findings of the old and the new group before it returns.
-// Sent again after a failure, the same change completes the re-evaluation.
-func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error) {
+// writes the work that re-evaluates the findings of the old and the new
+// group (held by the caller until lease), in one transaction. A change
+// that leaves the rule as it is still writes its work (re-evaluating by
+// the group's current version): sent again after a failure, it completes
+// what the first left, as the durable work does anyway.
+func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time, lease int64) (scangate.Allowlist, work.Item, error) {
 	by := actorID(who)
+	workID, err := s.nextID(ctx, "work")
+	if err != nil {
+		return scangate.Allowlist{}, work.Item{}, err
+	}
 	var a scangate.Allowlist
-	var oldRule scangate.Rule
+	var w work.Item
 	var commentID int64
-	err := s.retry.Do(ctx, "update allowlist", func(int) (bool, error) {
+	err = s.retry.Do(ctx, "update allowlist", func(int) (bool, error) {
 		cur, ver, err := s.allowlist(ctx, id)
 		if err != nil {
 			return true, err
@@ -140,43 +166,59 @@ func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.Allowl
 				return true, err
 			}
 		}
-		oldRule, a = cur.Rule, c.ApplyTo(cur)
+		a = c.ApplyTo(cur)
 		a.UpdatedBy, a.UpdatedOn = by, scangate.At(now)
 		if commentID != 0 {
 			a.Comments = append(a.Comments, commentID)
 		}
-		t := s.allowlistUpdateTx(a, oldRule, ver, commentID, c.Comment, now)
+		t, p, err := s.allowlistUpdateTx(ctx, a, cur.Rule, ver, commentID, c.Comment, now)
+		if err != nil {
+			return true, err
+		}
 		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistUpdate, who, allowTarget(id), allowChanges(cur, a, c.Comment), now))
+		if w, err = putWork(t, workID, KindAllowlist, p, now, lease); err != nil {
+			return true, err
+		}
 		err = s.commit(ctx, "update allowlist", t)
-		if lostRace(err, lAllow) {
+		if lostRace(err, lAllow, lGroup, lOldGroup) {
 			return false, nil
 		}
 		return true, err
 	})
 	if err != nil {
-		return scangate.Allowlist{}, scangate.Updated{}, err
+		return scangate.Allowlist{}, work.Item{}, err
 	}
-	upd, err := s.settle(ctx, oldRule, a.Rule, now)
-	return a, upd, err
+	return a, w, nil
 }
 
 // allowlistUpdateTx writes a changed allowlist over version ver, with its
-// comment, and moves its rule within or between groups when it changed.
-func (s *Store) allowlistUpdateTx(a scangate.Allowlist, old scangate.Rule, ver, commentID int64, comment string, now time.Time) *tx {
+// comment, and moves its rule within or between groups when it changed
+// (reading their versions). It returns the transaction and the
+// parameters of the re-evaluation: the rules, and the version of each
+// group after the change.
+func (s *Store) allowlistUpdateTx(ctx context.Context, a scangate.Allowlist, old scangate.Rule, ver, commentID int64, comment string, now time.Time) (*tx, reevalParams, error) {
+	og, ng := groupOf(old.Type, old.Name), groupOf(a.Rule.Type, a.Rule.Name)
+	cur, err := s.groupVersions(ctx, []groupKey{ng, og})
+	if err != nil {
+		return nil, reevalParams{}, err
+	}
 	t := s.newTx()
 	t.put(lAllow, allowItem(a, ver+1), when(ref(aVer)+" = :ver", ":ver", num(ver)))
 	if commentID != 0 {
 		t.put(lComment, commentItem(a.ID, commentID, a.UpdatedBy, comment, now), nil)
 	}
-	if a.Rule.Equal(old) {
-		return t // reason, expiry: the allowlist item alone
+	p := reevalParams{Allowlist: a.ID, Old: &old, New: a.Rule}
+	if a.Rule.Equal(old) { // reason, expiry: the allowlist item alone
+		p.Groups = []groupAt{atVersion(ng, cur[ng].gv)}
+		return t, p, nil
 	}
-	og, ng := groupOf(old.Type, old.Name), groupOf(a.Rule.Type, a.Rule.Name)
+	p.Groups = []groupAt{atVersion(ng, cur[ng].gv+1)}
 	if og != ng {
-		dropRule(t, og, a.ID)
+		dropRule(t, og, cur[og], a.ID)
+		p.Groups = append(p.Groups, atVersion(og, cur[og].gv+1))
 	}
-	setRule(t, ng, a.ID, a.Rule, og != ng)
-	return t
+	setRule(t, ng, cur[ng], a.ID, a.Rule, og != ng)
+	return t, p, nil
 }
 
 func allowTarget(id int64) scangate.Target {

@@ -82,6 +82,7 @@ const (
 	aInSource = "src" // suppressed in the scanner's source (SARIF)
 	aBy       = "by"  // allowlist ids covering it, by the index of its group
 	aFindVer  = "fv"  // version of the finding's judgement
+	aJudgedAt = "gvs" // the group version of each group's judgement, by group index
 
 	// Allowlists, their rules and groups.
 	aGlobal    = "global"

@@ -20,10 +20,11 @@ import (
 type Report struct {
 	Scans, Findings, PRs int
 	Drift                []string
-	// Running lists the durable work still running, and Pending the
-	// gates and block statuses that the current policy decides otherwise
-	// than stored while it runs: that work is to correct them, so they
-	// are not drift (yet).
+	// Running lists the durable work still running, and Pending what it
+	// is to correct, so that it is not drift (yet): the gates and block
+	// statuses that the current policy decides otherwise than stored while
+	// any work runs, and the judgements of findings by a group whose
+	// re-evaluation runs.
 	Running, Pending []string
 }
 
@@ -37,6 +38,7 @@ type tableImage struct {
 	audited     map[int64]bool // scans named by a scan.record entry
 	firstRec    string         // the id of the oldest scan.record entry
 	running     []work.Item
+	reevaluated map[groupKey]bool // groups a running re-evaluation judges
 }
 
 // Check reads the whole table and checks the invariants of docs/DATA.md:
@@ -54,8 +56,16 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 		return Report{}, err
 	}
 	r := Report{Scans: len(img.scans), Findings: len(img.findings), PRs: len(img.prs)}
+	img.reevaluated = map[groupKey]bool{}
 	for _, w := range img.running {
 		r.Running = append(r.Running, fmt.Sprintf("work %d (%s) since %s: %d steps", w.ID, w.Kind, scangate.At(w.CreatedAt), w.Steps))
+		if w.Kind == KindAllowlist || w.Kind == KindExpiry {
+			if p, _, err := readReeval(w); err == nil {
+				for _, g := range p.Groups {
+					img.reevaluated[g.group()] = true
+				}
+			}
+		}
 	}
 	unsuppressed := img.checkFindings(&r)
 	want := img.checkScans(&r, unsuppressed)
@@ -137,7 +147,9 @@ func (img tableImage) policies() (policies, error) {
 }
 
 // checkFindings compares each finding's judgement with its groups' rules
-// and returns the unsuppressed findings of each scan, per severity.
+// (a difference is pending while a re-evaluation of the group runs) and
+// its suppression with its judgement, and returns the unsuppressed
+// findings of each scan, per severity, as judged.
 func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
 	unsuppressed := map[int64]scangate.SevCounts{}
 	for _, it := range img.findings {
@@ -145,20 +157,22 @@ func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
 		if _, ok := img.scans[row.scanID]; !ok {
 			continue // a scan whose recording failed before its commit
 		}
-		want := map[int][]int64{}
 		for j, g := range row.groups {
-			if ids := img.groups[g].covering(row.ref); len(ids) > 0 {
-				want[j] = ids
+			want := img.groups[g].covering(row.ref)
+			if slices.Equal(row.by[j], want) {
+				continue
+			}
+			line := fmt.Sprintf("scan %d %s: covered by %v in %s, its allowlists say %v", row.scanID, getS(it, aSK), row.by[j], g.pk(), want)
+			if img.reevaluated[g] {
+				r.Pending = append(r.Pending, line)
+			} else {
+				r.Drift = append(r.Drift, line)
 			}
 		}
-		if !sameJudgement(row.by, want) {
-			r.Drift = append(r.Drift, fmt.Sprintf("scan %d %s: covered by %v, its allowlists say %v", row.scanID, getS(it, aSK), row.by, want))
+		if sup := row.sup(); getBool(it, aSup, false) != sup {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d %s: suppressed is %v, its judgement says %v", row.scanID, getS(it, aSK), !sup, sup))
 		}
-		sup := row.src || len(want) > 0
-		if getBool(it, aSup, false) != sup {
-			r.Drift = append(r.Drift, fmt.Sprintf("scan %d %s: suppressed is %v, its allowlists say %v", row.scanID, getS(it, aSK), !sup, sup))
-		}
-		if !sup {
+		if !row.sup() {
 			c := unsuppressed[row.scanID]
 			c.Add(row.sev, 1)
 			unsuppressed[row.scanID] = c

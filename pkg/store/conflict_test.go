@@ -30,7 +30,7 @@ func TestLoneChangeMeetsNoConflict(t *testing.T) {
 	}
 	before := env.Conflicts()
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-2021-44228", Active: true, Global: true}
-	_, upd, err := env.Store.CreateAllowlist(ctx, scangate.Allowlist{Rule: rule}, "", scangate.Who{RequestID: "test"}, time.Now())
+	_, upd, err := allowNow(t, env.Store, rule)
 	if err != nil || upd.Vulnerabilities != 40*30 {
 		t.Fatalf("create: %+v %v", upd, err)
 	}

@@ -11,24 +11,26 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/work"
 )
 
 // An allowlist whose expiry is still to apply is in the sparse GSI1
 // partition EXPIRY, sorted by its expiry; the scheduled function queries
 // the part of it that has passed (never a Scan). Applying an expiry is a
 // change like a modify: in one transaction the allowlist and its rule are
-// marked expired (with the group's version moved and the allowlist.expire
-// audit entry), and the allowlist stays in the partition, marked settling;
-// then its group is re-evaluated; then it leaves the partition. A run that
-// stops midway leaves it there, marked settling, for the next run to
-// finish; a run that finds it already expired and settled (the index
-// lags) does nothing.
+// marked expired (the allowlist leaving the partition, the group's
+// version moved), with the allowlist.expire audit entry and the work that
+// re-evaluates the group's findings (kind expiry), which the scheduled
+// function then runs or dispatches. A run that finds an allowlist expired
+// already (the index lags) does nothing. An allowlist left in the
+// partition marked settling (applied before expiries were durable work,
+// its re-evaluation unfinished) gets its work then.
 
 // expiryPK is the GSI1 partition of allowlists whose expiry is to apply.
 const expiryPK = "EXPIRY"
 
-// aSettling marks an expired allowlist whose findings are still to be
-// re-evaluated.
+// aSettling marks an expired allowlist whose findings were still to be
+// re-evaluated, before expiries wrote their work.
 const aSettling = "settling"
 
 // expirer is who applies expiries, for the audit entries: the system.
@@ -40,9 +42,10 @@ func expirySK(a scangate.Allowlist) string {
 }
 
 // ExpireDue applies the expiry of every allowlist whose expiry has passed
-// at now: it stops suppressing, and what it covered is re-evaluated as a
-// modify would. It reports how many it applied.
-func (s *Store) ExpireDue(ctx context.Context, now time.Time) (int, error) {
+// at now: it stops suppressing, and the work that re-evaluates what it
+// covered is written with it, held by the caller until lease. It returns
+// that work, one item per expiry applied, for the caller to run.
+func (s *Store) ExpireDue(ctx context.Context, now time.Time, lease int64) ([]work.Item, error) {
 	due, err := s.queryAll(ctx, "list due expiries", &dynamodb.QueryInput{
 		IndexName:              aws.String(GSI1),
 		KeyConditionExpression: aws.String(ref(aGSI1PK) + " = :pk AND " + ref(aGSI1SK) + " <= :now"),
@@ -50,73 +53,78 @@ func (s *Store) ExpireDue(ctx context.Context, now time.Time) (int, error) {
 			":now": str(scangate.At(now).String() + "#~")},
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var items []work.Item
 	for _, it := range due {
 		id, _ := strconv.ParseInt(strings.TrimPrefix(getS(it, aPK), "ALLOW#"), 10, 64)
-		applied, err := s.expire(ctx, id, now)
+		w, applied, err := s.expire(ctx, id, now, lease)
 		if err != nil {
-			return n, err
+			return items, err
 		}
 		if applied {
-			n++
+			items = append(items, w)
 		}
 	}
-	return n, nil
+	return items, nil
 }
 
-// expire applies one allowlist's expiry, or finishes applying it, and
-// reports whether this call applied it.
-func (s *Store) expire(ctx context.Context, id int64, now time.Time) (bool, error) {
-	var cur, a scangate.Allowlist
-	var ver int64
-	applied, settling := false, false
+// expire applies one allowlist's expiry, and reports whether it did.
+func (s *Store) expire(ctx context.Context, id int64, now time.Time, lease int64) (work.Item, bool, error) {
+	workID := int64(0)
+	var w work.Item
+	applied := false
 	err := s.retry.Do(ctx, "expire allowlist", func(int) (bool, error) {
 		it, err := s.getItem(ctx, "get allowlist", allowKey(id))
 		if err != nil || it == nil {
 			return true, err
 		}
-		cur, ver = allowFrom(it)
-		settling = getBool(it, aSettling, false)
-		if cur.ExpiresAt == nil || now.Before(cur.ExpiresAt.Time) || cur.Rule.Expired {
+		cur, ver := allowFrom(it)
+		settling := getBool(it, aSettling, false)
+		if !settling && (cur.ExpiresAt == nil || now.Before(cur.ExpiresAt.Time) || cur.Rule.Expired) {
 			return true, nil // extended, removed, or applied already
 		}
-		a = cur
-		a.Rule.Expired = true
-		t := s.newTx()
-		it = allowItem(a, ver+1)
-		it[aSettling] = boolean(true)
-		it[aGSI1PK], it[aGSI1SK] = str(expiryPK), str(expirySK(cur))
-		t.put(lAllow, it, when(ref(aVer)+" = :ver", ":ver", num(ver)))
-		setRule(t, groupOf(a.Rule.Type, a.Rule.Name), id, a.Rule, false)
-		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistExpire, expirer(), allowTarget(id), allowChanges(cur, a, ""), now))
+		if workID == 0 {
+			if workID, err = s.nextID(ctx, "work"); err != nil {
+				return true, err
+			}
+		}
+		t, p, err := s.expiryTx(ctx, cur, ver, settling, now)
+		if err != nil {
+			return true, err
+		}
+		if w, err = putWork(t, workID, KindExpiry, p, now, lease); err != nil {
+			return true, err
+		}
 		err = s.commit(ctx, "expire allowlist", t)
-		if lostRace(err, lAllow) {
+		if lostRace(err, lAllow, lGroup) {
 			return false, nil
 		}
-		applied, settling, ver = err == nil, err == nil, ver+1
+		applied = err == nil
 		return true, err
 	})
-	if err != nil || !settling {
-		return applied, err
+	return w, applied, err
+}
+
+// expiryTx builds the transaction of an expiry (or, for an allowlist
+// marked settling, of the work it still owes), and the parameters of its
+// re-evaluation: the rule before and after, the group's version after.
+func (s *Store) expiryTx(ctx context.Context, cur scangate.Allowlist, ver int64, settling bool, now time.Time) (*tx, reevalParams, error) {
+	g := groupOf(cur.Rule.Type, cur.Rule.Name)
+	v, err := s.groupVersions(ctx, []groupKey{g})
+	if err != nil {
+		return nil, reevalParams{}, err
 	}
-	old := cur.Rule
-	old.Expired = false
-	if !applied { // a run before this one stopped midway: finish it
-		old, a = cur.Rule, cur
-		old.Expired = false
+	a, old := cur, cur.Rule
+	a.Rule.Expired, old.Expired = true, false
+	t := s.newTx()
+	t.put(lAllow, allowItem(a, ver+1), when(ref(aVer)+" = :ver", ":ver", num(ver))) // out of the EXPIRY partition
+	p := reevalParams{Allowlist: cur.ID, Old: &old, New: a.Rule, Groups: []groupAt{atVersion(g, v[g].gv)}}
+	if settling { // applied already: its work alone
+		return t, p, nil
 	}
-	if _, err := s.settle(ctx, old, a.Rule, now); err != nil {
-		return applied, err
-	}
-	// Settled: leave the partition of expiries to apply. A change made
-	// meanwhile wrote the allowlist as it is, so nothing is left to do.
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: allowItem(a, ver+1),
-		ConditionExpression: aws.String(ref(aVer) + " = :ver"), ExpressionAttributeNames: map[string]string{ref(aVer): aVer},
-		ExpressionAttributeValues: item{":ver": num(ver)}})
-	if err != nil && !conditionFailed(err) {
-		return applied, dbErr("settle expired allowlist", err)
-	}
-	return applied, nil
+	setRule(t, g, v[g], cur.ID, a.Rule, false)
+	p.Groups[0].GV++
+	s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistExpire, expirer(), allowTarget(cur.ID), allowChanges(cur, a, ""), now))
+	return t, p, nil
 }

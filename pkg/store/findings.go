@@ -23,10 +23,12 @@ import (
 //
 // so that a change of any group a finding belongs to finds it through the
 // index. A finding stores its judgement per group (by: the ids of the
-// allowlists covering it, keyed by the index of the group among its keys)
+// allowlists covering it, keyed by the index of the group among its keys),
+// the version of each group its judgement was made at (gvs, keyed alike),
 // and sup, whether it is suppressed at all (in source, or by any group).
 // Each group's re-evaluation rewrites only its own entry, under the
-// finding's version fv.
+// finding's version fv, and never one made at a newer version of the group
+// than its own.
 
 func findingSK(i int) string { return fmt.Sprintf("FINDING#%06d", i) }
 
@@ -60,12 +62,13 @@ type findingRow struct {
 	src    bool              // suppressed in source
 	sev    scangate.Severity // how severe it is
 	by     map[int][]int64   // covering allowlist ids by group index
+	gvs    map[int]int64     // the group version of each group's judgement
 	fv     int64             // version of the judgement
 	groups []groupKey        // by index: ref.Keys() as groups
 }
 
 func newRow(k item, scanID int64, ref scangate.FindingRef, src bool, sev scangate.Severity) findingRow {
-	r := findingRow{key: k, scanID: scanID, ref: ref, src: src, sev: severityOf(sev), by: map[int][]int64{}}
+	r := findingRow{key: k, scanID: scanID, ref: ref, src: src, sev: severityOf(sev), by: map[int][]int64{}, gvs: map[int]int64{}}
 	for _, key := range ref.Keys() {
 		r.groups = append(r.groups, groupKey{typ: ref.Type, key: key})
 	}
@@ -111,6 +114,29 @@ func byAttr(by map[int][]int64) types.AttributeValue {
 	return &types.AttributeValueMemberM{Value: m}
 }
 
+// gvsAttr is the group versions of a finding's judgements (never empty:
+// every finding has a group).
+func gvsAttr(gvs map[int]int64) types.AttributeValue {
+	m := item{}
+	for j, v := range gvs {
+		m[strconv.Itoa(j)] = num(v)
+	}
+	return &types.AttributeValueMemberM{Value: m}
+}
+
+// gvsFrom reads a finding's judgement versions; a finding recorded before
+// they were kept reads 0 for every group (older than any change).
+func gvsFrom(it item) map[int]int64 {
+	gvs := map[int]int64{}
+	if m, ok := it[aJudgedAt].(*types.AttributeValueMemberM); ok {
+		for k, v := range m.Value {
+			j, _ := strconv.Atoi(k)
+			gvs[j] = parseN(v)
+		}
+	}
+	return gvs
+}
+
 func byFrom(it item) map[int][]int64 {
 	by := map[int][]int64{}
 	if m, ok := it[aBy].(*types.AttributeValueMemberM); ok {
@@ -126,7 +152,7 @@ func rowFrom(it item) findingRow {
 	ref := scangate.FindingRef{Type: scangate.ScanType(getS(it, aType)), Name: getS(it, aName),
 		Aliases: getStrings(it, aAliases), RepoID: getN(it, aRepoID), VcID: getN(it, aVcID), Path: getS(it, aPath)}
 	r := newRow(keyOf(it), parseScanPK(getS(it, aPK)), ref, getBool(it, aInSource, false), scangate.Severity(getS(it, aSev)))
-	r.by, r.fv = byFrom(it), getN(it, aFindVer)
+	r.by, r.gvs, r.fv = byFrom(it), gvsFrom(it), getN(it, aFindVer)
 	return r
 }
 
@@ -155,6 +181,7 @@ func findingItems(r findingRow, i int, f scangate.Finding) []item {
 	if len(r.by) > 0 {
 		it[aBy] = byAttr(r.by)
 	}
+	it[aJudgedAt] = gvsAttr(r.gvs)
 	it[aSup] = boolean(r.sup())
 	it[aGSI1PK] = str(r.groups[0].findings())
 	it[aGSI1SK] = str(findingIndexSK(r.scanID, i))
@@ -223,43 +250,6 @@ func findingWrites(rows []findingRow, fs []scangate.Finding, at time.Time, recen
 		}
 	}
 	return reqs
-}
-
-// groupRows lists the findings of a group: the keys the index shows and
-// those of recent recordings, each read from the table itself with a
-// strongly consistent read. The index (keys only) is eventually
-// consistent: it may miss a finding written a moment ago, which the RECENT
-// items supply, and it tells nothing of a finding's judgement, which is
-// read from the finding.
-func (s *Store) groupRows(ctx context.Context, g groupKey, now time.Time) ([]findingRow, error) {
-	entries, err := s.queryAll(ctx, "list findings", &dynamodb.QueryInput{
-		IndexName:                 aws.String(GSI1),
-		KeyConditionExpression:    aws.String(ref(aGSI1PK) + " = :pk"),
-		ExpressionAttributeValues: item{":pk": str(g.findings())},
-	})
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]item, 0, len(entries))
-	for _, it := range entries {
-		keys = append(keys, findingKeyOf(it))
-	}
-	recent, err := s.recentKeys(ctx, g, now)
-	if err != nil {
-		return nil, err
-	}
-	items, err := s.batchGetAll(ctx, "get findings", append(keys, recent...))
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]findingRow, 0, len(items))
-	for _, it := range items {
-		rows = append(rows, rowFrom(it))
-	}
-	slices.SortFunc(rows, func(a, b findingRow) int {
-		return strings.Compare(keyString(a.key), keyString(b.key))
-	})
-	return rows, nil
 }
 
 // recentKeys returns the keys of the findings recorded into g within the

@@ -22,12 +22,14 @@ const lBlock = "block"
 const eventReserve = 1
 
 // gateChange is what a write of a PR record does to its gate: the
-// decision before and after, and the decision's sequence after (it moves
-// only when the decision does).
+// decision before and after, the decision's sequence after (it moves only
+// when the decision does), and what caused the write (causeScan,
+// causeAllowlist, causeExpiry, causePolicy).
 type gateChange struct {
 	prID       int64
 	prev, next scangate.Gate
 	seq        int64
+	cause      string
 }
 
 // decided reports whether the decision changed: blocked, or its reasons.
@@ -36,11 +38,12 @@ func (c gateChange) decided() bool {
 }
 
 // putPR adds to t the write of a PR record: next over old as read,
-// conditioned on old's version, or on the record's absence for a new PR.
-// Every writer of a PR record goes through it, so each knows the PR's
-// previous and new gate (the events of section 12 hook in here, in the
-// room eventReserve keeps). It returns the record as written.
-func putPR(t *tx, old prRecord, found bool, next prRecord) (prRecord, gateChange) {
+// conditioned on old's version, or on the record's absence for a new PR,
+// for a cause. Every writer of a PR record goes through it, so each knows
+// the PR's previous and new gate and why it changed (the events of
+// section 12 hook in here, in the room eventReserve keeps). It returns
+// the record as written.
+func putPR(t *tx, old prRecord, found bool, next prRecord, cause string) (prRecord, gateChange) {
 	c := when("attribute_not_exists(" + ref(aPK) + ")")
 	if found {
 		c = when(ref(aVer)+" = :ver", ":ver", num(old.ver))
@@ -51,7 +54,7 @@ func putPR(t *tx, old prRecord, found bool, next prRecord) (prRecord, gateChange
 	if !found {
 		prev = scangate.Gate{Reasons: []scangate.GateReason{}}
 	}
-	return next, gateChange{prID: next.ID, prev: prev, next: next.gate, seq: next.gseq}
+	return next, gateChange{prID: next.ID, prev: prev, next: next.gate, seq: next.gseq, cause: cause}
 }
 
 // prRecords reads PR records by key (strongly consistent), those of before
@@ -155,7 +158,7 @@ func (s *Store) rejudgeOne(ctx context.Context, r prRecord, pol policies, now ti
 		if !changed {
 			return true, nil
 		}
-		_, c := putPR(t, r, true, next)
+		_, c := putPR(t, r, true, next, causePolicy)
 		err := s.commit(ctx, "re-judge PR", t)
 		if lostRace(err, lPR, lBlock) {
 			recs, rerr := s.prRecords(ctx, []item{prKey(r.VcID, r.RepoID, r.Number)})

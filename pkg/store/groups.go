@@ -118,32 +118,62 @@ const (
 	lOldGroup = "old group"
 )
 
-// setRule writes a rule into its group and moves the group's version.
-func setRule(t *tx, g groupKey, id int64, r scangate.Rule, added bool) {
+// setRule writes a rule into its group and moves the group's version
+// from cur, the version as read, conditioned on it.
+func setRule(t *tx, g groupKey, cur groupVersion, id int64, r scangate.Rule, added bool) {
 	t.put(lRule, ruleItem(g, id, r), nil)
 	n := int64(0)
 	if added {
 		n = 1
 	}
-	bumpGroup(t, lGroup, g, n)
+	moveGroup(t, lGroup, g, cur, n)
 }
 
-// dropRule takes a rule out of its group and moves the group's version.
-func dropRule(t *tx, g groupKey, id int64) {
+// dropRule takes a rule out of its group and moves the group's version
+// from cur.
+func dropRule(t *tx, g groupKey, cur groupVersion, id int64) {
 	t.del(lOldRule, g.ruleKey(id), nil)
-	bumpGroup(t, lOldGroup, g, -1)
+	moveGroup(t, lOldGroup, g, cur, -1)
 }
 
-func bumpGroup(t *tx, label string, g groupKey, rules int64) {
-	t.update(label, g.versionKey(), "ADD "+ref(aGroupVer)+" :one, "+ref(aN)+" :n", item{":one": num(1), ":n": num(rules)}, nil)
+// moveGroup moves a group's version from cur.gv (as read) to the next,
+// and its count of rules by rules, conditioned on the version: the work a
+// change writes then knows the version its change made (reevalParams).
+func moveGroup(t *tx, label string, g groupKey, cur groupVersion, rules int64) {
+	c := when(ref(aGroupVer)+" = :gv", ":gv", num(cur.gv))
+	if cur.gv == 0 {
+		c = when("attribute_not_exists(" + ref(aGroupVer) + ")")
+	}
+	t.put(label, merge(g.versionKey(), item{aGroupVer: num(cur.gv + 1), aN: num(cur.n + rules)}), c)
 }
 
-// readGroups reads snapshots of groups: their version items in batches
+// snapshot reads a group's rules exactly as they are at one version: its
+// version, its rules, its version again, until the two reads agree (every
+// change of a rule moves the version in its transaction).
+func (s *Store) snapshot(ctx context.Context, g groupKey) (group, error) {
+	var out group
+	err := s.retry.Do(ctx, "read "+g.pk(), func(int) (bool, error) {
+		gs, err := s.readGroups(ctx, []groupKey{g})
+		if err != nil {
+			return true, err
+		}
+		v, err := s.groupVersions(ctx, []groupKey{g})
+		if err != nil {
+			return true, err
+		}
+		out = gs[g]
+		return v[g].gv == out.gv, nil
+	})
+	return out, err
+}
+
+// readGroups reads groups' rules: their version items in batches
 // (strongly consistent), then the rules of those that have any. A rule
-// read after its version item may be newer than that version; every write
-// that depends on a snapshot is conditioned on the version, and a
-// recording compares the version again after it commits, so a newer rule
-// never passes for an older version.
+// read after its version item may be newer than that version, so a
+// judgement made by them is marked with a version as old as its rules or
+// older, never newer: a recording reads the versions again after it
+// commits (and settles its findings of a group that moved), and a
+// re-evaluation reads a snapshot, whose version is exactly its rules'.
 func (s *Store) readGroups(ctx context.Context, keys []groupKey) (map[groupKey]group, error) {
 	versions, err := s.groupVersions(ctx, keys)
 	if err != nil {
@@ -222,13 +252,4 @@ func (s *Store) readVersions(ctx context.Context, keys []groupKey, more []item) 
 		out[parseGroupPK(getS(it, aPK))] = groupVersion{gv: getN(it, aGroupVer), n: getN(it, aN)}
 	}
 	return out, pv, nil
-}
-
-// groupCheck conditions a transaction on the group being at version gv.
-func groupCheck(t *tx, g group) {
-	c := when(ref(aGroupVer)+" = :gv", ":gv", num(g.gv))
-	if g.gv == 0 {
-		c = when("attribute_not_exists(" + ref(aGroupVer) + ")")
-	}
-	t.check(lGroup, g.versionKey(), c)
 }

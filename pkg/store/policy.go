@@ -265,11 +265,10 @@ func (s *Store) policyTx(cur, next policies, c scangate.PolicyChange, workID int
 		delete(global, aUpdatedBy)
 	}
 	t.put(lGlobalPolicy, global, onGlobal)
-	w, wit, err := newWork(workID, KindPolicy, policyParams{Version: next.pv}, now, lease)
+	w, err := putWork(t, workID, KindPolicy, policyParams{Version: next.pv}, now, lease)
 	if err != nil {
 		return nil, work.Item{}, err
 	}
-	t.put(lWork, wit, when("attribute_not_exists("+ref(aPK)+")"))
 	s.addAudit(t, scangate.NewAudit(scangate.AuditPolicyUpdate, who, target, changes, now))
 	return t, w, nil
 }
@@ -296,9 +295,17 @@ func policyChanges(oldGlobal, newGlobal scangate.Policy, oldRepo, newRepo *scang
 	return c
 }
 
-// Runner is the runner of the store's kinds of durable work.
-func (s *Store) Runner(now func() time.Time) work.Runner {
-	return work.Runner{Store: s, Kinds: map[string]work.Kind{KindPolicy: policyWork{s: s, now: now}}, Now: now}
+// Runner is the runner of the store's kinds of durable work: re-judging
+// every PR after a policy change, re-evaluating an allowlist's findings
+// after a change or an expiry. With send, the steps of work planned to
+// fan out are dispatched to the work queue.
+func (s *Store) Runner(now func() time.Time, send work.Sender) work.Runner {
+	return work.Runner{Store: s, Now: now, Sender: send, Lease: s.workLease, DispatchLease: s.workLease,
+		Kinds: map[string]work.Kind{
+			KindPolicy:    policyWork{s: s, now: now},
+			KindAllowlist: reevalWork{s: s, now: now, cause: causeAllowlist},
+			KindExpiry:    reevalWork{s: s, now: now, cause: causeExpiry},
+		}}
 }
 
 // policyRange is how many PR ids one step of a policy's work re-judges.
@@ -314,13 +321,13 @@ type policyWork struct {
 }
 
 // Plan reads the PR counter: the PRs to re-judge.
-func (p policyWork) Plan(ctx context.Context, _ work.Item) (int, work.Result, error) {
+func (p policyWork) Plan(ctx context.Context, _ work.Item) (work.Plan, error) {
 	it, err := p.s.getItem(ctx, "read PR counter", key("COUNTER#pr", "COUNTER"))
 	if err != nil {
-		return 0, nil, err
+		return work.Plan{}, err
 	}
 	n := getN(it, aN)
-	return int((n + policyRange - 1) / policyRange), work.Result{"prs": n}, nil
+	return work.Plan{Steps: int((n + policyRange - 1) / policyRange), Planned: work.Result{"prs": n}}, nil
 }
 
 // Step re-judges the PRs of one range of ids.

@@ -211,7 +211,7 @@ func (s *Store) record(ctx context.Context, nss []scangate.NewScan, chunks []int
 		for k := range rows[i] {
 			r := &rows[i][k]
 			for j, g := range r.groups {
-				r.by = r.judged(j, before[g].covering(r.ref))
+				r.by, r.gvs[j] = r.judged(j, before[g].covering(r.ref)), before[g].gv
 			}
 		}
 		scans[i] = newScan(ids[i], ns, rows[i], pol.effective(ns.RepoID), now)
@@ -370,7 +370,7 @@ func (s *Store) commitScans(ctx context.Context, scans []scangate.Scan, pref sca
 				old.ID, len(next.cats), scangate.MaxCategories)
 		}
 		next, _ = next.judge(pol.effective(first.RepoID), first.CreatedAt)
-		next, _ = putPR(t, old, found, next)
+		next, _ = putPR(t, old, found, next, causeScan)
 		if !found {
 			t.put(lPRID, prIDItem(next), nil)
 		}
@@ -428,7 +428,7 @@ func (s *Store) settleRecording(ctx context.Context, rows []findingRow, before m
 				mine = append(mine, r)
 			}
 		}
-		if err := s.reconcile(ctx, g, mine, now); err != nil {
+		if _, err := s.settleRows(ctx, g, nil, mine, causeScan, now); err != nil {
 			return err
 		}
 	}

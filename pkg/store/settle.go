@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
@@ -11,88 +11,96 @@ import (
 
 // Re-evaluation writes a group's judgement of its findings, and the counts
 // and block status that follow, in transactions of at most txMaxItems
-// items: each holds the condition that the group is still at the version
-// judged by (1 item) and the steps of one or more scans. A step of a scan
-// holds up to unitRows finding updates (each conditioned on the finding's
-// version), the scan's new counts (conditioned on its count version) and
-// its PR's count when it is the PR's newest scan of that type: at most
-// unitRows+2 items. A scan with more findings to change takes several
-// steps, one after the other; the steps of different scans share
-// transactions, sent one at a time.
+// items. A unit is one step of one scan: up to unitRows finding updates
+// (each conditioned on the finding's version), the scan's new counts
+// (conditioned on its count version) and its PR's record when it is the
+// PR's newest scan of its pair (conditioned on the PR's version), with
+// room for the PR's event: at most unitRows+3 items. A scan with more
+// findings to change takes several units, one after the other; units of
+// different scans are packed into transactions, and the transactions of
+// one wave are sent side by side: no two of them share an item, and no
+// transaction holds a check of the group's version (DynamoDB cancels
+// transactions in flight together that include the same item, a
+// condition check included). What keeps a slower writer from undoing a
+// newer judgement is each finding's own record of the group version its
+// judgement was made at (gvs): a writer never overwrites a judgement made
+// at a newer version, and after committing it reads the group's version
+// again and judges what it wrote again if the version moved (settleRows).
 const unitRows = txMaxItems - 4
 
-// Labels of re-evaluation transactions (the group check: lGroup).
+// judgeParallel is how many transactions of one wave are in flight at
+// once.
+const judgeParallel = batchParallel
+
+// Labels of re-evaluation transactions.
 const (
 	lFinding = "finding"
 	lCounts  = "counts"
-	lPRCount = "pr count"
 )
 
-// errSuperseded reports that the group changed while its findings were
-// being judged: the judgement must start again from the new version.
-var errSuperseded = errors.New("allowlist group changed")
+// The causes of a PR record's write, which the event of a changed gate
+// names (section 12): a recording, an allowlist change, an expiry, a
+// policy change.
+const (
+	causeScan      = "scan"
+	causeAllowlist = "allowlist"
+	causeExpiry    = "expiry"
+	causePolicy    = "policy"
+)
 
-// settle re-evaluates the findings that the old or the new rule of one
-// allowlist could match, and counts those the two rules judge differently
-// (each finding once).
-func (s *Store) settle(ctx context.Context, old, new scangate.Rule, now time.Time) (scangate.Updated, error) {
-	var upd scangate.Updated
-	old, new = old.Compiled(), new.Compiled() // they judge every finding of the group
-	gs := []groupKey{groupOf(new.Type, new.Name)}
-	if og := groupOf(old.Type, old.Name); old.Type != "" && og != gs[0] {
-		gs = append(gs, og)
-	}
-	counted := map[string]bool{}
-	for _, g := range gs {
-		rows, err := s.groupRows(ctx, g, now)
-		if err != nil {
-			return upd, err
+// settleRows makes the rows' judgement by group g agree with its rules:
+// it judges them by snap (a snapshot of g; nil reads the current one),
+// then reads g's version again, with the policy's, in one BatchGetItem.
+// While g moved, the rows it wrote are judged again by a new snapshot: a
+// change whose work read them before these writes may have passed them
+// over. If the policy moved, the PRs written are judged again
+// (rejudge). It reports whether g had moved past snap's version (the
+// caller's work is superseded).
+func (s *Store) settleRows(ctx context.Context, g groupKey, snap *group, rows []findingRow, cause string, now time.Time) (bool, error) {
+	w := &written{prs: map[string]item{}, pvs: map[int64]bool{}}
+	moved := false
+	for {
+		if snap == nil {
+			sn, err := s.snapshot(ctx, g)
+			if err != nil {
+				return moved, err
+			}
+			snap = &sn
 		}
-		for _, r := range rows {
-			if k := keyString(r.key); !counted[k] {
-				counted[k] = true
-				upd.Count(old, new, r.ref)
+		wrote, err := s.judgeRows(ctx, *snap, rows, cause, w, now)
+		if err != nil || len(wrote) == 0 && len(w.prs) == 0 {
+			return moved, err // nothing written: nothing to judge again
+		}
+		versions, pv, err := s.groupVersionsAndPolicy(ctx, []groupKey{g})
+		if err != nil {
+			return moved, err
+		}
+		if versions[g].gv != snap.gv {
+			moved, snap = true, nil
+			rows = pick(rows, wrote)
+			if len(rows) > 0 {
+				continue
 			}
 		}
-		if err := s.reconcile(ctx, g, rows, now); err != nil {
-			return upd, err
+		if len(w.prs) == 0 || len(w.pvs) == 1 && w.pvs[pv] {
+			return moved, nil
 		}
+		keys := make([]item, 0, len(w.prs))
+		for _, k := range w.prs {
+			keys = append(keys, k)
+		}
+		_, err = s.rejudge(ctx, keys, now)
+		return moved, err
 	}
-	return upd, nil
 }
 
-// reconcile makes the rows' judgement by group g, their scans' counts and
-// block status, and their PRs' counts and gates agree with the group's
-// current rules, starting again from a new snapshot whenever the group
-// moves. Then, the handshake with policy changes: if the policy version
-// is not the one every write was judged by, the PRs written are judged
-// again.
-func (s *Store) reconcile(ctx context.Context, g groupKey, rows []findingRow, now time.Time) error {
-	w := &written{prs: map[string]item{}, pvs: map[int64]bool{}}
-	err := s.retry.Do(ctx, "re-evaluate "+g.pk(), func(int) (bool, error) {
-		gs, err := s.readGroups(ctx, []groupKey{g})
-		if err != nil {
-			return true, err
-		}
-		err = s.apply(ctx, gs[g], rows, w, now)
-		if errors.Is(err, errSuperseded) {
-			return false, nil
-		}
-		return true, err
-	})
-	if err != nil || len(w.prs) == 0 {
-		return err
+// pick returns the rows at the indexes idx.
+func pick(rows []findingRow, idx []int) []findingRow {
+	out := make([]findingRow, len(idx))
+	for i, j := range idx {
+		out[i] = rows[j]
 	}
-	pv, err := s.policyVersion(ctx)
-	if err != nil || len(w.pvs) == 1 && w.pvs[pv] {
-		return err
-	}
-	keys := make([]item, 0, len(w.prs))
-	for _, k := range w.prs {
-		keys = append(keys, k)
-	}
-	_, err = s.rejudge(ctx, keys, now)
-	return err
+	return out
 }
 
 // written is what a re-evaluation wrote of PR records: their keys, and
@@ -102,38 +110,44 @@ type written struct {
 	pvs map[int64]bool
 }
 
-// apply judges every row by the snapshot g and writes the changes, in
-// rounds until none is left: a round plans every scan's steps from fresh
-// reads of the scans and PRs, and a step refused because a finding, scan
-// or PR moved sends that scan's rows to be read again for the next round.
-func (s *Store) apply(ctx context.Context, g group, rows []findingRow, w *written, now time.Time) error {
+// judgeRows judges every row by the snapshot g and writes what changed,
+// in rounds until nothing is left: a round plans every scan's units from
+// fresh reads of the scans and PRs, and a unit refused because a finding,
+// scan or PR moved sends its rows to be read again for the next round. A
+// row whose judgement by g was made at a newer version of g is left as
+// it is. It returns the indexes of the rows it wrote.
+func (s *Store) judgeRows(ctx context.Context, g group, rows []findingRow, cause string, w *written, now time.Time) ([]int, error) {
 	skip := map[int64]bool{} // scans not committed yet: their recorder settles them
-	return s.retry.Do(ctx, "apply "+g.pk(), func(int) (bool, error) {
-		pending, scanIDs := s.pending(g, rows, skip)
+	var wrote []int
+	err := s.retry.Do(ctx, "judge "+g.pk(), func(int) (bool, error) {
+		pending, scanIDs := pendingRows(g, rows, skip)
 		if len(scanIDs) == 0 {
 			return true, nil
 		}
-		chains, err := s.plan(ctx, g, rows, pending, scanIDs, skip, w, now)
+		chains, err := s.plan(ctx, g, rows, pending, scanIDs, skip, w, cause, now)
 		if err != nil {
 			return true, err
 		}
-		stale, err := s.runChains(ctx, g, rows, chains)
+		done, stale, err := s.runChains(ctx, g, rows, chains)
+		wrote = append(wrote, done...)
 		if err != nil {
 			return true, err
 		}
-		// Done when every step committed; else the refused rows are read
+		// Done when every unit committed; else the refused rows are read
 		// again for the next round.
 		return len(stale) == 0, s.refreshRows(ctx, rows, stale)
 	})
+	return wrote, err
 }
 
-// pending groups by scan the rows whose judgement by g is not g's.
-func (s *Store) pending(g group, rows []findingRow, skip map[int64]bool) (map[int64][]int, []int64) {
+// pendingRows groups by scan the rows whose judgement by g is not g's and
+// was made at g's version or an older one.
+func pendingRows(g group, rows []findingRow, skip map[int64]bool) (map[int64][]int, []int64) {
 	pending := map[int64][]int{}
 	var scanIDs []int64
 	for i, r := range rows {
 		j := r.groupIndex(g.groupKey)
-		if j < 0 || skip[r.scanID] || slices.Equal(r.by[j], g.covering(r.ref)) {
+		if j < 0 || skip[r.scanID] || r.gvs[j] > g.gv || slices.Equal(r.by[j], g.covering(r.ref)) {
 			continue
 		}
 		if pending[r.scanID] == nil {
@@ -148,14 +162,13 @@ func (s *Store) pending(g group, rows []findingRow, skip map[int64]bool) (map[in
 // the scan's counts after them, and its PR's when it is the PR's newest
 // of its pair.
 type unit struct {
-	scanID int64
-	rows   []int             // indexes into the rows
-	by     []map[int][]int64 // each row's new judgement
-	t      *tx
-	pr     bool // the step writes its PR record
+	rows []int             // indexes into the rows
+	by   []map[int][]int64 // each row's new judgement
+	t    *tx
+	pr   bool // the unit writes its PR record
 }
 
-// size is the items the step takes in a transaction, with the room its
+// size is the items the unit takes in a transaction, with the room its
 // PR's write keeps for an event.
 func (u unit) size() int {
 	if u.pr {
@@ -165,10 +178,11 @@ func (u unit) size() int {
 }
 
 // plan reads the scans and PRs of the pending rows and the gate policy
-// of their repositories, and builds the chains of steps: one chain per
-// PR, its scans' steps one after the other, since two steps of one PR
-// must not write its record in one transaction (nor under one version).
-func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending map[int64][]int, scanIDs []int64, skip map[int64]bool, w *written, now time.Time) ([][]unit, error) {
+// of their repositories, and builds the chains of units: one chain for
+// the newest scans of each PR, their units one after the other, since two
+// units that write one PR's record must not be in one transaction (nor
+// under one version); one chain for each other scan.
+func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending map[int64][]int, scanIDs []int64, skip map[int64]bool, w *written, cause string, now time.Time) ([][]unit, error) {
 	scanItems, prs, err := s.scansAndPRs(ctx, scanIDs)
 	if err != nil {
 		return nil, err
@@ -179,7 +193,8 @@ func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending ma
 	}
 	w.pvs[pol.pv] = true
 	var order []string
-	byPR := map[string][]int64{}
+	newest := map[string][]int64{}
+	var chains [][]unit
 	for _, id := range scanIDs {
 		it, ok := scanItems[id]
 		if !ok {
@@ -188,19 +203,24 @@ func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending ma
 		}
 		sc := scanFrom(it)
 		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
-		if byPR[pk] == nil {
+		pr := prs[pk]
+		if !pr.newest(sc) { // its units write no PR record
+			us, _ := s.chain(g, rows, pending[id], sc, getN(it, aCountVer), pr, pol.effective(pr.RepoID), cause, now)
+			chains = append(chains, us)
+			continue
+		}
+		if newest[pk] == nil {
 			order = append(order, pk)
 		}
-		byPR[pk] = append(byPR[pk], id)
+		newest[pk] = append(newest[pk], id)
 	}
-	var chains [][]unit
 	for _, pk := range order {
 		pr := prs[pk]
 		var units []unit
-		for _, id := range byPR[pk] {
+		for _, id := range newest[pk] {
 			it := scanItems[id]
 			var us []unit
-			us, pr = s.chain(g, rows, pending[id], scanFrom(it), getN(it, aCountVer), pr, pol.effective(pr.RepoID), now)
+			us, pr = s.chain(g, rows, pending[id], scanFrom(it), getN(it, aCountVer), pr, pol.effective(pr.RepoID), cause, now)
 			units = append(units, us...)
 		}
 		if pr.ver != prs[pk].ver {
@@ -232,16 +252,16 @@ func (s *Store) scansAndPRs(ctx context.Context, scanIDs []int64) (map[int64]ite
 	return scans, prs, err
 }
 
-// chain builds the steps of one scan: each step's finding updates, and
+// chain builds the units of one scan: each unit's finding updates, and
 // the scan's counts and block status (by the policy p) and its PR's
 // record, when it is the PR's newest of its pair, as they stand after
-// the step, under the count version (and PR version) the previous step
-// leaves. It returns the PR record as its last step leaves it.
-func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord, p scangate.Policy, now time.Time) ([]unit, prRecord) {
+// the unit, under the count version (and PR version) the previous unit
+// leaves. It returns the PR record as its last unit leaves it.
+func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord, p scangate.Policy, cause string, now time.Time) ([]unit, prRecord) {
 	var units []unit
 	sev := sc.Sev
 	for start := 0; start < len(idx); start += unitRows {
-		u := unit{scanID: sc.ID, t: s.newTx()}
+		u := unit{t: s.newTx()}
 		moved := false
 		for _, i := range idx[start:min(start+unitRows, len(idx))] {
 			r := rows[i]
@@ -255,7 +275,7 @@ func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, c
 				sev.Add(r.sev, d)
 			}
 			u.rows, u.by = append(u.rows, i), append(u.by, by)
-			setJudgement(u.t, r, by)
+			setJudgement(u.t, r, r.groupIndex(g.groupKey), g.gv, by)
 		}
 		if moved {
 			block := p.ScanBlocks(sc.Type, sc.Status, sev)
@@ -264,7 +284,7 @@ func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, c
 			if pr.newest(sc) {
 				next := pr.withSev(catKeyOf(sc), sev, block, cver)
 				next, _ = next.judge(p, scangate.At(now))
-				pr, _ = putPR(u.t, pr, true, next)
+				pr, _ = putPR(u.t, pr, true, next, cause)
 				u.pr = true
 			}
 		}
@@ -273,17 +293,26 @@ func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, c
 	return units, pr
 }
 
-// setJudgement writes a finding's new judgement under its version.
-func setJudgement(t *tx, r findingRow, by map[int][]int64) {
+// setJudgement writes a finding's new judgement, its group j's made at
+// version gv, under the finding's version.
+func setJudgement(t *tx, r findingRow, j int, gv int64, by map[int][]int64) {
 	c := when(ref(aFindVer)+" = :fv", ":fv", num(r.fv))
 	if r.fv == 0 {
 		c = when("attribute_not_exists(" + ref(aFindVer) + ")")
 	}
-	vals := item{":sup": boolean(r.src || len(by) > 0), ":next": num(r.fv + 1)}
-	set := "SET " + ref(aSup) + " = :sup, " + ref(aFindVer) + " = :next"
-	set += ", " + ref(aBy) + " = :by"
-	vals[":by"] = byAttr(by)
+	vals := item{":sup": boolean(r.src || len(by) > 0), ":next": num(r.fv + 1), ":by": byAttr(by), ":gvs": gvsAttr(withGV(r.gvs, j, gv))}
+	set := "SET " + ref(aSup) + " = :sup, " + ref(aFindVer) + " = :next, " + ref(aBy) + " = :by, " + ref(aJudgedAt) + " = :gvs"
 	t.update(lFinding, r.key, set, vals, c)
+}
+
+// withGV returns judgement versions with group j's set to gv.
+func withGV(gvs map[int]int64, j int, gv int64) map[int]int64 {
+	out := make(map[int]int64, len(gvs)+1)
+	for k, v := range gvs {
+		out[k] = v
+	}
+	out[j] = gv
+	return out
 }
 
 // setCounts writes a scan's counts (per severity and their sums) and
@@ -299,12 +328,13 @@ func setCounts(t *tx, sc scangate.Scan, cver int64, sev scangate.SevCounts, bloc
 		item{":s": num(secrets), ":v": num(vulns), ":sev": sevAttr(sev), ":b": boolean(block), ":next": num(cver + 1)}, c)
 }
 
-// runChains commits the chains step by step: the step of every live chain
-// at once, packed into transactions that each check the group's version.
-// A chain whose transaction is refused stops; its rows from that step on
-// are returned as stale.
-func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chains [][]unit) ([]int, error) {
-	var stale []int
+// runChains commits the chains unit by unit: a wave holds the next unit
+// of every live chain, packed into transactions sent side by side (no
+// two share an item). A chain whose transaction is refused stops; its
+// rows from that unit on are returned as stale. It returns the rows
+// written and the rows stale.
+func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chains [][]unit) ([]int, []int, error) {
+	var wrote, stale []int
 	alive := make([]bool, len(chains))
 	for c := range alive {
 		alive[c] = true
@@ -317,11 +347,12 @@ func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chain
 			}
 		}
 		if len(live) == 0 {
-			return stale, nil
+			return wrote, stale, nil
 		}
-		refused, err := s.commitStep(ctx, g, rows, chains, live, step)
+		done, refused, err := s.commitWave(ctx, g, rows, chains, live, step)
+		wrote = append(wrote, done...)
 		if err != nil {
-			return nil, err
+			return wrote, nil, err
 		}
 		for _, c := range refused {
 			alive[c] = false
@@ -332,49 +363,50 @@ func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chain
 	}
 }
 
-// commitStep commits one step of each live chain, packed into
-// transactions sent one after the other, and returns the chains refused.
-// One at a time, because every one of them checks the group's version:
-// DynamoDB cancels transactions in flight together that include the same
-// item, a condition check included (TestLoneChangeMeetsNoConflict).
-func (s *Store) commitStep(ctx context.Context, g group, rows []findingRow, chains [][]unit, live []int, step int) ([]int, error) {
+// commitWave commits one unit of each live chain, packed into
+// transactions of at most txMaxItems items sent judgeParallel at a time,
+// and returns the rows written and the chains refused.
+func (s *Store) commitWave(ctx context.Context, g group, rows []findingRow, chains [][]unit, live []int, step int) ([]int, []int, error) {
 	var packs [][]int
 	var cur []int
-	n := 1 // the group check
+	n := 0
 	for _, c := range live {
 		size := chains[c][step].size()
 		if n+size > txMaxItems && len(cur) > 0 {
-			packs, cur, n = append(packs, cur), nil, 1
+			packs, cur, n = append(packs, cur), nil, 0
 		}
 		cur, n = append(cur, c), n+size
 	}
 	packs = append(packs, cur)
-	var refused []int
-	for _, pack := range packs {
+	var mu sync.Mutex
+	var wrote, refused []int
+	err := parallel(ctx, judgeParallel, packs, func(ctx context.Context, pack []int) error {
 		t := s.newTx()
-		groupCheck(t, g)
 		for _, c := range pack {
 			u := chains[c][step]
 			t.items, t.labels = append(t.items, u.t.items...), append(t.labels, u.t.labels...)
 		}
 		err := s.commit(ctx, "re-evaluate findings", t)
+		mu.Lock()
+		defer mu.Unlock()
 		switch {
 		case err == nil:
 			for _, c := range pack {
 				u := chains[c][step]
 				for k, i := range u.rows {
-					rows[i].by, rows[i].fv = u.by[k], rows[i].fv+1
+					r := &rows[i]
+					r.by, r.gvs, r.fv = u.by[k], withGV(r.gvs, r.groupIndex(g.groupKey), g.gv), r.fv+1
+					wrote = append(wrote, i)
 				}
 			}
-		case failed(err, lGroup):
-			return nil, errSuperseded
 		case isCancelled(err): // a finding, scan or PR moved, or a conflict
 			refused = append(refused, pack...)
 		default:
-			return nil, err
+			return err
 		}
-	}
-	return refused, nil
+		return nil
+	})
+	return wrote, refused, err
 }
 
 // refreshRows reads the judgement of some rows again, consistently.
@@ -394,7 +426,7 @@ func (s *Store) refreshRows(ctx context.Context, rows []findingRow, idx []int) e
 	}
 	for _, it := range items {
 		i := at[keyString(keyOf(it))]
-		rows[i].by, rows[i].fv = byFrom(it), getN(it, aFindVer)
+		rows[i].by, rows[i].gvs, rows[i].fv = byFrom(it), gvsFrom(it), getN(it, aFindVer)
 	}
 	return nil
 }

@@ -40,6 +40,12 @@ type Store struct {
 	recentWindow time.Duration
 	// auditRetention is how long audit entries are kept (the table's TTL).
 	auditRetention time.Duration
+	// workLease is the lease of durable work (both held and dispatched);
+	// 0 keeps pkg/work's defaults.
+	workLease time.Duration
+	// syncFindings is the most findings a re-evaluation runs in its
+	// request; stepFindings about how many one step covers.
+	syncFindings, stepFindings int
 }
 
 // Option configures a Store.
@@ -56,13 +62,24 @@ func WithRecentWindow(d time.Duration) Option { return func(s *Store) { s.recent
 // WithAuditRetention sets how long audit entries are kept.
 func WithAuditRetention(d time.Duration) Option { return func(s *Store) { s.auditRetention = d } }
 
+// WithWorkLease sets the lease of durable work, held or dispatched (the
+// local stack's tests shorten it, to see work resumed soon after a kill).
+func WithWorkLease(d time.Duration) Option { return func(s *Store) { s.workLease = d } }
+
+// WithReevaluation sets the most findings a re-evaluation runs in its
+// request (larger ones fan out) and about how many one step covers.
+func WithReevaluation(syncFindings, stepFindings int) Option {
+	return func(s *Store) { s.syncFindings, s.stepFindings = syncFindings, stepFindings }
+}
+
 // DefaultRecentWindow is far beyond the index lag DynamoDB shows in
 // practice (well under a second).
 const DefaultRecentWindow = 10 * time.Minute
 
 // New returns a store on the named table.
 func New(db DB, table string, opts ...Option) *Store {
-	s := &Store{db: storable{db}, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow, auditRetention: DefaultAuditRetention}
+	s := &Store{db: storable{db}, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow, auditRetention: DefaultAuditRetention,
+		syncFindings: DefaultSyncFindings, stepFindings: DefaultStepFindings}
 	for _, o := range opts {
 		o(s)
 	}

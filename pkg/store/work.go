@@ -19,7 +19,7 @@ import (
 // Durable work (pkg/work) is kept as a work item and one marker per step
 // done:
 //
-//	WORK#<id> / WORK        kind, params, steps, plan, status, lease, created_at, completed_at, totals
+//	WORK#<id> / WORK        kind, params, steps, plan, layout, fanout, status, lease, created_at, completed_at, totals
 //	                        GSI1: WORKQ / <created_at>#<id> while it runs (a sparse index)
 //	WORK#<id> / STEP#<n>    the step's result, written once
 //
@@ -40,6 +40,8 @@ const (
 	aParams     = "params"
 	aSteps      = "steps"
 	aPlan       = "plan"
+	aLayout     = "layout"
+	aFanOut     = "fanout"
 	aTotals     = "totals"
 	aStepResult = "result"
 )
@@ -74,6 +76,16 @@ func newWork(id int64, kind string, params any, now time.Time, lease int64) (wor
 	return w, it, nil
 }
 
+// putWork adds a new piece of work to the transaction of its change.
+func putWork(t *tx, id int64, kind string, params any, now time.Time, lease int64) (work.Item, error) {
+	w, it, err := newWork(id, kind, params, now, lease)
+	if err != nil {
+		return work.Item{}, err
+	}
+	t.put(lWork, it, when("attribute_not_exists("+ref(aPK)+")"))
+	return w, nil
+}
+
 func workFrom(it item) work.Item {
 	w := work.Item{ID: getN(it, aID), Kind: getS(it, aWorkKind), Params: json.RawMessage(getS(it, aParams)),
 		Steps: -1, Status: getS(it, aStatus), Lease: getN(it, aLease), CreatedAt: getTime(it, aCreatedAt).Time}
@@ -81,6 +93,10 @@ func workFrom(it item) work.Item {
 		w.Steps = int(getN(it, aSteps))
 	}
 	_ = json.Unmarshal([]byte(getS(it, aPlan)), &w.Planned) // written by PlanWork
+	if l := getS(it, aLayout); l != "" {
+		w.Layout = json.RawMessage(l)
+	}
+	w.FanOut = getBool(it, aFanOut, false)
 	if getS(it, aCompletedAt) != "" {
 		w.CompletedAt = getTime(it, aCompletedAt).Time
 		_ = json.Unmarshal([]byte(getS(it, aTotals)), &w.Totals) // written by CompleteWork
@@ -135,18 +151,24 @@ func (s *Store) RenewWork(ctx context.Context, id, held, next int64) (bool, erro
 	return true, nil
 }
 
-// PlanWork sets an item's steps and plan, once.
-func (s *Store) PlanWork(ctx context.Context, id int64, steps int, planned work.Result) (work.Item, error) {
-	p, err := json.Marshal(planned)
+// PlanWork sets an item's plan, once.
+func (s *Store) PlanWork(ctx context.Context, id int64, p work.Plan) (work.Item, error) {
+	planned, err := json.Marshal(p.Planned)
 	if err != nil {
 		return work.Item{}, fmt.Errorf("encode work plan: %w", err)
 	}
+	layout := p.Layout
+	if len(layout) == 0 {
+		layout = json.RawMessage("null")
+	}
 	out, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key:                       workKey(id),
-		UpdateExpression:          aws.String("SET " + ref(aSteps) + " = :steps, " + ref(aPlan) + " = :plan"),
-		ConditionExpression:       aws.String("attribute_exists(" + ref(aPK) + ") AND attribute_not_exists(" + ref(aSteps) + ")"),
-		ExpressionAttributeValues: item{":steps": num(int64(steps)), ":plan": str(string(p))},
-		ReturnValues:              types.ReturnValueAllNew,
+		Key: workKey(id),
+		UpdateExpression: aws.String("SET " + ref(aSteps) + " = :steps, " + ref(aPlan) + " = :plan, " + ref(aLayout) + " = :layout, " +
+			ref(aFanOut) + " = :fanout"),
+		ConditionExpression: aws.String("attribute_exists(" + ref(aPK) + ") AND attribute_not_exists(" + ref(aSteps) + ")"),
+		ExpressionAttributeValues: item{":steps": num(int64(p.Steps)), ":plan": str(string(planned)), ":layout": str(string(layout)),
+			":fanout": boolean(p.FanOut)},
+		ReturnValues: types.ReturnValueAllNew,
 	})
 	switch {
 	case conditionFailed(err): // planned already (or gone): its own plan stands
@@ -155,6 +177,21 @@ func (s *Store) PlanWork(ctx context.Context, id int64, steps int, planned work.
 		return work.Item{}, dbErr("plan work", err)
 	}
 	return workFrom(out.Attributes), nil
+}
+
+// ExtendWork moves a running item's lease forward to until, unless it is
+// later already.
+func (s *Store) ExtendWork(ctx context.Context, id, until int64) error {
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key:                       workKey(id),
+		UpdateExpression:          aws.String("SET " + ref(aLease) + " = :until"),
+		ConditionExpression:       aws.String(ref(aStatus) + " = :running AND " + ref(aLease) + " < :until"),
+		ExpressionAttributeValues: item{":until": num(until), ":running": str(work.Running)},
+	})
+	if err != nil && !conditionFailed(err) {
+		return dbErr("extend work", err)
+	}
+	return nil
 }
 
 // StepsDone reads the markers of an item's steps.

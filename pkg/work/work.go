@@ -12,10 +12,14 @@
 //
 // A kind's steps must be idempotent: a step may run more than once (a
 // runner that died after the step's writes but before its marker, two
-// runners at once after a lease ran out), and every run leaves the same
-// state. Today a runner runs the steps one after another in its own
-// process; a fan-out sends each step to a queue instead and calls Step
-// for each message, then Complete (docs/DECISIONS.md, "Durable work").
+// runners at once after a lease ran out, a queue message delivered
+// twice), and every run leaves the same state. A runner runs the steps
+// of a small item one after another in its own process; a large one (its
+// plan says FanOut) is dispatched: one queue message a step not done,
+// each handled by Handle (Step, then Complete) in a queue function, with
+// the item's lease moved forward by every step, so that the scheduled
+// function dispatches again only the steps of an item that stopped
+// progressing (docs/DECISIONS.md, "Durable work").
 package work
 
 import (
@@ -24,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 )
 
@@ -53,7 +58,12 @@ type Item struct {
 	Steps int
 	// Planned is what planning found (the kind's totals to come, such as
 	// how many pull requests it will re-judge).
-	Planned     Result
+	Planned Result
+	// Layout is the kind's own plan (what each step covers), kept with
+	// the item once planned.
+	Layout json.RawMessage
+	// FanOut: the steps are dispatched to a queue, once planned.
+	FanOut      bool
 	Status      string
 	Lease       int64 // epoch ms until which a runner holds the item; 0 for none
 	CreatedAt   time.Time
@@ -61,12 +71,20 @@ type Item struct {
 	Totals      Result    // the sum of the steps' results, once complete
 }
 
+// Plan is what planning an item decides.
+type Plan struct {
+	Steps   int             // how many steps
+	Planned Result          // what they are to do (Item.Planned)
+	Layout  json.RawMessage // what each covers (Item.Layout)
+	FanOut  bool            // large enough to dispatch (Item.FanOut)
+}
+
 // Kind is what one kind of work does.
 type Kind interface {
-	// Plan returns the number of steps of an item and what it plans to do.
-	// It runs once per item, after the change that wrote the item
-	// committed (so it sees that change).
-	Plan(ctx context.Context, it Item) (int, Result, error)
+	// Plan returns an item's steps and what they are to do. It runs once
+	// per item (a plan made before stands), after the change that wrote
+	// the item committed (so it sees that change).
+	Plan(ctx context.Context, it Item) (Plan, error)
 	// Step runs step n (from 0) of an item and returns its result. It
 	// must be idempotent.
 	Step(ctx context.Context, it Item, n int) (Result, error)
@@ -83,9 +101,12 @@ type Store interface {
 	// RenewWork moves the lease of an item this runner holds (its lease
 	// is held) to next: false when another runner took it over.
 	RenewWork(ctx context.Context, id, held, next int64) (bool, error)
-	// PlanWork sets an item's steps and plan once: an item planned
-	// already keeps its plan, which is returned.
-	PlanWork(ctx context.Context, id int64, steps int, planned Result) (Item, error)
+	// PlanWork sets an item's plan once: an item planned already keeps
+	// its plan, which is returned.
+	PlanWork(ctx context.Context, id int64, p Plan) (Item, error)
+	// ExtendWork moves the lease of a running item forward to until,
+	// unless it is later already: the progress of a dispatched item.
+	ExtendWork(ctx context.Context, id, until int64) error
 	// StepsDone reads the results of the steps done, by step.
 	StepsDone(ctx context.Context, id int64) (map[int]Result, error)
 	// FinishStep keeps a step's result, once: a marker written already
@@ -102,13 +123,30 @@ type Store interface {
 // its lease; a runner that died frees it after this.
 const DefaultLease = 2 * time.Minute
 
+// DefaultDispatchLease is how long a dispatched item waits for its next
+// step to finish before the scheduled function dispatches its steps not
+// done again: its steps may wait in the queue behind other items' steps.
+const DefaultDispatchLease = 15 * time.Minute
+
+// Sender sends the messages of dispatched steps to the queue that the
+// queue function reads (SQS on AWS, the local stack's queue locally).
+type Sender interface {
+	Send(ctx context.Context, bodies []string) error
+}
+
 // Runner runs work items.
 type Runner struct {
 	Store Store
 	Kinds map[string]Kind
 	Now   func() time.Time
 	Lease time.Duration // DefaultLease when 0
-	Log   *slog.Logger
+	// DispatchLease is the lease of a dispatched item, moved forward by
+	// each of its steps; DefaultDispatchLease when 0.
+	DispatchLease time.Duration
+	// Sender dispatches the steps of items planned to fan out; without
+	// one, they run one after another like the others.
+	Sender Sender
+	Log    *slog.Logger
 }
 
 func (r Runner) lease() time.Duration {
@@ -116,6 +154,13 @@ func (r Runner) lease() time.Duration {
 		return r.Lease
 	}
 	return DefaultLease
+}
+
+func (r Runner) dispatchLease() time.Duration {
+	if r.DispatchLease > 0 {
+		return r.DispatchLease
+	}
+	return DefaultDispatchLease
 }
 
 // LeaseFrom is the lease a change gives the item it writes: its writer
@@ -128,9 +173,11 @@ var ErrUnknownKind = errors.New("work: unknown kind")
 
 // Continue runs an item its caller holds (it wrote it, under the lease
 // LeaseFrom gave, or claimed it): it plans it if need be, runs every step
-// not done, and completes it. When ctx ends first it gives its lease up,
-// so that the scheduled function resumes the item at once, and returns
-// the item as it stands (running) with ctx's error.
+// not done, and completes it; an item planned to fan out is dispatched
+// instead (its lease handed to the queue), and returned running. When ctx
+// ends first it gives its lease up, so that the scheduled function
+// resumes the item at once, and returns the item as it stands (running)
+// with ctx's error.
 func (r Runner) Continue(ctx context.Context, it Item) (Item, error) {
 	k, ok := r.Kinds[it.Kind]
 	if !ok {
@@ -139,7 +186,13 @@ func (r Runner) Continue(ctx context.Context, it Item) (Item, error) {
 	if it.Status == Complete {
 		return it, nil
 	}
-	it, err := r.run(ctx, k, it)
+	it, err := r.Plan(ctx, it)
+	if err == nil && it.FanOut && r.Sender != nil {
+		return r.dispatch(ctx, it)
+	}
+	if err == nil {
+		it, err = r.run(ctx, k, it)
+	}
 	if err != nil {
 		if _, rerr := r.Store.RenewWork(context.WithoutCancel(ctx), it.ID, it.Lease, 0); rerr != nil && r.Log != nil {
 			r.Log.ErrorContext(ctx, "release work", "work_id", it.ID, "error", rerr.Error())
@@ -160,12 +213,12 @@ func (r Runner) Plan(ctx context.Context, it Item) (Item, error) {
 	if !ok {
 		return it, fmt.Errorf("work %d: %w %q", it.ID, ErrUnknownKind, it.Kind)
 	}
-	steps, planned, err := k.Plan(ctx, it)
+	plan, err := k.Plan(ctx, it)
 	if err != nil {
 		return it, fmt.Errorf("plan: %w", err)
 	}
 	lease := it.Lease
-	p, err := r.Store.PlanWork(ctx, it.ID, steps, planned)
+	p, err := r.Store.PlanWork(ctx, it.ID, plan)
 	if err != nil {
 		return it, err
 	}
@@ -173,13 +226,57 @@ func (r Runner) Plan(ctx context.Context, it Item) (Item, error) {
 	return p, nil
 }
 
-// run plans the item, runs its steps not done, renewing the lease after
+// dispatch hands a planned item it holds to the queue: its lease moves to
+// DispatchLease from now (each step moves it again), then one message is
+// sent for each step not done. An item whose steps are all done is
+// completed instead.
+func (r Runner) dispatch(ctx context.Context, it Item) (Item, error) {
+	done, err := r.Store.StepsDone(ctx, it.ID)
+	if err != nil {
+		return r.release(ctx, it, err)
+	}
+	if len(done) >= it.Steps {
+		it, err = r.complete(ctx, it, done)
+		if err != nil {
+			return r.release(ctx, it, err)
+		}
+		return it, nil
+	}
+	next := r.Now().Add(r.dispatchLease()).UnixMilli()
+	held, err := r.Store.RenewWork(ctx, it.ID, it.Lease, next)
+	switch {
+	case err != nil:
+		return r.release(ctx, it, err)
+	case !held: // another runner took it over: it dispatches
+		return it, nil
+	}
+	it.Lease = next
+	var bodies []string
+	for n := range it.Steps {
+		if _, ok := done[n]; !ok {
+			bodies = append(bodies, Message(it.ID, n))
+		}
+	}
+	if err := r.Sender.Send(ctx, bodies); err != nil {
+		// The scheduled function dispatches it again (a step sent twice
+		// is done once).
+		return r.release(ctx, it, fmt.Errorf("dispatch: %w", err))
+	}
+	return it, nil
+}
+
+// release gives up the lease of an item this runner holds after err.
+func (r Runner) release(ctx context.Context, it Item, err error) (Item, error) {
+	if _, rerr := r.Store.RenewWork(context.WithoutCancel(ctx), it.ID, it.Lease, 0); rerr != nil && r.Log != nil {
+		r.Log.ErrorContext(ctx, "release work", "work_id", it.ID, "error", rerr.Error())
+	}
+	it.Lease = 0
+	return it, fmt.Errorf("work %d: %w", it.ID, err)
+}
+
+// run runs the steps not done of a planned item, renewing the lease after
 // each, and completes it.
 func (r Runner) run(ctx context.Context, k Kind, it Item) (Item, error) {
-	it, err := r.Plan(ctx, it)
-	if err != nil {
-		return it, err
-	}
 	done, err := r.Store.StepsDone(ctx, it.ID)
 	if err != nil {
 		return it, err
@@ -245,8 +342,71 @@ func (r Runner) Step(ctx context.Context, id int64, n int) error {
 	if _, ok := done[n]; ok || it.Status == Complete {
 		return nil
 	}
-	_, err = r.step(ctx, k, it, n)
+	if _, err = r.step(ctx, k, it, n); err != nil || !it.FanOut {
+		return err
+	}
+	// A dispatched item progresses: the scheduled function leaves it to
+	// the queue for another lease.
+	return r.Store.ExtendWork(ctx, id, r.Now().Add(r.dispatchLease()).UnixMilli())
+}
+
+// Handle handles one message of the queue function: a step's (Message),
+// which runs the step unless it is done and completes the item if it was
+// the last; or an item's (MessageFor), which claims the item if its lease
+// has run out and continues it (plans and dispatches it). A message
+// delivered twice, or handled by two workers at once, changes nothing
+// twice.
+func (r Runner) Handle(ctx context.Context, body string) error {
+	id, n, err := ReadMessage(body)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		now := r.Now()
+		it, claimed, err := r.Store.ClaimWork(ctx, id, now, r.LeaseFrom(now))
+		if err != nil || !claimed {
+			return err
+		}
+		_, err = r.Continue(ctx, it)
+		return err
+	}
+	if err := r.Step(ctx, id, n); err != nil {
+		return err
+	}
+	_, err = r.Complete(ctx, id)
 	return err
+}
+
+// message is the body of a queue message: a step of an item, or (no
+// step) the item itself.
+type message struct {
+	Work int64 `json:"work"`
+	Step *int  `json:"step,omitempty"`
+}
+
+// Message is the body of the message of step n of item id.
+func Message(id int64, n int) string {
+	b, _ := json.Marshal(message{Work: id, Step: &n}) // plain values
+	return string(b)
+}
+
+// MessageFor is the body of a message that has item id continued:
+// planned and dispatched by the queue function.
+func MessageFor(id int64) string {
+	b, _ := json.Marshal(message{Work: id}) // plain values
+	return string(b)
+}
+
+// ReadMessage reads a message's item and step (-1 for the item itself).
+func ReadMessage(body string) (int64, int, error) {
+	var m message
+	if err := json.Unmarshal([]byte(body), &m); err != nil || m.Work < 1 || m.Step != nil && *m.Step < 0 {
+		return 0, 0, fmt.Errorf("work message names no work: %.200s", strconv.Quote(body))
+	}
+	if m.Step == nil {
+		return m.Work, -1, nil
+	}
+	return m.Work, *m.Step, nil
 }
 
 // Complete completes item id when every step is done (for a fan-out,

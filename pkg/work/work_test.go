@@ -25,7 +25,7 @@ func TestFanOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := env.Store.Runner(time.Now)
+	run := env.Store.Runner(time.Now, nil)
 	at := time.Now()
 	change := scangate.PolicyChange{Global: scangate.DefaultPolicy().With(&scangate.PolicyOverride{
 		BlockSeverity: map[scangate.ScanType]scangate.Severity{scangate.ScanSecret: scangate.SeverityMedium}})}

@@ -1,0 +1,20 @@
+// Command run-work is the Lambda of the work queue: it runs the steps of dispatched durable work (an allowlist's re-evaluation of many findings), each once, and completes the work after its last step.
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/trigger"
+	"github.com/scangate/scangate/pkg/workq"
+)
+
+func main() {
+	f := boot.Open("run-work")
+	q, err := workq.Open(os.Getenv)
+	f.Check(err)
+	lambda.Start(trigger.RunWork(f.Store.Runner(time.Now, q), f.Log))
+}
