@@ -2,19 +2,15 @@
 package main
 
 import (
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/trigger"
-	"github.com/scangate/scangate/pkg/workq"
 )
 
 func main() {
 	f := boot.Open("run-work")
-	q, err := workq.Open(os.Getenv)
-	f.Check(err)
-	lambda.Start(trigger.RunWork(f.Store.Runner(time.Now, q), f.Log))
+	lambda.Start(trigger.RunWork(f.Store.Runner(time.Now, nil), f.Log))
 }

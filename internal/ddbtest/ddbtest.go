@@ -191,7 +191,7 @@ func (noDelay) RetryDelay(int, error) (time.Duration, error) { return 0, nil }
 // Recorder returns a store on the same table whose every call is first
 // passed to record with the operation's name and input, for tests that
 // check which DynamoDB actions code uses.
-func (e *Env) Recorder(t testing.TB, record func(op string, input any)) *store.Store {
+func (e *Env) Recorder(t testing.TB, record func(op string, input any), opts ...store.Option) *store.Store {
 	t.Helper()
 	db, err := store.NewClient(context.Background(), e.Endpoint, func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
@@ -209,5 +209,5 @@ func (e *Env) Recorder(t testing.TB, record func(op string, input any)) *store.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store.New(db, e.Table, store.WithRetry(retry.Default))
+	return store.New(db, e.Table, append([]store.Option{store.WithRetry(retry.Default)}, opts...)...)
 }

@@ -45,8 +45,10 @@ func (d deps) S3() *s3.Client { return d.bucket.Client() }
 // the queue is looked up when sending, since the stack's queues start
 // after its functions are built.
 type queueSender struct {
-	stack *Stack
-	queue string // its logical id
+	stack    *Stack
+	queue    string // its logical id
+	function string // the sender's logical id
+	sent     func(function, queue string)
 }
 
 func (q queueSender) Send(_ context.Context, bodies []string) error {
@@ -54,18 +56,21 @@ func (q queueSender) Send(_ context.Context, bodies []string) error {
 	if to == nil {
 		return fmt.Errorf("no queue %s", q.queue)
 	}
+	if q.sent != nil {
+		q.sent(q.function, q.queue)
+	}
 	for _, b := range bodies {
 		to.Send(b)
 	}
 	return nil
 }
 
-// workSender is the sender of the queue the template's run-work function
-// reads, nil when it has none.
-func (s *Stack) workSender(t *gateway.Template) work.Sender {
+// workSender is function's sender of the queue the template's run-work
+// function reads, nil when it has none.
+func (s *Stack) workSender(t *gateway.Template, function string, sent func(function, queue string)) work.Sender {
 	for _, ev := range t.QueueEvents {
 		if ev.Function == ops.LogicalID("run-work") {
-			return queueSender{stack: s, queue: ev.Queue}
+			return queueSender{stack: s, queue: ev.Queue, function: function, sent: sent}
 		}
 	}
 	return nil

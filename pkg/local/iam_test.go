@@ -313,7 +313,15 @@ func TestIAMPolicies(t *testing.T) {
 				for _, k := range leadingKeys(op, input) {
 					keys[fn][k] = true
 				}
-			})
+			}, store.WithReevaluation(1, 1)) // a re-evaluation of more than one finding is dispatched to the work queue
+		},
+		Sent: func(fn, _ string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if used[fn] == nil {
+				used[fn] = map[string]bool{}
+			}
+			used[fn]["sqs:SendMessage"] = true
 		},
 	})
 	if err != nil {
@@ -400,11 +408,9 @@ func TestIAMPolicies(t *testing.T) {
 	// Actions a function needs only when it races another request, which
 	// this sequential workflow does not provoke.
 	racing := map[string][]string{
-		// a scan that is not its PR's newest checks the PR is unchanged; a
-		// group changed while the scan was recorded is settled under a check.
-		"RecordScanFunction":        {"dynamodb:ConditionCheckItem"},
-		"RecordSarifFunction":       {"dynamodb:ConditionCheckItem"},
-		"IngestSarifUploadFunction": {"dynamodb:ConditionCheckItem"},
+		// a re-evaluation read while it runs adds its steps done, which
+		// this workflow reads once complete.
+		"GetReevaluationFunction": {"dynamodb:Query"},
 	}
 	for fn, acts := range racing {
 		for _, a := range acts {
@@ -442,6 +448,10 @@ func TestIAMPolicies(t *testing.T) {
 			t.Fatalf("the upload did not complete: %s", b)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// The work dispatched to the queue is done.
+	if err := stack.Queue("WorkQueue").Idle(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	// Every GET route, with each path id 1 (which every kind of record has
 	// by now), so that every reading function runs.

@@ -76,6 +76,9 @@ type Options struct {
 	// Now is every function's clock (the authorizer's and the scheduled
 	// expiry's too); time.Now when nil. Tests move it past an expiry.
 	Now func() time.Time
+	// Sent, when set, is told of each send of a function to a queue
+	// (tests that record the SQS actions each function uses).
+	Sent func(function, queue string)
 }
 
 // DefaultRedeliverAfter is how long the local queues and streams wait
@@ -269,7 +272,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	var authorizer gateway.AuthorizerHandler
 	for _, op := range append(ops.Operations(), o.Operations...) {
 		id := ops.LogicalID(op.Name)
-		d := deps{store: s.Store, log: o.Log, now: now, config: cfg, cursors: cursors, bucket: s.Bucket, work: s.workSender(t)}
+		d := deps{store: s.Store, log: o.Log, now: now, config: cfg, cursors: cursors, bucket: s.Bucket, work: s.workSender(t, id, o.Sent)}
 		if o.StoreFor != nil {
 			d.store = o.StoreFor(id)
 		}

@@ -173,7 +173,7 @@ func Operations() []Operation {
 			return api.DeleteRepoGatePolicy(d.Store(), d.Store().Runner(d.Now, nil), d.Now, d.Log()).Handle
 		}},
 		{Name: "run-work", Queue: func(d Deps) trigger.QueueHandler {
-			return trigger.RunWork(d.Store().Runner(d.Now, d.WorkQueue()), d.Log())
+			return trigger.RunWork(d.Store().Runner(d.Now, nil), d.Log())
 		}},
 		{Name: "get-reevaluation", API: func(d Deps) api.Handler { return api.GetReevaluation(d.Store(), d.Log()).Handle }},
 	}

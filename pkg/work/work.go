@@ -350,24 +350,13 @@ func (r Runner) Step(ctx context.Context, id int64, n int) error {
 	return r.Store.ExtendWork(ctx, id, r.Now().Add(r.dispatchLease()).UnixMilli())
 }
 
-// Handle handles one message of the queue function: a step's (Message),
-// which runs the step unless it is done and completes the item if it was
-// the last; or an item's (MessageFor), which claims the item if its lease
-// has run out and continues it (plans and dispatches it). A message
-// delivered twice, or handled by two workers at once, changes nothing
-// twice.
+// Handle handles one message of the queue function (Message): it runs
+// the step unless it is done, and completes the item if it was the last.
+// A message delivered twice, or handled by two workers at once, changes
+// nothing twice.
 func (r Runner) Handle(ctx context.Context, body string) error {
 	id, n, err := ReadMessage(body)
 	if err != nil {
-		return err
-	}
-	if n < 0 {
-		now := r.Now()
-		it, claimed, err := r.Store.ClaimWork(ctx, id, now, r.LeaseFrom(now))
-		if err != nil || !claimed {
-			return err
-		}
-		_, err = r.Continue(ctx, it)
 		return err
 	}
 	if err := r.Step(ctx, id, n); err != nil {
@@ -375,38 +364,6 @@ func (r Runner) Handle(ctx context.Context, body string) error {
 	}
 	_, err = r.Complete(ctx, id)
 	return err
-}
-
-// message is the body of a queue message: a step of an item, or (no
-// step) the item itself.
-type message struct {
-	Work int64 `json:"work"`
-	Step *int  `json:"step,omitempty"`
-}
-
-// Message is the body of the message of step n of item id.
-func Message(id int64, n int) string {
-	b, _ := json.Marshal(message{Work: id, Step: &n}) // plain values
-	return string(b)
-}
-
-// MessageFor is the body of a message that has item id continued:
-// planned and dispatched by the queue function.
-func MessageFor(id int64) string {
-	b, _ := json.Marshal(message{Work: id}) // plain values
-	return string(b)
-}
-
-// ReadMessage reads a message's item and step (-1 for the item itself).
-func ReadMessage(body string) (int64, int, error) {
-	var m message
-	if err := json.Unmarshal([]byte(body), &m); err != nil || m.Work < 1 || m.Step != nil && *m.Step < 0 {
-		return 0, 0, fmt.Errorf("work message names no work: %.200s", strconv.Quote(body))
-	}
-	if m.Step == nil {
-		return m.Work, -1, nil
-	}
-	return m.Work, *m.Step, nil
 }
 
 // Complete completes item id when every step is done (for a fan-out,
@@ -470,4 +427,25 @@ func (r Runner) Resume(ctx context.Context, now time.Time) (int, error) {
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// message is the body of a queue message: a step of an item.
+type message struct {
+	Work int64 `json:"work"`
+	Step *int  `json:"step"`
+}
+
+// Message is the body of the message of step n of item id.
+func Message(id int64, n int) string {
+	b, _ := json.Marshal(message{Work: id, Step: &n}) // plain values
+	return string(b)
+}
+
+// ReadMessage reads a message's item and step.
+func ReadMessage(body string) (int64, int, error) {
+	var m message
+	if err := json.Unmarshal([]byte(body), &m); err != nil || m.Work < 1 || m.Step == nil || *m.Step < 0 {
+		return 0, 0, fmt.Errorf("work message names no step: %.200s", strconv.Quote(body))
+	}
+	return m.Work, *m.Step, nil
 }
