@@ -59,6 +59,12 @@ func run() error {
 		}
 		ttl = time.Duration(n) * time.Second
 	}
+	var every time.Duration
+	if s := os.Getenv("SCANGATE_SCHEDULE_EVERY"); s != "" {
+		if every, err = time.ParseDuration(s); err != nil || every <= 0 {
+			return fmt.Errorf("SCANGATE_SCHEDULE_EVERY %q is not a positive duration such as 2s", s)
+		}
+	}
 	stack, err := local.Start(ctx, local.Options{
 		Template:      getenv("SCANGATE_TEMPLATE", "template.yaml"),
 		Table:         cfg.Table,
@@ -72,6 +78,8 @@ func run() error {
 		Log:           cfg.Logger(os.Stderr),
 		S3Endpoint:    os.Getenv("S3_ENDPOINT"),
 		Bucket:        getenv("UPLOADS_BUCKET", local.DefaultBucket),
+		WorkLease:     cfg.WorkLease,
+		ScheduleEvery: every,
 	})
 	if err != nil {
 		return err

@@ -31,6 +31,11 @@ type Config struct {
 	// DashboardOrigin is DASHBOARD_ORIGIN: the one origin (scheme, host,
 	// port) whose pages may read the API's answers (CORS); empty: none.
 	DashboardOrigin string
+	// WorkLease is WORK_LEASE_SECONDS: the lease of durable work, held by
+	// a runner or dispatched to the work queue, after which the scheduled
+	// function takes it over (0: pkg/work's, 2 and 15 minutes). Tests of
+	// the local stack shorten it.
+	WorkLease time.Duration
 }
 
 // Defaults of the settings.
@@ -72,6 +77,13 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("UPLOAD_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxUploadBytes)
 		}
 		c.UploadMaxBytes = n
+	}
+	if s := getenv("WORK_LEASE_SECONDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("WORK_LEASE_SECONDS %q is not a positive integer", s)
+		}
+		c.WorkLease = time.Duration(n) * time.Second
 	}
 	if s := getenv("LOG_LEVEL"); s != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {

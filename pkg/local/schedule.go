@@ -34,6 +34,9 @@ func (s *Stack) RunSchedules(ctx context.Context, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		if s.every > 0 {
+			every = s.every
+		}
 		go func() {
 			t := time.NewTicker(every)
 			defer t.Stop()

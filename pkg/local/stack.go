@@ -76,6 +76,13 @@ type Options struct {
 	// Now is every function's clock (the authorizer's and the scheduled
 	// expiry's too); time.Now when nil. Tests move it past an expiry.
 	Now func() time.Time
+	// WorkLease is the lease of durable work (store.WithWorkLease); zero
+	// keeps pkg/work's.
+	WorkLease time.Duration
+	// ScheduleEvery, when set, runs every scheduled function at this
+	// interval instead of its rate (tests that wait for the scheduled
+	// function without waiting a minute).
+	ScheduleEvery time.Duration
 	// Sent, when set, is told of each send of a function to a queue
 	// (tests that record the SQS actions each function uses).
 	Sent func(function, queue string)
@@ -98,6 +105,7 @@ type Stack struct {
 	Bucket    *bucket.Bucket     // the uploads bucket
 	functions map[string]any     // handlers in the forms lambda.NewHandler takes
 	schedules map[string]string  // logical id: schedule expression
+	every     time.Duration      // the schedules' interval, when set (Options.ScheduleEvery)
 	queues    map[string]*Queue  // by logical id
 	streams   map[string]*Stream // by the logical id of their function
 
@@ -151,7 +159,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{}
+	s := &Stack{every: o.ScheduleEvery}
 	s.schedules = t.Schedules
 	if err := s.start(ctx, t, o); err != nil {
 		_ = s.Close()
@@ -186,7 +194,7 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 		streams := slices.Collect(maps.Values(s.streams))
 		db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, captureWrites(streams)) })
 	}
-	s.Store = store.New(db, o.Table)
+	s.Store = store.New(db, o.Table, store.WithWorkLease(o.WorkLease))
 	if err := s.bootstrap(ctx, o); err != nil {
 		return err
 	}

@@ -119,5 +119,5 @@ func Open(getenv func(string) string) (*Store, config.Config, error) {
 	if err != nil {
 		return nil, cfg, err
 	}
-	return New(db, cfg.Table, WithAuditRetention(cfg.AuditRetention)), cfg, nil
+	return New(db, cfg.Table, WithAuditRetention(cfg.AuditRetention), WithWorkLease(cfg.WorkLease)), cfg, nil
 }

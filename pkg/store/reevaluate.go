@@ -310,35 +310,68 @@ func (s *Store) reevaluateRange(ctx context.Context, p reevalParams, gi int, r s
 			return nil, err
 		}
 	}
-	vals := item{":pk": str(g.findings())}
-	in := &dynamodb.QueryInput{TableName: &s.table, IndexName: aws.String(GSI1), Limit: aws.Int32(pageRows),
-		KeyConditionExpression: aws.String(ref(aGSI1PK) + " = :pk AND " + r.keyCondition(vals)), ExpressionAttributeValues: vals}
-	in.ExpressionAttributeNames = namesOf(in.KeyConditionExpression)
-	last := ""
-	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, dbErr("list findings", err)
+	// The next page is read while this one is written: at most three
+	// pages held at once.
+	pages := make(chan rowPage, 1)
+	reading, stop := context.WithCancel(ctx)
+	defer stop()
+	go s.readPages(reading, g, r, seen, pages)
+	for p := range pages {
+		if p.err != nil {
+			return nil, p.err
 		}
-		var keys []item
-		for _, e := range page.Items {
-			k := findingKeyOf(e)
-			ks := keyString(k)
-			if ks == last || seen[ks] { // its alias entry in the same group; a recent one
-				continue
-			}
-			last, keys = ks, append(keys, k)
-		}
-		rows, err := s.findingRows(ctx, keys)
-		if err != nil {
-			return nil, err
-		}
-		if err := process(rows); err != nil {
+		if err := process(p.rows); err != nil {
 			return nil, err
 		}
 	}
 	return work.Result{"findings": tally.findings, "secrets_updated": tally.upd.Secrets,
 		"vulnerabilities_updated": tally.upd.Vulnerabilities}, nil
+}
+
+// rowPage is one page of a range's findings, or the error that ended
+// the reading.
+type rowPage struct {
+	rows []findingRow
+	err  error
+}
+
+// readPages sends the findings of g in r page by page (at most pageRows
+// index keys a page), each once (an alias entry in the same group, and a
+// finding in seen, are skipped), and closes pages at the end, after an
+// error, or when ctx ends.
+func (s *Store) readPages(ctx context.Context, g groupKey, r scanRange, seen map[string]bool, pages chan<- rowPage) {
+	defer close(pages)
+	vals := item{":pk": str(g.findings())}
+	in := &dynamodb.QueryInput{TableName: &s.table, IndexName: aws.String(GSI1), Limit: aws.Int32(pageRows),
+		KeyConditionExpression: aws.String(ref(aGSI1PK) + " = :pk AND " + r.keyCondition(vals)), ExpressionAttributeValues: vals}
+	in.ExpressionAttributeNames = namesOf(in.KeyConditionExpression)
+	last := ""
+	for q := dynamodb.NewQueryPaginator(s.db, in); q.HasMorePages(); {
+		var p rowPage
+		page, err := q.NextPage(ctx)
+		if err != nil {
+			p.err = dbErr("list findings", err)
+		} else {
+			var keys []item
+			for _, e := range page.Items {
+				k := findingKeyOf(e)
+				ks := keyString(k)
+				if ks == last || seen[ks] { // its alias entry in the same group; a recent one
+					continue
+				}
+				last, keys = ks, append(keys, k)
+			}
+			p.rows, p.err = s.findingRows(ctx, keys)
+		}
+		select {
+		case pages <- p:
+		case <-ctx.Done():
+			return
+		}
+		if p.err != nil {
+			return
+		}
+	}
 }
 
 // findingRows reads findings by key, strongly consistent.

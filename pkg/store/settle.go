@@ -124,11 +124,11 @@ func (s *Store) judgeRows(ctx context.Context, g group, rows []findingRow, cause
 		if len(scanIDs) == 0 {
 			return true, nil
 		}
-		chains, err := s.plan(ctx, g, rows, pending, scanIDs, skip, w, cause, now)
+		chains, err := s.plan(ctx, rows, pending, scanIDs, skip, w)
 		if err != nil {
 			return true, err
 		}
-		done, stale, err := s.runChains(ctx, g, rows, chains)
+		done, stale, err := s.runChains(ctx, g, rows, chains, cause, now)
 		wrote = append(wrote, done...)
 		if err != nil {
 			return true, err
@@ -159,8 +159,8 @@ func pendingRows(g group, rows []findingRow, skip map[int64]bool) (map[int64][]i
 }
 
 // unit is one step of one scan: new judgements of some of its findings,
-// the scan's counts after them, and its PR's when it is the PR's newest
-// of its pair.
+// the scan's counts after them, and its PR's record when it is the PR's
+// newest of its pair.
 type unit struct {
 	rows []int             // indexes into the rows
 	by   []map[int][]int64 // each row's new judgement
@@ -177,12 +177,40 @@ func (u unit) size() int {
 	return u.t.len()
 }
 
+// chain is what is left to write of the scans whose units must follow
+// one another: one scan (its counts move under its count version), or
+// the newest scans of one PR (their units write its record too, under its
+// version). Its units are cut as the transactions fill (next), so that
+// small scans share transactions and a large one fills them.
+type chain struct {
+	scans []scanPart
+	pr    prRecord // the PR record as the units cut so far leave it
+	p     scangate.Policy
+}
+
+// scanPart is what is left to write of one scan: its rows not in a unit
+// yet, and its counts and count version as the units cut so far leave
+// them.
+type scanPart struct {
+	sc   scangate.Scan
+	cver int64
+	idx  []int
+}
+
+// overhead is the most items a unit of the chain takes beside its
+// findings: the scan's counts, and its PR record with the event's room.
+func (c *chain) overhead() int {
+	if c.pr.newest(c.scans[0].sc) {
+		return 2 + eventReserve
+	}
+	return 1
+}
+
 // plan reads the scans and PRs of the pending rows and the gate policy
-// of their repositories, and builds the chains of units: one chain for
-// the newest scans of each PR, their units one after the other, since two
-// units that write one PR's record must not be in one transaction (nor
-// under one version); one chain for each other scan.
-func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending map[int64][]int, scanIDs []int64, skip map[int64]bool, w *written, cause string, now time.Time) ([][]unit, error) {
+// of their repositories, and makes the chains: one for the newest scans
+// of each PR, since two units that write one PR's record must not be in
+// one transaction (nor under one version); one for each other scan.
+func (s *Store) plan(ctx context.Context, rows []findingRow, pending map[int64][]int, scanIDs []int64, skip map[int64]bool, w *written) ([]*chain, error) {
 	scanItems, prs, err := s.scansAndPRs(ctx, scanIDs)
 	if err != nil {
 		return nil, err
@@ -192,9 +220,8 @@ func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending ma
 		return nil, err
 	}
 	w.pvs[pol.pv] = true
-	var order []string
-	newest := map[string][]int64{}
-	var chains [][]unit
+	newest := map[string]*chain{}
+	var chains []*chain
 	for _, id := range scanIDs {
 		it, ok := scanItems[id]
 		if !ok {
@@ -203,30 +230,20 @@ func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending ma
 		}
 		sc := scanFrom(it)
 		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
+		part := scanPart{sc: sc, cver: getN(it, aCountVer), idx: pending[id]}
 		pr := prs[pk]
-		if !pr.newest(sc) { // its units write no PR record
-			us, _ := s.chain(g, rows, pending[id], sc, getN(it, aCountVer), pr, pol.effective(pr.RepoID), cause, now)
-			chains = append(chains, us)
-			continue
-		}
-		if newest[pk] == nil {
-			order = append(order, pk)
-		}
-		newest[pk] = append(newest[pk], id)
-	}
-	for _, pk := range order {
-		pr := prs[pk]
-		var units []unit
-		for _, id := range newest[pk] {
-			it := scanItems[id]
-			var us []unit
-			us, pr = s.chain(g, rows, pending[id], scanFrom(it), getN(it, aCountVer), pr, pol.effective(pr.RepoID), cause, now)
-			units = append(units, us...)
-		}
-		if pr.ver != prs[pk].ver {
+		c := newest[pk]
+		switch {
+		case !pr.newest(sc): // its units write no PR record
+			c = &chain{pr: pr, p: pol.effective(pr.RepoID)}
+			chains = append(chains, c)
+		case c == nil:
+			c = &chain{pr: pr, p: pol.effective(pr.RepoID)}
+			newest[pk] = c
+			chains = append(chains, c)
 			w.prs[pk] = prKey(pr.VcID, pr.RepoID, pr.Number)
 		}
-		chains = append(chains, units)
+		c.scans = append(c.scans, part)
 	}
 	return chains, nil
 }
@@ -252,45 +269,57 @@ func (s *Store) scansAndPRs(ctx context.Context, scanIDs []int64) (map[int64]ite
 	return scans, prs, err
 }
 
-// chain builds the units of one scan: each unit's finding updates, and
-// the scan's counts and block status (by the policy p) and its PR's
-// record, when it is the PR's newest of its pair, as they stand after
-// the unit, under the count version (and PR version) the previous unit
-// leaves. It returns the PR record as its last unit leaves it.
-func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord, p scangate.Policy, cause string, now time.Time) ([]unit, prRecord) {
-	var units []unit
-	sev := sc.Sev
-	for start := 0; start < len(idx); start += unitRows {
-		u := unit{t: s.newTx()}
-		moved := false
-		for _, i := range idx[start:min(start+unitRows, len(idx))] {
-			r := rows[i]
-			by := r.judged(r.groupIndex(g.groupKey), g.covering(r.ref))
-			if was, is := r.sup(), r.src || len(by) > 0; was != is {
-				moved = true
-				d := int64(1) // no longer suppressed
-				if is {
-					d = -1
-				}
-				sev.Add(r.sev, d)
+// next cuts the chain's next unit: up to max of its current scan's rows,
+// judged by g, the scan's counts and block status (by the chain's
+// policy) and its PR's record, when it is the PR's newest of its pair, as
+// they stand after the unit, under the count version (and PR version)
+// the previous unit leaves.
+func (c *chain) next(s *Store, g group, rows []findingRow, max int, cause string, now time.Time) unit {
+	sp := &c.scans[0]
+	take := sp.idx[:min(max, len(sp.idx))]
+	sp.idx = sp.idx[len(take):]
+	u := unit{t: s.newTx()}
+	moved := false
+	for _, i := range take {
+		r := rows[i]
+		j := r.groupIndex(g.groupKey)
+		by := r.judged(j, g.covering(r.ref))
+		if was, is := r.sup(), r.src || len(by) > 0; was != is {
+			moved = true
+			d := int64(1) // no longer suppressed
+			if is {
+				d = -1
 			}
-			u.rows, u.by = append(u.rows, i), append(u.by, by)
-			setJudgement(u.t, r, r.groupIndex(g.groupKey), g.gv, by)
+			sp.sc.Sev.Add(r.sev, d)
 		}
-		if moved {
-			block := p.ScanBlocks(sc.Type, sc.Status, sev)
-			setCounts(u.t, sc, cver, sev, block)
-			cver++
-			if pr.newest(sc) {
-				next := pr.withSev(catKeyOf(sc), sev, block, cver)
-				next, _ = next.judge(p, scangate.At(now))
-				pr, _ = putPR(u.t, pr, true, next, cause)
-				u.pr = true
-			}
-		}
-		units = append(units, u)
+		u.rows, u.by = append(u.rows, i), append(u.by, by)
+		setJudgement(u.t, r, j, g.gv, by)
 	}
-	return units, pr
+	if moved {
+		block := c.p.ScanBlocks(sp.sc.Type, sp.sc.Status, sp.sc.Sev)
+		setCounts(u.t, sp.sc, sp.cver, sp.sc.Sev, block)
+		sp.cver++
+		if c.pr.newest(sp.sc) {
+			next := c.pr.withSev(catKeyOf(sp.sc), sp.sc.Sev, block, sp.cver)
+			next, _ = next.judge(c.p, scangate.At(now))
+			c.pr, _ = putPR(u.t, c.pr, true, next, cause)
+			u.pr = true
+		}
+	}
+	if len(sp.idx) == 0 {
+		c.scans = c.scans[1:]
+	}
+	return u
+}
+
+// staleRows are the rows of a chain not written: those of its unit that
+// was refused, and all it has left.
+func (c *chain) staleRows(u unit) []int {
+	out := slices.Clone(u.rows)
+	for _, sp := range c.scans {
+		out = append(out, sp.idx...)
+	}
+	return out
 }
 
 // setJudgement writes a finding's new judgement, its group j's made at
@@ -328,74 +357,77 @@ func setCounts(t *tx, sc scangate.Scan, cver int64, sev scangate.SevCounts, bloc
 		item{":s": num(secrets), ":v": num(vulns), ":sev": sevAttr(sev), ":b": boolean(block), ":next": num(cver + 1)}, c)
 }
 
+// minSplit is the fewest findings of a scan a unit is cut to, so as to
+// fill a transaction another unit has begun (each cut costs one more
+// write of the scan's counts).
+const minSplit = 8
+
 // runChains commits the chains unit by unit: a wave holds the next unit
-// of every live chain, packed into transactions sent side by side (no
-// two share an item). A chain whose transaction is refused stops; its
-// rows from that unit on are returned as stale. It returns the rows
-// written and the rows stale.
-func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chains [][]unit) ([]int, []int, error) {
+// of every live chain, cut to fill transactions of at most txMaxItems
+// items, sent judgeParallel at a time (no two share an item). A chain
+// whose transaction is refused stops; its rows from that unit on are
+// returned as stale. It returns the rows written and the rows stale.
+func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chains []*chain, cause string, now time.Time) ([]int, []int, error) {
 	var wrote, stale []int
-	alive := make([]bool, len(chains))
-	for c := range alive {
-		alive[c] = true
-	}
-	for step := 0; ; step++ {
-		var live []int
-		for c, chain := range chains {
-			if alive[c] && step < len(chain) {
-				live = append(live, c)
+	for {
+		var packs [][]cut
+		var cur []cut
+		n := 0
+		for _, c := range chains {
+			if len(c.scans) == 0 {
+				continue
 			}
+			over := c.overhead()
+			if txMaxItems-n < over+minSplit {
+				packs, cur, n = append(packs, cur), nil, 0
+			}
+			u := c.next(s, g, rows, min(unitRows, txMaxItems-n-over), cause, now)
+			cur, n = append(cur, cut{c, u}), n+u.size()
 		}
-		if len(live) == 0 {
+		if len(cur) > 0 {
+			packs = append(packs, cur)
+		}
+		if len(packs) == 0 {
 			return wrote, stale, nil
 		}
-		done, refused, err := s.commitWave(ctx, g, rows, chains, live, step)
+		done, refused, err := s.commitWave(ctx, g, rows, packs)
 		wrote = append(wrote, done...)
 		if err != nil {
 			return wrote, nil, err
 		}
-		for _, c := range refused {
-			alive[c] = false
-			for _, u := range chains[c][step:] {
-				stale = append(stale, u.rows...)
-			}
+		for _, r := range refused {
+			stale = append(stale, r.c.staleRows(r.u)...)
+			r.c.scans = nil // the chain stops
 		}
 	}
 }
 
-// commitWave commits one unit of each live chain, packed into
-// transactions of at most txMaxItems items sent judgeParallel at a time,
-// and returns the rows written and the chains refused.
-func (s *Store) commitWave(ctx context.Context, g group, rows []findingRow, chains [][]unit, live []int, step int) ([]int, []int, error) {
-	var packs [][]int
-	var cur []int
-	n := 0
-	for _, c := range live {
-		size := chains[c][step].size()
-		if n+size > txMaxItems && len(cur) > 0 {
-			packs, cur, n = append(packs, cur), nil, 0
-		}
-		cur, n = append(cur, c), n+size
-	}
-	packs = append(packs, cur)
+// cut is a unit cut from a chain.
+type cut struct {
+	c *chain
+	u unit
+}
+
+// commitWave commits a wave's packs side by side, judgeParallel at a
+// time, and returns the rows written and the units refused.
+func (s *Store) commitWave(ctx context.Context, g group, rows []findingRow, packs [][]cut) ([]int, []cut, error) {
 	var mu sync.Mutex
-	var wrote, refused []int
-	err := parallel(ctx, judgeParallel, packs, func(ctx context.Context, pack []int) error {
+	var wrote []int
+	var refused []cut
+	err := parallel(ctx, judgeParallel, packs, func(ctx context.Context, pack []cut) error {
 		t := s.newTx()
-		for _, c := range pack {
-			u := chains[c][step]
-			t.items, t.labels = append(t.items, u.t.items...), append(t.labels, u.t.labels...)
+		for _, k := range pack {
+			t.items, t.labels = append(t.items, k.u.t.items...), append(t.labels, k.u.t.labels...)
 		}
 		err := s.commit(ctx, "re-evaluate findings", t)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case err == nil:
-			for _, c := range pack {
-				u := chains[c][step]
-				for k, i := range u.rows {
+			for _, k := range pack {
+				for j, i := range k.u.rows {
 					r := &rows[i]
-					r.by, r.gvs, r.fv = u.by[k], withGV(r.gvs, r.groupIndex(g.groupKey), g.gv), r.fv+1
+					r.by, r.gvs, r.fv = k.u.by[j], withGV(r.gvs, r.groupIndex(g.groupKey), g.gv), r.fv+1
 					wrote = append(wrote, i)
 				}
 			}

@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// BulkLoad records scans as RecordScans does, item for item (the findings
+// and their alias entries judged by the allowlists as they are, the scans
+// with their scan.record audit entries, the PR records with their gates
+// judged by the policy, the PR id items), but with BatchWriteItem alone,
+// batchParallel batches at a time: no transaction, no handshake, no
+// RECENT items. It is for a table that nothing else writes meanwhile:
+// the benchmarks and tests that need a million findings in minutes,
+// which the API (one transaction a recording) would take hours to
+// write. It returns the scans' ids.
+func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scangate.Who, now time.Time) ([]int64, error) {
+	if len(nss) == 0 {
+		return nil, nil
+	}
+	ids, err := s.nextIDs(ctx, "scan", len(nss))
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]findingRow, len(nss))
+	var all []findingRow
+	var repos []int64
+	for i, ns := range nss {
+		rows[i] = recordingRows(ids[i], ns)
+		all = append(all, rows[i]...)
+		repos = append(repos, ns.RepoID)
+	}
+	groups, err := s.readGroups(ctx, rowGroups(all))
+	if err != nil {
+		return nil, err
+	}
+	pol, err := s.readPolicies(ctx, repos)
+	if err != nil {
+		return nil, err
+	}
+	var reqs []types.WriteRequest
+	put := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
+	scans := make([]scangate.Scan, len(nss))
+	prKeys := make([]item, len(nss))
+	for i, ns := range nss {
+		for k := range rows[i] {
+			r := &rows[i][k]
+			for j, g := range r.groups {
+				r.by, r.gvs[j] = r.judged(j, groups[g].covering(r.ref)), groups[g].gv
+			}
+		}
+		reqs = append(reqs, findingWrites(rows[i], ns.Findings, now, false)...)
+		scans[i] = newScan(ids[i], ns, rows[i], pol.effective(ns.RepoID), now)
+		prKeys[i] = prKey(ns.VcID, ns.RepoID, ns.PR.Number)
+	}
+	prs, err := s.prRecords(ctx, prKeys)
+	if err != nil {
+		return nil, err
+	}
+	for i, ns := range nss {
+		pk := getS(prKeys[i], aPK)
+		pr, found := prs[pk]
+		if !found {
+			id, err := s.nextID(ctx, "pr")
+			if err != nil {
+				return nil, err
+			}
+			pr = prRecord{PR: scangate.PR{ID: id, Number: ns.PR.Number, RepoID: ns.RepoID, VcID: ns.VcID, WebhookID: ns.WebhookID,
+				CreatedAt: scans[i].CreatedAt}, cats: map[catKey]catScan{}}
+			put(prIDItem(pr))
+		}
+		scans[i].PRID = pr.ID
+		pr, _ = pr.with(scans[i], ns.PR)
+		prs[pk] = pr
+		put(scanItem(scans[i]))
+		e := scangate.NewAudit(scangate.AuditScanRecord, who, scanTarget(scans[i].ID), scanChanges(scans[i]), now)
+		e.ID = newAuditID(now)
+		put(s.auditItem(e))
+	}
+	for _, pr := range prs {
+		pr, _ = pr.judge(pol.effective(pr.RepoID), scangate.At(now))
+		pr.ver++
+		put(pr.item())
+	}
+	return ids, s.batchWrite(ctx, "load scans", reqs)
+}
