@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -15,7 +16,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/pkg/retry"
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/pkg/trigger"
 	"github.com/scangate/scangate/pkg/work"
 )
 
@@ -204,112 +208,196 @@ func TestAllowlistsRandomized(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t)
-			r := rand.New(rand.NewPCG(seed, 99))
-			var mu sync.Mutex
-			rules := map[int]modelRule{}
-			policy := modelPolicy{global: scangate.DefaultPolicy(), repos: map[int64]*scangate.PolicyOverride{}}
-			start := time.Now()
-			var scans []modelScan
-			for round := 0; round < 8; round++ {
-				var wg sync.WaitGroup
-				busy := map[int]bool{} // one change per allowlist per round: their order is then known
-				policyBusy := false    // one policy change per round, likewise
-				for op := 0; op < 6; op++ {
-					switch k := r.IntN(4); {
-					case k == 0 || len(rules) == 0:
-						body, m := randomRule(r, false)
-						wg.Go(func() {
-							a, ok := tryOK(t, h.allow(body))
-							if !ok {
-								return
-							}
-							mu.Lock()
-							rules[int(a["id"].(float64))] = applyRule(modelRule{Rule: scangate.Rule{Active: true}}, m)
-							mu.Unlock()
-						})
-					case k == 1:
-						mu.Lock()
-						id := 1 + r.IntN(len(rules))
-						mu.Unlock()
-						if busy[id] {
-							continue
-						}
-						busy[id] = true
-						body, m := randomRule(r, true)
-						wg.Go(func() {
-							if _, ok := tryOK(t, h.modify(id, body)); !ok {
-								return
-							}
-							mu.Lock()
-							rules[id] = applyRule(rules[id], m)
-							mu.Unlock()
-						})
-					case k == 2 && !policyBusy:
-						policyBusy = true
-						repo := []int64{0, 0, 100, 101}[r.IntN(4)]
-						body, o := randomPolicy(r, repo)
-						wg.Go(func() {
-							var resp events.APIGatewayProxyResponse
-							if body == nil {
-								resp = h.call("delete-repo-gate-policy", request{caller: &h.admin, params: map[string]string{"repo_id": fmt.Sprint(repo)}})
-							} else {
-								resp = h.setPolicy(int(repo), *body)
-							}
-							if _, ok := tryOK(t, resp); !ok {
-								return
-							}
-							mu.Lock()
-							if repo == 0 {
-								policy.global = scangate.DefaultPolicy().With(o)
-							} else {
-								policy.repos[repo] = o
-							}
-							mu.Unlock()
-						})
-					default:
-						s := scanReq{VcID: int64(10 + r.IntN(2)), RepoID: int64(100 + r.IntN(3)), PR: int64(1 + r.IntN(3)),
-							Status: scangate.ScanStatuses[r.IntN(4)], Type: []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]}
-						category := []string{"a", "b", "default"}[r.IntN(3)]
-						refs, sevs, findings := randomFindings(r, scangate.ScanType(s.Type))
-						body := fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"v","repo_id":%d,"repo_name":"r",`+
-							`"webhook_id":3,"status":%q,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":%s,"category":%q}`,
-							s.Type, s.VcID, s.RepoID, s.Status, s.PR, findings, category)
-						for i := range refs {
-							refs[i].RepoID, refs[i].VcID = s.RepoID, s.VcID
-						}
-						wg.Go(func() {
-							sc, ok := tryOK(t, h.call("record-scan", jsonReq(&h.admin, body)))
-							if !ok {
-								return
-							}
-							mu.Lock()
-							scans = append(scans, modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanType(s.Type), category: category,
-								status: s.Status, repo: s.RepoID, vc: s.VcID, pr: fmt.Sprint(s.VcID, s.RepoID, s.PR), prID: int(sc["pr_id"].(float64)),
-								createdAt: sc["created_at"].(string), findings: refs, sevs: sevs})
-							mu.Unlock()
-						})
-					}
-				}
-				// Some rounds, the scheduled function runs while the changes
-				// do, at a time half an hour later each round; once they are
-				// done it runs again, so that every expiry due is applied.
-				at := start.Add(time.Duration(round) * 30 * time.Minute)
-				if round%2 == 1 {
-					wg.Go(func() { h.expireAt(at) })
-				}
-				wg.Wait()
-				h.expireAt(at)
-				for id, rule := range rules {
-					if rule.expires != nil && !rule.expires.After(at) {
-						rule.Expired = true
-						rules[id] = rule
-					}
-				}
-				h.noDrift()
-				compareModel(t, h, scans, rules, policy)
-			}
+			randomized(t, newHarness(t), seed, nil)
 		})
+	}
+}
+
+// TestAllowlistsRandomizedFannedOut is TestAllowlistsRandomized with
+// every re-evaluation of more than 2 findings dispatched to a queue in
+// steps of about 4 (a store so configured), whose messages are handled
+// by the work function in goroutines of their own, every third twice at
+// once, while the round's recordings, allowlist changes, policy changes
+// and expiries go on: at the end of each round the queue is drained,
+// the scheduled function finishes what is left, and check and the model
+// agree.
+func TestAllowlistsRandomizedFannedOut(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(5); seed <= 7; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.store = store.New(h.env.DB, h.env.Table, store.WithRetry(retry.Default), store.WithReevaluation(2, 4))
+			q := &stepQueue{t: t, handle: trigger.RunWork(h.store.Runner(time.Now, nil), h.log)}
+			h.queue = q
+			randomized(t, h, seed, q)
+			if q.sent.Load() == 0 {
+				t.Error("no work was dispatched: the test does not fan out")
+			}
+			t.Logf("%d step messages", q.sent.Load())
+		})
+	}
+}
+
+// stepQueue delivers each message it is sent to the work function in a
+// goroutine of its own, every third one twice at once, and again while
+// the function answers it failed (a partial batch response).
+type stepQueue struct {
+	t      *testing.T
+	handle trigger.QueueHandler
+	sent   atomic.Int64
+	wg     sync.WaitGroup
+}
+
+func (q *stepQueue) Send(_ context.Context, bodies []string) error {
+	for _, b := range bodies {
+		n := q.sent.Add(1)
+		for c := range 1 + int(n%3/2) {
+			id := fmt.Sprintf("m%d-%d", n, c)
+			q.wg.Go(func() {
+				for attempt := 0; ; attempt++ {
+					resp, err := q.handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: id, Body: b}}})
+					if err == nil && len(resp.BatchItemFailures) == 0 {
+						return
+					}
+					if attempt == 20 {
+						q.t.Errorf("message %s %s: %+v %v", id, b, resp, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	return nil
+}
+
+// settle drains the queue and has the scheduled function (at at) take
+// over what is left, until no work runs.
+func (q *stepQueue) settle(h *harness, at time.Time) {
+	for range 10 {
+		q.wg.Wait()
+		r, err := h.store.Check(context.Background())
+		if err != nil {
+			q.t.Fatal(err)
+		}
+		if len(r.Running) == 0 {
+			return
+		}
+		h.expireAt(at.Add(work.DefaultDispatchLease + time.Minute))
+	}
+	q.t.Fatal("work still running after the queue drained ten times")
+}
+
+// randomized runs rounds of random concurrent changes on h, with seed,
+// and compares the service with a brute-force model after each; q, when
+// set, is the queue of the work the rounds dispatch.
+func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
+	r := rand.New(rand.NewPCG(seed, 99))
+	var mu sync.Mutex
+	rules := map[int]modelRule{}
+	policy := modelPolicy{global: scangate.DefaultPolicy(), repos: map[int64]*scangate.PolicyOverride{}}
+	start := time.Now()
+	var scans []modelScan
+	for round := 0; round < 8; round++ {
+		var wg sync.WaitGroup
+		busy := map[int]bool{} // one change per allowlist per round: their order is then known
+		policyBusy := false    // one policy change per round, likewise
+		for op := 0; op < 6; op++ {
+			switch k := r.IntN(4); {
+			case k == 0 || len(rules) == 0:
+				body, m := randomRule(r, false)
+				wg.Go(func() {
+					a, ok := tryOK(t, h.allow(body))
+					if !ok {
+						return
+					}
+					mu.Lock()
+					rules[int(a["id"].(float64))] = applyRule(modelRule{Rule: scangate.Rule{Active: true}}, m)
+					mu.Unlock()
+				})
+			case k == 1:
+				mu.Lock()
+				id := 1 + r.IntN(len(rules))
+				mu.Unlock()
+				if busy[id] {
+					continue
+				}
+				busy[id] = true
+				body, m := randomRule(r, true)
+				wg.Go(func() {
+					if _, ok := tryOK(t, h.modify(id, body)); !ok {
+						return
+					}
+					mu.Lock()
+					rules[id] = applyRule(rules[id], m)
+					mu.Unlock()
+				})
+			case k == 2 && !policyBusy:
+				policyBusy = true
+				repo := []int64{0, 0, 100, 101}[r.IntN(4)]
+				body, o := randomPolicy(r, repo)
+				wg.Go(func() {
+					var resp events.APIGatewayProxyResponse
+					if body == nil {
+						resp = h.call("delete-repo-gate-policy", request{caller: &h.admin, params: map[string]string{"repo_id": fmt.Sprint(repo)}})
+					} else {
+						resp = h.setPolicy(int(repo), *body)
+					}
+					if _, ok := tryOK(t, resp); !ok {
+						return
+					}
+					mu.Lock()
+					if repo == 0 {
+						policy.global = scangate.DefaultPolicy().With(o)
+					} else {
+						policy.repos[repo] = o
+					}
+					mu.Unlock()
+				})
+			default:
+				s := scanReq{VcID: int64(10 + r.IntN(2)), RepoID: int64(100 + r.IntN(3)), PR: int64(1 + r.IntN(3)),
+					Status: scangate.ScanStatuses[r.IntN(4)], Type: []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]}
+				category := []string{"a", "b", "default"}[r.IntN(3)]
+				refs, sevs, findings := randomFindings(r, scangate.ScanType(s.Type))
+				body := fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"v","repo_id":%d,"repo_name":"r",`+
+					`"webhook_id":3,"status":%q,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":%s,"category":%q}`,
+					s.Type, s.VcID, s.RepoID, s.Status, s.PR, findings, category)
+				for i := range refs {
+					refs[i].RepoID, refs[i].VcID = s.RepoID, s.VcID
+				}
+				wg.Go(func() {
+					sc, ok := tryOK(t, h.call("record-scan", jsonReq(&h.admin, body)))
+					if !ok {
+						return
+					}
+					mu.Lock()
+					scans = append(scans, modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanType(s.Type), category: category,
+						status: s.Status, repo: s.RepoID, vc: s.VcID, pr: fmt.Sprint(s.VcID, s.RepoID, s.PR), prID: int(sc["pr_id"].(float64)),
+						createdAt: sc["created_at"].(string), findings: refs, sevs: sevs})
+					mu.Unlock()
+				})
+			}
+		}
+		// Some rounds, the scheduled function runs while the changes
+		// do, at a time half an hour later each round; once they are
+		// done it runs again, so that every expiry due is applied.
+		at := start.Add(time.Duration(round) * 30 * time.Minute)
+		if round%2 == 1 {
+			wg.Go(func() { h.expireAt(at) })
+		}
+		wg.Wait()
+		h.expireAt(at)
+		if q != nil {
+			q.settle(h, at)
+		}
+		for id, rule := range rules {
+			if rule.expires != nil && !rule.expires.After(at) {
+				rule.Expired = true
+				rules[id] = rule
+			}
+		}
+		h.noDrift()
+		compareModel(t, h, scans, rules, policy)
 	}
 }
 

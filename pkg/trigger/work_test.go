@@ -129,3 +129,82 @@ func TestWorkStepsOnce(t *testing.T) {
 		t.Errorf("check: %+v %v", rep, err)
 	}
 }
+
+// TestSupersededWorkCountsOnly: an allowlist's creation and, before its
+// work has run, its deactivation each dispatch their work. The first
+// work, run after the second change, finds the group moved past its
+// version: it writes nothing, yet counts exactly what its own change
+// judged differently (30 findings); the second judges every finding by
+// the group's current rules. Then the first runs again (a redelivery)
+// and still writes nothing.
+func TestSupersededWorkCountsOnly(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	txs := 0
+	st := env.Recorder(t, func(op string, _ any) {
+		if op == "TransactWriteItems" {
+			mu.Lock()
+			txs++
+			mu.Unlock()
+		}
+	}, store.WithReevaluation(0, 100))
+	if _, err := st.BulkLoad(ctx, ddbtest.GroupScans(3, 10, "CVE-2021-44228"), scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	queue := &collect{}
+	run := st.Runner(time.Now, queue)
+	who := scangate.Who{RequestID: "test"}
+	a, first, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-2021-44228",
+		Active: true, Global: true}}, "", who, time.Now(), run.LeaseFrom(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, err = run.Continue(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	_, second, err := st.UpdateAllowlist(ctx, a.ID, scangate.AllowlistChange{Active: new(bool)}, who, time.Now(), run.LeaseFrom(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second, err = run.Continue(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	worker := st.Runner(time.Now, nil)
+	handle := func(it work.Item) {
+		for n := range it.Steps {
+			if err := worker.Handle(ctx, work.Message(it.ID, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mu.Lock()
+	before := txs
+	mu.Unlock()
+	handle(first)
+	if txs != before {
+		t.Errorf("the superseded work wrote %d transactions", txs-before)
+	}
+	got, err := st.WorkItem(ctx, first.ID)
+	if err != nil || got.Status != work.Complete || got.Totals["vulnerabilities_updated"] != 30 {
+		t.Errorf("the superseded work: %+v %v", got, err)
+	}
+	handle(second)
+	before = txs
+	handle(first)
+	if txs != before {
+		t.Errorf("the superseded work, delivered again, wrote %d transactions", txs-before)
+	}
+	if got, err = st.WorkItem(ctx, second.ID); err != nil || got.Status != work.Complete || got.Totals["vulnerabilities_updated"] != 30 {
+		t.Errorf("the newer work: %+v %v", got, err)
+	}
+	for id := int64(1); id <= 3; id++ {
+		if sc, _, err := st.Scan(ctx, id); err != nil || sc.VulnerabilityCount != 10 {
+			t.Errorf("scan %d: %d findings unsuppressed, %v; the allowlist is inactive", id, sc.VulnerabilityCount, err)
+		}
+	}
+	if rep, err := st.Check(ctx); err != nil || len(rep.Drift)+len(rep.Running)+len(rep.Pending) > 0 {
+		t.Errorf("check: %+v %v", rep, err)
+	}
+}
