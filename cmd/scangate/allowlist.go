@@ -123,7 +123,7 @@ func expiry(s string, update bool, now time.Time) (string, error) {
 
 var (
 	allowlistCreate = command{name: "allowlist create", synopsis: "--type T --name N [flags]",
-		about: "Creates an allowlist. The answer counts the findings it covers: they stop counting before it answers.\n",
+		about: "Creates an allowlist. The answer counts the findings it covers: they stop counting before it answers (over 10,000, they are re-evaluated in the background and the answer names the re-evaluation).\n",
 		setup: func(a *app, fs *flag.FlagSet, o *common) runFunc { return a.allowlistWrite(fs, o, false) }}
 	allowlistUpdate = command{name: "allowlist update", synopsis: "ID [flags]", maxArgs: 1,
 		about: "Changes allowlist ID: only the flags given change it. The answer counts the findings the change judges anew.\n",
@@ -163,6 +163,15 @@ func (a *app) allowlistWrite(fs *flag.FlagSet, o *common, update bool) runFunc {
 		}
 		if o.json {
 			return writeJSON(a.stdout, ch.JSON)
+		}
+		if r := ch.Reevaluation; r != nil {
+			many := "its findings"
+			if r.Findings != nil {
+				many = fmt.Sprintf("%d findings", *r.Findings)
+			}
+			_, err = fmt.Fprintf(a.stdout, "allowlist %d %s (%s %s): %s are re-evaluated in the background (GET /api/reevaluations/%d counts them once complete)\n",
+				ch.ID, verb, ch.Type, ch.Name, many, r.ID)
+			return err
 		}
 		_, err = fmt.Fprintf(a.stdout, "allowlist %d %s (%s %s): %d secrets and %d vulnerabilities judged anew\n",
 			ch.ID, verb, ch.Type, ch.Name, ch.SecretsUpdated, ch.VulnerabilitiesUpdated)

@@ -207,6 +207,14 @@ type AllowlistChange struct {
 	Name                   string `json:"name"`
 	SecretsUpdated         int64  `json:"secrets_updated"`
 	VulnerabilitiesUpdated int64  `json:"vulnerabilities_updated"`
+	// Reevaluation is set when the change answered 202: its findings are
+	// re-evaluated in the background (GET /reevaluations/{id} has the
+	// exact counts once complete; the counts above are then 0).
+	Reevaluation *struct {
+		ID       int64  `json:"id"`
+		Status   string `json:"status"`
+		Findings *int64 `json:"findings"`
+	} `json:"reevaluation"`
 }
 
 // TokenRequest is the body of POST /auth/tokens; zero members are left to
