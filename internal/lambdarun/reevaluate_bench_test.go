@@ -78,8 +78,10 @@ func reevalSizes(b *testing.B) []int {
 // for this machine, under the local Lambda Runtime API), each handed its
 // share of the queue's messages. It reports the time from the change to
 // the work's completion, findings per second, that rate as a fraction of
-// the raw write rate, and the largest peak resident memory (VmHWM) of a
-// worker; and checks that the work counted every finding once and that
+// the raw write rate, the same as a fraction of the raw rate of
+// transactional updates (TransactWriteItems of 98 conditioned updates of
+// the probe's items: the most transactions can do on this server), and
+// the largest peak resident memory (VmHWM) of a worker; and checks that the work counted every finding once and that
 // every scan's count is 0.
 func BenchmarkReevaluateFanOut(b *testing.B) {
 	ctx := context.Background()
@@ -108,11 +110,14 @@ func BenchmarkReevaluateFanOut(b *testing.B) {
 				st := store.New(db, table, store.WithReevaluation(0, store.DefaultStepFindings))
 				loadGroup(b, st, n)
 				raw := rawRate(b, db, table, min(n, 100_000))
+				rawTx := rawTxRate(b, db, table, min(n, 100_000))
 				took, peak := reevaluate(b, st, bin, table, endpoint, n)
 				b.ReportMetric(took.Seconds(), "s/change")
 				b.ReportMetric(float64(n)/took.Seconds(), "findings/s")
 				b.ReportMetric(raw, "raw-items/s")
 				b.ReportMetric(float64(n)/took.Seconds()/raw, "fraction-of-raw")
+				b.ReportMetric(rawTx, "raw-tx-items/s")
+				b.ReportMetric(float64(n)/took.Seconds()/rawTx, "fraction-of-raw-tx")
 				b.ReportMetric(float64(peak)/1024, "worker-peak-MiB")
 			}
 		})
@@ -184,6 +189,44 @@ func rawRate(b *testing.B, db *dynamodb.Client, table string, n int) float64 {
 	wg.Wait()
 	rate := float64(n) / time.Since(start).Seconds()
 	b.Logf("raw: %d items in BatchWriteItem, %.0f items/s", n, rate)
+	return rate
+}
+
+// rawTxRate updates the n items rawRate wrote in TransactWriteItems of 98,
+// each item's update conditioned on its own attribute as a re-evaluation's
+// are (the ceiling of transactional writes on this server), at the same
+// concurrency, and returns the items updated per second.
+func rawTxRate(b *testing.B, db *dynamodb.Client, table string, n int) float64 {
+	ctx := context.Background()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range benchWorkers * 8 {
+		wg.Go(func() {
+			for from := range next {
+				var items []types.TransactWriteItem
+				for k := from; k < min(from+98, n); k++ {
+					key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: fmt.Sprintf("RAWPROBE#%d", k/1000)},
+						"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("FINDING#%06d", k)}}
+					items = append(items, types.TransactWriteItem{Update: &types.Update{TableName: &table, Key: key,
+						UpdateExpression: aws.String("SET sup = :t, fv = :one"), ConditionExpression: aws.String("attribute_not_exists(fv)"),
+						ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true},
+							":one": &types.AttributeValueMemberN{Value: "1"}}}})
+				}
+				if _, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for from := 0; from < n; from += 98 {
+		next <- from
+	}
+	close(next)
+	wg.Wait()
+	rate := float64(n) / time.Since(start).Seconds()
+	b.Logf("raw transactional: %d items updated in TransactWriteItems of 98, %.0f items/s", n, rate)
 	return rate
 }
 

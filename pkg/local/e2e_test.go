@@ -125,6 +125,8 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`{"items":[{"id":1,"pr_id":10,"pr_name":"Rotate keys"`,
 		`"paths":[],"reason":"used_in_tests","expires_at":null,"expired":false,"comments":[{"id":1,"comment":"test fixture, not a live key","created_by":1,`,
 		`"expired":false,"comments":[1,2],"created_by":1,`,
+		`{"id":1,"allowlist_id":1,"cause":"allowlist","status":"complete","findings_total":3,"findings_done":3,`, // its re-evaluation
+		`"secrets_updated":3,"vulnerabilities_updated":0}`,
 		`{"items":[{"id":2,"username":"reader","role":"readonly"`,
 		`"errors":[{"parameter":"cursor","detail":"was not issued by this listing"}]`,
 		`"detail":"only admins may read other users"`,
@@ -135,7 +137,7 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`"action":"allowlist.create","actor":{"user_id":1,"username":"admin"`,
 		// The gate and its policy.
 		`{"pr_id":1,"blocked":true,"head_sha":null,"reasons":[{"kind":"findings","scan_type":"VULNERABILITY","category":"default","scan_id":2,"count":1}],`,
-		`"rejudge":{"id":1,"status":"complete","prs":6}}`,
+		`"rejudge":{"id":4,"status":"complete","prs":6}}`, // works 1 to 3: the allowlists' re-evaluations
 		`{"scan_type":"VULNERABILITY","category":"semgrep","scan_id":14,"status":"completed","block_status":false,"secret_count":0,"vulnerability_count":1,`,
 		`"head_sha":"9fceb02d0ae598e95dc970b74767f19372d61af8"`,
 	} {
