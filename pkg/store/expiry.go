@@ -91,6 +91,7 @@ func (s *Store) expire(ctx context.Context, id int64, now time.Time) (bool, erro
 		t.put(lAllow, it, when(ref(aVer)+" = :ver", ":ver", num(ver)))
 		setRule(t, groupOf(a.Rule.Type, a.Rule.Name), id, a.Rule, false)
 		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistExpire, expirer(), allowTarget(id), allowChanges(cur, a, ""), now))
+		s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistExpired, now, scangate.ViewAllowlist(a, now)))
 		err = s.commit(ctx, "expire allowlist", t)
 		if lostRace(err, lAllow) {
 			return false, nil

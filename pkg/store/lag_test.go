@@ -152,8 +152,8 @@ func TestReevaluationPacking(t *testing.T) {
 	if err != nil || upd.Vulnerabilities != 250 {
 		t.Fatalf("create: %+v %v", upd, err)
 	}
-	// The allowlist's transaction (with its audit entry), then the chain of scan 1.
-	if want := []int{4, 96 + 3, 96 + 3, 58 + 3}; !slices.Equal(sizes, want) {
+	// The allowlist's transaction (with its audit entry and its event), then the chain of scan 1.
+	if want := []int{5, 96 + 3, 96 + 3, 58 + 3}; !slices.Equal(sizes, want) {
 		t.Errorf("transactions of %v items; want %v", sizes, want)
 	}
 	sizes = nil

@@ -37,6 +37,9 @@ const (
 	aErrors      = "errors" // JSON array of problems
 )
 
+// lUpload labels the upload of a transaction.
+const lUpload = "upload"
+
 func uploadKey(id int64) item { return key("UPLOAD#"+strconv.FormatInt(id, 10), "UPLOAD") }
 
 // envelope is the stored form of an upload's envelope.
@@ -136,40 +139,43 @@ func (s *Store) ClaimUpload(ctx context.Context, id int64, now time.Time, lease 
 }
 
 // FinishUpload ends the processing of an upload held under lease: complete
-// with what was recorded, or failed with why (o.Errors not empty). It
+// with what was recorded, or failed with why (o.Errors not empty), with
+// its upload.completed or upload.failed event in the same transaction. It
 // reports false, changing nothing, when the caller no longer holds it.
-func (s *Store) FinishUpload(ctx context.Context, id, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error) {
-	status := scangate.UploadComplete
+func (s *Store) FinishUpload(ctx context.Context, u scangate.Upload, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error) {
+	status, typ := scangate.UploadComplete, scangate.EventUploadCompleted
 	if len(o.Errors) > 0 {
-		status = scangate.UploadFailed
+		status, typ = scangate.UploadFailed, scangate.EventUploadFailed
 	}
 	problems, err := json.Marshal(o.Errors)
 	if err != nil {
 		return false, fmt.Errorf("encode upload errors: %w", err)
 	}
-	ids := o.ScanIDs
-	if ids == nil {
-		ids = []int64{}
+	if o.ScanIDs == nil {
+		o.ScanIDs = []int64{}
 	}
-	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key: uploadKey(id),
-		UpdateExpression: aws.String("SET " + ref(aStatus) + " = :status, " + ref(aLease) + " = :zero, " +
-			ref(aCompletedAt) + " = :at, " + ref(aScanIDs) + " = :ids, " + ref(aResults) + " = :results, " +
-			ref(aRecorded) + " = :recorded, " + ref(aSuppressed) + " = :sup, " + ref(aSkipped) + " = :skipped, " +
-			ref(aErrors) + " = :errors"),
-		ConditionExpression: aws.String(ref(aStatus) + " = :processing AND " + ref(aLease) + " = :lease"),
-		ExpressionAttributeValues: item{
-			":status": str(string(status)), ":zero": num(0), ":at": str(scangate.At(now).String()),
-			":ids": numList(ids), ":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
+	at := scangate.At(now)
+	done := u
+	done.Status, done.Lease, done.CompletedAt, done.UploadOutcome = status, 0, &at, o
+	t := s.newTx()
+	t.update(lUpload, uploadKey(u.ID), "SET "+ref(aStatus)+" = :status, "+ref(aLease)+" = :zero, "+
+		ref(aCompletedAt)+" = :at, "+ref(aScanIDs)+" = :ids, "+ref(aResults)+" = :results, "+
+		ref(aRecorded)+" = :recorded, "+ref(aSuppressed)+" = :sup, "+ref(aSkipped)+" = :skipped, "+
+		ref(aErrors)+" = :errors",
+		item{
+			":status": str(string(status)), ":zero": num(0), ":at": str(at.String()),
+			":ids": numList(o.ScanIDs), ":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
 			":sup": num(int64(o.SuppressedInSource)), ":skipped": num(int64(o.Skipped)), ":errors": str(string(problems)),
-			":processing": str(string(scangate.UploadProcessing)), ":lease": num(lease),
 		},
-	})
+		when(ref(aStatus)+" = :processing AND "+ref(aLease)+" = :lease",
+			":processing", str(string(scangate.UploadProcessing)), ":lease", num(lease)))
+	s.addEvent(t, scangate.NewEvent(typ, now, scangate.ViewUpload(done)))
+	err = s.commit(ctx, "finish upload", t)
 	switch {
-	case conditionFailed(err):
+	case failed(err, lUpload):
 		return false, nil
 	case err != nil:
-		return false, dbErr("finish upload", err)
+		return false, err
 	}
 	return true, nil
 }
