@@ -426,7 +426,7 @@ func argon2Symbols(b *testing.B, bin string) int {
 // An operation added without one would stop the benchmark at it.
 func TestEveryFunctionHasABenchEvent(t *testing.T) {
 	fx := newFixture(t)
-	d := fixtureDeps{fx: fx, bucket: openBucket(t, fx.s3url)}
+	d := fixtureDeps{fx: fx, bucket: openBucket(t, fx.s3url), EventDeps: local.NewEventDeps()}
 	for _, op := range ops.Operations() {
 		if fx.events[op.Name] == nil {
 			t.Errorf("the cold-start fixture has no event for %s", op.Name)
@@ -446,6 +446,7 @@ func TestEveryFunctionHasABenchEvent(t *testing.T) {
 type fixtureDeps struct {
 	fx     fixture
 	bucket *bucket.Bucket
+	local.EventDeps
 }
 
 func (d fixtureDeps) Store() *store.Store    { return d.fx.store }

@@ -39,6 +39,7 @@ type harness struct {
 	log      *slog.Logger
 	bucket   *bucket.Bucket
 	requests atomic.Int64
+	local.EventDeps
 }
 
 const adminPassword = "admin-password-123"
@@ -51,7 +52,7 @@ func newHarness(t testing.TB) *harness {
 		t.Fatal(err)
 	}
 	return &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role},
-		fns: map[string]api.Handler{}, log: slog.New(slog.NewJSONHandler(testWriter{t}, nil))}
+		fns: map[string]api.Handler{}, log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), EventDeps: local.NewEventDeps()}
 }
 
 // fn is the REST proxy handler of the table's function name, built on

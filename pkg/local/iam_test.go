@@ -286,7 +286,7 @@ func TestIAMPolicies(t *testing.T) {
 				})
 			}}
 		},
-		StoreFor: func(fn string) *store.Store {
+		StoreFor: func(fn string, stream func(*dynamodb.Options)) *store.Store {
 			return env.Recorder(t, func(op string, input any) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -302,7 +302,7 @@ func TestIAMPolicies(t *testing.T) {
 				for _, k := range leadingKeys(op, input) {
 					keys[fn][k] = true
 				}
-			})
+			}, stream)
 		},
 	})
 	if err != nil {

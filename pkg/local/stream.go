@@ -25,7 +25,8 @@ import (
 // events.DynamoDBEvent). A partial batch response
 // (events.DynamoDBEventResponse) makes the next batch start at the first
 // record it names; a failed invocation retries its batch after the retry
-// delay. Writes made through a store of Options.StoreFor are not seen.
+// delay. A store of Options.StoreFor is seen when its client takes the
+// option StoreFor is given.
 type Stream struct {
 	Function string
 

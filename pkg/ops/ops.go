@@ -17,7 +17,11 @@ import (
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/fold"
+	"github.com/scangate/scangate/pkg/lane"
+	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
 	"github.com/scangate/scangate/pkg/trigger"
 )
@@ -29,9 +33,16 @@ import (
 type Deps interface {
 	Store() *store.Store
 	Log() *slog.Logger
-	Config() config.Config // TOKEN_TTL_SECONDS, UPLOAD_MAX_BYTES
+	Config() config.Config // TOKEN_TTL_SECONDS, UPLOAD_MAX_BYTES, the outbound switches, DASHBOARD_URL
 	Cursors() api.Cursors  // the listings' cursor key
 	Bucket() *bucket.Bucket
+	Queues() lane.Queues // the delivery queues
+	Bus() delivery.Bus   // the event bus
+	Box() *seal.Box      // seals and opens webhook secrets and integration tokens (SECRETS_KEY)
+	// Egress is the outbound rules of webhooks (Config's LoopbackHTTP, and
+	// the resolver tests replace).
+	Egress() egress.Policy
+	Now() func() time.Time // the clock of the event functions
 }
 
 // Operation is one Lambda function of template.yaml. Exactly one of the
@@ -140,5 +151,33 @@ func Operations() []Operation {
 		{Name: "get-user", API: func(d Deps) api.Handler { return api.GetUser(d.Store(), d.Log()).Handle }},
 		{Name: "get-me", API: func(d Deps) api.Handler { return api.GetMe(d.Store(), d.Log()).Handle }},
 		{Name: "list-users", API: func(d Deps) api.Handler { return api.ListUsers(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "create-webhook", API: func(d Deps) api.Handler {
+			return api.CreateWebhook(d.Store(), d.Box(), d.Egress(), d.Now(), d.Log()).Handle
+		}},
+		{Name: "list-webhooks", API: func(d Deps) api.Handler { return api.ListWebhooks(d.Store(), d.Cursors(), d.Now(), d.Log()).Handle }},
+		{Name: "get-webhook", API: func(d Deps) api.Handler { return api.GetWebhook(d.Store(), d.Now(), d.Log()).Handle }},
+		{Name: "update-webhook", API: func(d Deps) api.Handler { return api.UpdateWebhook(d.Store(), d.Egress(), d.Now(), d.Log()).Handle }},
+		{Name: "delete-webhook", API: func(d Deps) api.Handler { return api.DeleteWebhook(d.Store(), d.Now(), d.Log()).Handle }},
+		{Name: "test-webhook", API: func(d Deps) api.Handler { return api.TestWebhook(d.Store(), d.Now(), d.Log()).Handle }},
+		{Name: "rotate-webhook-secret", API: func(d Deps) api.Handler {
+			return api.RotateWebhookSecret(d.Store(), d.Box(), d.Now(), d.Log()).Handle
+		}},
+		{Name: "list-webhook-deliveries", API: func(d Deps) api.Handler {
+			return api.ListWebhookDeliveries(d.Store(), d.Cursors(), d.Log()).Handle
+		}},
+		{Name: "redeliver-webhook-delivery", API: func(d Deps) api.Handler {
+			return api.RedeliverWebhookDelivery(d.Store(), d.Queues(), d.Now(), d.Log()).Handle
+		}},
+		{Name: "put-integration", API: func(d Deps) api.Handler {
+			return api.PutIntegration(d.Store(), d.Box(), d.Egress().WithPrivate(d.Config().PrivateIntegrations), d.Now(), d.Log()).Handle
+		}},
+		{Name: "get-integration", API: func(d Deps) api.Handler { return api.GetIntegration(d.Store(), d.Log()).Handle }},
+		{Name: "dispatch-events", Stream: func(d Deps) trigger.StreamHandler {
+			return delivery.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now(), d.Log())
+		}},
+		{Name: "deliver-events", Queue: func(d Deps) trigger.QueueHandler {
+			return delivery.NewDeliverer(d.Store(), d.Queues(), d.Box(), d.Egress(), d.Config(), d.Now(), d.Log())
+		}},
 	}
 }
+

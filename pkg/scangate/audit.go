@@ -17,11 +17,21 @@ const (
 	AuditLoginFailure    = "login.failure"
 	AuditLoginThrottled  = "login.throttled"
 	AuditAdminBootstrap  = "admin.bootstrap"
+	// Webhooks and integrations (events, docs/API.md).
+	AuditWebhookCreate     = "webhook.create"
+	AuditWebhookUpdate     = "webhook.update"
+	AuditWebhookDelete     = "webhook.delete"
+	AuditWebhookRotate     = "webhook.rotate"
+	AuditWebhookTest       = "webhook.test"
+	AuditWebhookRedeliver  = "webhook.redeliver"
+	AuditIntegrationUpdate = "integration.update"
 )
 
 // AuditActions lists every action, for validating filters.
 var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCreate, AuditAllowlistUpdate,
-	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap}
+	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
+	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
+	AuditIntegrationUpdate}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
 // (failed and throttled logins), kept apart from the change log.

@@ -60,22 +60,22 @@ func NewEvent(typ string, at time.Time, data any) Event {
 // comments as the ids of the comments (GET /whitelist/{id} shows them as
 // objects: Comments holds either).
 type AllowlistView struct {
-	ID        int64   `json:"id"`
-	Type      string  `json:"type"`
-	Name      string  `json:"name"`
-	Active    bool    `json:"active"`
-	Global    bool    `json:"global_"`
-	Repos     []int64 `json:"repos"`
-	Vcs       []int64 `json:"vcs"`
+	ID        int64    `json:"id"`
+	Type      string   `json:"type"`
+	Name      string   `json:"name"`
+	Active    bool     `json:"active"`
+	Global    bool     `json:"global_"`
+	Repos     []int64  `json:"repos"`
+	Vcs       []int64  `json:"vcs"`
 	Paths     []string `json:"paths"`
-	Reason    *string `json:"reason"`
-	ExpiresAt *Time   `json:"expires_at"`
-	Expired   bool    `json:"expired"`
-	Comments  any     `json:"comments"`
-	CreatedBy int64   `json:"created_by"`
-	CreatedOn Time    `json:"created_on"`
-	UpdatedBy int64   `json:"updated_by"`
-	UpdatedOn Time    `json:"updated_on"`
+	Reason    *string  `json:"reason"`
+	ExpiresAt *Time    `json:"expires_at"`
+	Expired   bool     `json:"expired"`
+	Comments  any      `json:"comments"`
+	CreatedBy int64    `json:"created_by"`
+	CreatedOn Time     `json:"created_on"`
+	UpdatedBy int64    `json:"updated_by"`
+	UpdatedOn Time     `json:"updated_on"`
 }
 
 // ViewAllowlist is the view of an allowlist at now (whether it has expired
