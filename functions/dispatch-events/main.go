@@ -11,7 +11,7 @@ import (
 
 	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/bus"
-	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/queue"
 )
 
@@ -21,5 +21,5 @@ func main() {
 	f.Check(err)
 	q, err := queue.Open(os.Getenv)
 	f.Check(err)
-	lambda.Start(delivery.NewDispatcher(f.Store, b, q, time.Now, f.Log))
+	lambda.Start(dispatch.NewDispatcher(f.Store, b, q, time.Now, f.Log))
 }

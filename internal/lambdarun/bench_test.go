@@ -243,6 +243,9 @@ func newFixture(b testing.TB) fixture {
 		},
 	}
 	maps.Copy(fx.events, tokenEvents(b, st, 6*rounds(b)))
+	events, env := eventsFixture(b, st, min(6*rounds(b), scangate.MaxWebhooks-10))
+	maps.Copy(fx.events, events)
+	fx.env = append(fx.env, env...)
 	// Every GET route without an event of its own is read with each path
 	// id 1, which the fixture holds for every kind of record.
 	tpl, err := gateway.ReadTemplate("../../template.yaml")
@@ -265,7 +268,7 @@ func newFixture(b testing.TB) fixture {
 var pathParam = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // notHTTP are the functions whose answers are not HTTP responses.
-var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists"}
+var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists", "dispatch-events", "deliver-events"}
 
 // rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
 // overrides it.

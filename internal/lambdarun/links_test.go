@@ -13,7 +13,9 @@ import (
 // credential chain, the embedded DynamoDB server, the local gateway,
 // YAML, the operations table (pkg/ops, which links every handler) or
 // oklog/ulid (its initialisation seeds a random source at every start), only the functions that hash or check a password link argon2, and
-// only the functions of large uploads link the S3 client.
+// only the functions of large uploads link the S3 client, only those that
+// queue deliveries the SQS client, only the dispatcher the EventBridge
+// client and only the deliverer go-github.
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
@@ -42,9 +44,12 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 			t.Errorf("go list did not list functions/%s", op.Name)
 			continue
 		}
-		argon2, s3 := false, false
+		argon2, s3, sqs, eventbridge, github := false, false, false, false, false
 		for _, d := range list {
 			s3 = s3 || d == "github.com/aws/aws-sdk-go-v2/service/s3"
+			sqs = sqs || d == "github.com/aws/aws-sdk-go-v2/service/sqs"
+			eventbridge = eventbridge || d == "github.com/aws/aws-sdk-go-v2/service/eventbridge"
+			github = github || d == "github.com/google/go-github/v75/github"
 			for _, b := range banned {
 				if d == b || strings.HasPrefix(d, b+"/") {
 					t.Errorf("%s links %s", op.Name, d)
@@ -57,6 +62,15 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		}
 		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload"; s3 != bucket {
 			t.Errorf("%s: links the S3 client %v, uses the uploads bucket %v", op.Name, s3, bucket)
+		}
+		if queues := op.Name == "dispatch-events" || op.Name == "deliver-events" || op.Name == "redeliver-webhook-delivery"; sqs != queues {
+			t.Errorf("%s: links the SQS client %v, queues deliveries %v", op.Name, sqs, queues)
+		}
+		if bus := op.Name == "dispatch-events"; eventbridge != bus {
+			t.Errorf("%s: links the EventBridge client %v, puts events %v", op.Name, eventbridge, bus)
+		}
+		if statuses := op.Name == "deliver-events"; github != statuses {
+			t.Errorf("%s: links go-github %v, posts commit statuses %v", op.Name, github, statuses)
 		}
 	}
 }

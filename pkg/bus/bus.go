@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
-	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -47,10 +47,10 @@ const attempts = 3
 
 // Put puts entries (at most 10, as PutEvents takes), again for those
 // EventBridge reports failed.
-func (b *EventBridge) Put(ctx context.Context, entries []delivery.Entry) error {
+func (b *EventBridge) Put(ctx context.Context, entries []dispatch.Entry) error {
 	todo := make([]types.PutEventsRequestEntry, len(entries))
 	for i, e := range entries {
-		todo[i] = types.PutEventsRequestEntry{EventBusName: &b.name, Source: aws.String(delivery.Source),
+		todo[i] = types.PutEventsRequestEntry{EventBusName: &b.name, Source: aws.String(dispatch.Source),
 			DetailType: aws.String(e.Type), Detail: aws.String(string(e.Detail)), Time: aws.Time(e.Time)}
 	}
 	for range attempts {

@@ -211,13 +211,14 @@ func (d *Deliverer) webhook(ctx context.Context, j *job) bool {
 	a := scangate.Attempt{At: scangate.At(j.now), StatusCode: res.StatusCode, DurationMS: res.Duration.Milliseconds(),
 		Error: res.Error, Response: res.Response}
 	next, wait := d.judge(j, a, res.Outcome == webhook.Delivered, res.Outcome == webhook.Retry)
-	if reason := d.streak(ctx, *wh, res.Outcome, j.now); reason != "" && !test {
+	gone := res.Outcome == webhook.Gone
+	if reason := d.streak(ctx, *wh, res.Outcome, j.now); reason != "" {
 		if _, err := d.Store.DisableWebhook(ctx, wh.ID, reason, j.now); err != nil {
 			d.Log.ErrorContext(ctx, "webhook not disabled", "webhook", wh.ID, "error", err.Error())
 		}
 		next.Status, next.Due = scangate.DeliveryFailed, 0
 	}
-	return d.record(ctx, j, next, wait)
+	return d.record(ctx, j, next, wait, !gone)
 }
 
 // signer is the webhook's signer at now: its secret, and the previous one
@@ -279,8 +280,10 @@ func (d *Deliverer) judge(j *job, a scangate.Attempt, delivered, retry bool) (sc
 }
 
 // record writes an attempt and schedules what follows: the next attempt,
-// or the dead-letter queue after the last.
-func (d *Deliverer) record(ctx context.Context, j *job, next scangate.Delivery, wait time.Duration) bool {
+// or, when the delivery failed and alarm says so, the dead-letter queue
+// (whose alarm an operator hears; a receiver's 410 is its own choice and
+// raises none).
+func (d *Deliverer) record(ctx context.Context, j *job, next scangate.Delivery, wait time.Duration, alarm bool) bool {
 	ok, err := d.Store.RecordAttempt(ctx, next, j.w.Delivery.Attempts)
 	switch {
 	case err != nil:
@@ -290,7 +293,7 @@ func (d *Deliverer) record(ctx context.Context, j *job, next scangate.Delivery, 
 		return false // another copy of the message recorded this attempt
 	case next.Status == scangate.DeliveryPending:
 		return d.later(ctx, j, wait)
-	case next.Status == scangate.DeliveryFailed:
+	case next.Status == scangate.DeliveryFailed && alarm:
 		d.Log.WarnContext(ctx, "delivery failed; dead-lettered", "destination", next.To.Kind, "id", next.To.ID,
 			"event", next.EventID, "attempts", next.Attempts)
 		if err := d.Queues.Send(ctx, lane.Dead, j.m.Body, 0); err != nil {
@@ -306,7 +309,7 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 	if in == nil {
 		return d.end(ctx, j, scangate.DeliveryCancelled, "the integration was removed")
 	}
-	var g gateData
+	var g scangate.GateCommit
 	var gate commitstatus.Gate
 	if err := errors.Join(json.Unmarshal(e.Data, &g), json.Unmarshal(e.Data, &gate)); err != nil || g.Sequence < 1 {
 		return d.end(ctx, j, scangate.DeliveryFailed, fmt.Sprintf("the gate change carries no commit to report: %v", err))
@@ -321,7 +324,7 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 	if err != nil {
 		a.Error = err.Error()
 		next, wait := d.judge(j, a, false, true)
-		return d.record(ctx, j, next, wait)
+		return d.record(ctx, j, next, wait, true)
 	}
 	st := commitstatus.FromGate(gate, d.Dashboard)
 	if d.Dashboard == "" {
@@ -346,5 +349,5 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 		a.Error = err.Error()
 	}
 	next, wait := d.judge(j, a, err == nil, commitstatus.Retryable(err))
-	return d.record(ctx, j, next, wait)
+	return d.record(ctx, j, next, wait, true)
 }

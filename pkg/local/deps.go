@@ -7,7 +7,7 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
-	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/lane"
 	"github.com/scangate/scangate/pkg/seal"
@@ -22,8 +22,8 @@ type deps struct {
 	config  config.Config
 	cursors api.Cursors
 	bucket  *bucket.Bucket
-	lanes   *Lanes
-	bus     *Bus
+	lanes   lane.Queues
+	bus     dispatch.Bus
 	box     *seal.Box
 	egress  egress.Policy
 	now     func() time.Time
@@ -35,7 +35,7 @@ func (d deps) Config() config.Config  { return d.config }
 func (d deps) Cursors() api.Cursors   { return d.cursors }
 func (d deps) Bucket() *bucket.Bucket { return d.bucket }
 func (d deps) Queues() lane.Queues    { return d.lanes }
-func (d deps) Bus() delivery.Bus      { return d.bus }
+func (d deps) Bus() dispatch.Bus      { return d.bus }
 func (d deps) Box() *seal.Box         { return d.box }
 func (d deps) Egress() egress.Policy  { return d.egress }
 func (d deps) Now() func() time.Time  { return d.now }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/lane"
 	"github.com/scangate/scangate/pkg/seal"
@@ -78,15 +78,53 @@ func (l *Lanes) LaneOf(arn string) (lane.Lane, bool) {
 	return "", false
 }
 
+// busResource is the logical id of the event bus in template.yaml.
+const busResource = "EventBus"
+
+// observedLanes are a function's view of the lanes that tells observe the
+// IAM action each call needs on its queue (sqs:SendMessage@<queue>).
+type observedLanes struct {
+	*Lanes
+	fn      string
+	observe func(function, action string)
+}
+
+func (o observedLanes) Send(ctx context.Context, ln lane.Lane, body string, delay time.Duration) error {
+	if q := o.queues[ln]; q != nil {
+		o.observe(o.fn, "sqs:SendMessage@"+q.Name)
+	}
+	return o.Lanes.Send(ctx, ln, body, delay)
+}
+
+func (o observedLanes) Hide(ctx context.Context, ln lane.Lane, receipt string, d time.Duration) error {
+	if q := o.queues[ln]; q != nil {
+		o.observe(o.fn, "sqs:ChangeMessageVisibility@"+q.Name)
+	}
+	return o.Lanes.Hide(ctx, ln, receipt, d)
+}
+
+// observedBus is a function's view of the bus that tells observe of each
+// PutEvents.
+type observedBus struct {
+	*Bus
+	fn      string
+	observe func(function, action string)
+}
+
+func (o observedBus) Put(ctx context.Context, entries []dispatch.Entry) error {
+	o.observe(o.fn, "events:PutEvents@"+busResource)
+	return o.Bus.Put(ctx, entries)
+}
+
 // Bus is the stack's event bus as the local stack records it: what the
 // dispatcher put, in order.
 type Bus struct {
 	mu      sync.Mutex
-	entries []delivery.Entry
+	entries []dispatch.Entry
 }
 
 // Put records entries.
-func (b *Bus) Put(_ context.Context, entries []delivery.Entry) error {
+func (b *Bus) Put(_ context.Context, entries []dispatch.Entry) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.entries = append(b.entries, entries...)
@@ -94,10 +132,10 @@ func (b *Bus) Put(_ context.Context, entries []delivery.Entry) error {
 }
 
 // Entries returns what was put on the bus.
-func (b *Bus) Entries() []delivery.Entry {
+func (b *Bus) Entries() []dispatch.Entry {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]delivery.Entry(nil), b.entries...)
+	return append([]dispatch.Entry(nil), b.entries...)
 }
 
 // EventDeps are the dependencies of the event functions (part of
@@ -110,9 +148,12 @@ type EventDeps struct {
 	box   *seal.Box
 }
 
+// HarnessSecretsKey is the secrets key of EventDeps' box.
+const HarnessSecretsKey = "a secrets key for test harnesses, 32 bytes or more"
+
 // NewEventDeps returns the event dependencies of a harness.
 func NewEventDeps() EventDeps {
-	box, err := seal.New([]byte("a secrets key for test harnesses, 32 bytes or more"))
+	box, err := seal.New([]byte(HarnessSecretsKey))
 	if err != nil {
 		panic(err) // a constant key of the right length
 	}
@@ -120,7 +161,52 @@ func NewEventDeps() EventDeps {
 }
 
 func (e EventDeps) Queues() lane.Queues   { return e.lanes }
-func (e EventDeps) Bus() delivery.Bus     { return e.bus }
+func (e EventDeps) Bus() dispatch.Bus     { return e.bus }
 func (e EventDeps) Box() *seal.Box        { return e.box }
 func (e EventDeps) Egress() egress.Policy { return egress.Policy{LoopbackHTTP: true} }
 func (e EventDeps) Now() func() time.Time { return time.Now }
+
+// Settled waits until every stream has delivered what it holds and no
+// consumed queue has a message in flight or visible (messages delayed or
+// hidden until later may wait), or ctx ends.
+func (s *Stack) Settled(ctx context.Context) error {
+	for {
+		for _, st := range s.streams {
+			if err := st.Idle(ctx); err != nil {
+				return err
+			}
+		}
+		for _, q := range s.queues {
+			if q.consumer == nil {
+				continue
+			}
+			if err := q.Settled(ctx); err != nil {
+				return err
+			}
+		}
+		if s.quiet() {
+			return nil
+		}
+	}
+}
+
+// quiet reports whether nothing is in flight or due now, at this moment.
+func (s *Stack) quiet() bool {
+	for _, st := range s.streams {
+		st.mu.Lock()
+		busy := len(st.records) > 0 || st.busy
+		st.mu.Unlock()
+		if busy {
+			return false
+		}
+	}
+	for _, q := range s.queues {
+		q.mu.Lock()
+		busy := q.consumer != nil && (q.pending > 0 || q.visible() > 0)
+		q.mu.Unlock()
+		if busy {
+			return false
+		}
+	}
+	return true
+}

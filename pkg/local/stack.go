@@ -92,6 +92,10 @@ type Options struct {
 	Resolver egress.Resolver
 	// DashboardURL is the base URL commit statuses link to.
 	DashboardURL string
+	// Observe, when set, is told the IAM action (sqs:SendMessage@<queue>,
+	// events:PutEvents@EventBus) of each call a function makes to the
+	// queues and the bus, by the function's logical id.
+	Observe func(function, action string)
 }
 
 // DefaultRedeliverAfter is how long the local queues and streams wait
@@ -302,6 +306,9 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 			egress: rules, now: now}
 		if o.StoreFor != nil {
 			d.store = o.StoreFor(id, s.capture)
+		}
+		if o.Observe != nil {
+			d.lanes, d.bus = observedLanes{s.lanes, id, o.Observe}, observedBus{s.bus, id, o.Observe}
 		}
 		if o.S3OptionsFor != nil {
 			if d.bucket, err = s.openBucket(o, o.S3OptionsFor(id)...); err != nil {

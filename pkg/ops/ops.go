@@ -18,6 +18,7 @@ import (
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/lane"
@@ -37,7 +38,7 @@ type Deps interface {
 	Cursors() api.Cursors  // the listings' cursor key
 	Bucket() *bucket.Bucket
 	Queues() lane.Queues // the delivery queues
-	Bus() delivery.Bus   // the event bus
+	Bus() dispatch.Bus   // the event bus
 	Box() *seal.Box      // seals and opens webhook secrets and integration tokens (SECRETS_KEY)
 	// Egress is the outbound rules of webhooks (Config's LoopbackHTTP, and
 	// the resolver tests replace).
@@ -173,11 +174,10 @@ func Operations() []Operation {
 		}},
 		{Name: "get-integration", API: func(d Deps) api.Handler { return api.GetIntegration(d.Store(), d.Log()).Handle }},
 		{Name: "dispatch-events", Stream: func(d Deps) trigger.StreamHandler {
-			return delivery.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now(), d.Log())
+			return dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now(), d.Log())
 		}},
 		{Name: "deliver-events", Queue: func(d Deps) trigger.QueueHandler {
 			return delivery.NewDeliverer(d.Store(), d.Queues(), d.Box(), d.Egress(), d.Config(), d.Now(), d.Log())
 		}},
 	}
 }
-

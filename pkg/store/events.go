@@ -120,3 +120,18 @@ func (s *Store) MarkDispatched(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// RecordEvent writes an event on its own and returns it with its id. The
+// changes of the table write their events in their own transactions
+// (addEvent); this is for an event that tells of no change of the table's,
+// such as one an operator sends again, and for tests.
+func (s *Store) RecordEvent(ctx context.Context, e scangate.Event) (scangate.Event, error) {
+	e.ID = newULID(e.OccurredAt.Time)
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: s.eventItem(e),
+		ConditionExpression:      aws.String("attribute_not_exists(" + ref(aPK) + ")"),
+		ExpressionAttributeNames: map[string]string{ref(aPK): aPK}})
+	if err != nil {
+		return scangate.Event{}, dbErr("record event", err)
+	}
+	return e, nil
+}

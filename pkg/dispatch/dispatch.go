@@ -1,4 +1,9 @@
-package delivery
+// Package dispatch is the dispatcher: invoked by the table's stream,
+// filtered to event items (the outbox), it puts each event on the event
+// bus and creates one delivery per destination — each active webhook that
+// takes its type, and for a pr.gate_changed with a commit the integration
+// of the PR's vc_id — and queues it for the deliverer (pkg/delivery).
+package dispatch
 
 import (
 	"context"
@@ -15,8 +20,25 @@ import (
 	"github.com/scangate/scangate/pkg/webhook"
 )
 
-// DispatchStore is what the dispatcher reads and writes.
-type DispatchStore interface {
+// Entry is one event as it is put on the event bus: source scangate,
+// detail-type its type, detail its body.
+type Entry struct {
+	Type   string
+	Time   time.Time
+	Detail []byte
+}
+
+// Bus is the stack's event bus: EventBridge on AWS (pkg/bus), a recorded
+// bus locally. Put puts every entry or returns an error.
+type Bus interface {
+	Put(ctx context.Context, entries []Entry) error
+}
+
+// Source is the source of the events scangate puts on the bus.
+const Source = "scangate"
+
+// Store is what the dispatcher reads and writes.
+type Store interface {
 	Events(ctx context.Context, ids []string) ([]store.StoredEvent, error)
 	MarkDispatched(ctx context.Context, id string) error
 	Webhooks(ctx context.Context) ([]scangate.Webhook, error)
@@ -33,7 +55,7 @@ const (
 
 // Dispatcher handles the stream's batches of event items.
 type Dispatcher struct {
-	Store  DispatchStore
+	Store  Store
 	Bus    Bus
 	Queues lane.Queues
 	Now    func() time.Time
@@ -42,7 +64,7 @@ type Dispatcher struct {
 
 // NewDispatcher returns the dispatcher's stream handler (a
 // trigger.StreamHandler).
-func NewDispatcher(st DispatchStore, bus Bus, q lane.Queues, now func() time.Time, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func NewDispatcher(st Store, bus Bus, q lane.Queues, now func() time.Time, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return Dispatcher{Store: st, Bus: bus, Queues: q, Now: now, Log: log}.Handle
 }
 
@@ -148,7 +170,7 @@ func (r *dispatch) deliveries(ctx context.Context, e scangate.Event) error {
 	}
 	for _, dest := range dests {
 		d, created, err := r.Store.CreateDelivery(ctx, scangate.Delivery{To: dest.to, EventID: e.ID, EventType: e.Type,
-			Status: scangate.DeliveryPending, Due: e.OccurredAt.UnixMilli(), CreatedAt: scangate.At(r.Now())})
+			Status: scangate.DeliveryPending, CreatedAt: scangate.At(r.Now())})
 		if err != nil {
 			return err
 		}
@@ -196,7 +218,7 @@ func (r *dispatch) destinations(ctx context.Context, e scangate.Event) ([]destin
 	if e.Type != scangate.EventGateChanged {
 		return out, nil
 	}
-	var g gateData
+	var g scangate.GateCommit
 	if err := json.Unmarshal(e.Data, &g); err != nil || g.HeadSHA == "" || g.VcID == 0 {
 		return out, nil // no commit to report to
 	}
