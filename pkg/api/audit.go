@@ -65,7 +65,7 @@ func ListAudit(st AuditReader, pg Cursors, log *slog.Logger) Endpoint {
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)
 			f := scangate.AuditFilter{Action: q.enum("action", scangate.AuditActions), ActorID: q.id("actor_id"),
-				TargetType: q.enum("target_type", []string{"user", "allowlist", "token", "username"}), TargetID: q.text("target_id", 64)}
+				TargetType: q.enum("target_type", []string{"user", "allowlist", "token", "username", "webhook", "integration"}), TargetID: q.text("target_id", 64)}
 			if (f.TargetType == "") != (f.TargetID == "") {
 				q.bad("target_type", "goes with target_id")
 			}

@@ -110,6 +110,13 @@ func (q *Queue) Settled(ctx context.Context) error {
 	return q.until(ctx, func() bool { return q.pending == 0 && q.visible() == 0 })
 }
 
+// Sent is how many messages the queue was sent in all.
+func (q *Queue) Sent() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.seq
+}
+
 // Waiting is how many messages wait to become visible.
 func (q *Queue) Waiting() int {
 	q.mu.Lock()
