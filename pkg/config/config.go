@@ -38,6 +38,10 @@ type Config struct {
 	// DashboardURL is DASHBOARD_URL: the dashboard's base URL, which
 	// commit statuses link to ("" for no link).
 	DashboardURL string
+	// AttemptTimeout bounds one delivery attempt; zero is the contract's
+	// 10 s (webhook.Timeout). Not read from the environment: tests of a
+	// receiver that hangs until they let it answer lengthen it.
+	AttemptTimeout time.Duration
 }
 
 // Defaults of the settings.

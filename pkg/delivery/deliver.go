@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,9 +71,12 @@ type Deliverer struct {
 func NewDeliverer(st DeliverStore, q lane.Queues, box Opener, rules egress.Policy, cfg config.Config, now func() time.Time,
 	log *slog.Logger) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	statuses := rules.WithPrivate(cfg.PrivateIntegrations)
+	timeout := cmp.Or(cfg.AttemptTimeout, webhook.Timeout)
 	// The signatures' timestamps are the real time (Sender.Now): a
 	// receiver checks them against its own clock.
-	d := &Deliverer{Store: st, Queues: q, Box: box, Sender: webhook.NewSender(rules), Statuses: statuses, StatusHTTP: statuses.Client(webhook.Timeout),
+	sender := webhook.NewSender(rules)
+	sender.Client = rules.Client(timeout)
+	d := &Deliverer{Store: st, Queues: q, Box: box, Sender: sender, Statuses: statuses, StatusHTTP: statuses.Client(timeout),
 		Backoff: func(attempt int) (time.Duration, bool) { return webhook.Backoff(attempt, jitter{}) }, Now: now,
 		Dashboard: cfg.DashboardURL, Log: log}
 	return d.Handle

@@ -3,22 +3,35 @@ package local_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	awsevents "github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/receivertest"
+	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/lane"
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/ops"
+	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/pkg/trigger"
 )
 
 // The tests named TestWebhook... deliver events over HTTP from the local
@@ -38,7 +51,7 @@ type eventStack struct {
 	clock *aheadClock
 }
 
-func startEvents(t *testing.T, opts ...func(*local.Options)) *eventStack {
+func startEvents(t *testing.T, opts ...func(*local.Options, *ddbtest.Env)) *eventStack {
 	t.Helper()
 	env := ddbtest.New(t)
 	e := &eventStack{env: env, clock: &aheadClock{}}
@@ -46,7 +59,7 @@ func startEvents(t *testing.T, opts ...func(*local.Options)) *eventStack {
 		AdminPassword: "admin-password-1", TokenTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Now: e.clock.Now, RedeliverAfter: time.Millisecond}
 	for _, opt := range opts {
-		opt(&o)
+		opt(&o, env)
 	}
 	stack, err := local.Start(context.Background(), o)
 	if err != nil {
@@ -383,5 +396,341 @@ func TestWebhookRedeliver(t *testing.T) {
 	audit := e.call(t, 200, "GET", "/audit?action=webhook.redeliver", "")
 	if !strings.Contains(audit, ds[0].ID) {
 		t.Errorf("audit: %s", audit)
+	}
+}
+
+// waitFor polls cond until it holds (a condition, not a timing: the bound
+// only ends a test that would hang).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWebhookHangingReceiverDelaysNoOther: while one receiver holds every
+// request it gets (it hangs until the test lets it answer; attempts may
+// last 10 minutes here, so none ends before), another receives each
+// event, events sent after the first one hung included: a batch's
+// attempts run at once, each recorded on its own, and batches run side by
+// side. Once the hanging receiver has failed, its next deliveries go to the
+// retry queue at dispatch, never the first-attempt queue that healthy
+// receivers share.
+func TestWebhookHangingReceiverDelaysNoOther(t *testing.T) {
+	t.Parallel()
+	e := startEvents(t, func(o *local.Options, _ *ddbtest.Env) { o.AttemptTimeout = 10 * time.Minute })
+	release := make(chan struct{})
+	var mu sync.Mutex
+	arrived := 0
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrived++
+		mu.Unlock()
+		select {
+		case <-release:
+			w.WriteHeader(http.StatusInternalServerError)
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hang.Close)
+	released := false
+	letGo := func() {
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+	t.Cleanup(letGo) // before the server closes: cleanups run last first
+	e.call(t, 201, "POST", "/webhooks", `{"url":"`+hang.URL+`/hook","events":["allowlist.created"]}`)
+	_, url := e.subscribe(t, `"allowlist.created"`)
+
+	e.allowlist(t, "sha256:01")
+	waitFor(t, "the hanging receiver gets its first request", func() bool { mu.Lock(); defer mu.Unlock(); return arrived >= 1 })
+	e.allowlist(t, "sha256:02")
+	e.allowlist(t, "sha256:03")
+	waitFor(t, "the other receiver gets all three events while the first hangs", func() bool { return len(receivertest.Read(t, url).Events) == 3 })
+	if got := receivertest.Read(t, url); len(got.Rejected) != 0 || len(got.Attempts) != 3 {
+		t.Errorf("the other receiver: %+v", got)
+	}
+
+	letGo()
+	settle(t, e.stack)
+	fast, retry := e.stack.Lanes().Queue(lane.Fast).Sent(), e.stack.Lanes().Queue(lane.Retry).Sent()
+	e.allowlist(t, "sha256:04")
+	settle(t, e.stack)
+	if df, dr := e.stack.Lanes().Queue(lane.Fast).Sent()-fast, e.stack.Lanes().Queue(lane.Retry).Sent()-retry; df != 1 || dr != 1 {
+		t.Errorf("a new event queued %d first attempts and %d retries; want 1 (the healthy receiver's) and 1 (the failing one's)", df, dr)
+	}
+	if got := receivertest.Read(t, url); len(got.Events) != 4 {
+		t.Errorf("the other receiver has %d events, want 4", len(got.Events))
+	}
+}
+
+// killAt makes the dispatcher's DynamoDB client fail, once, right after
+// the call that kill picks has succeeded: its work until then stays done,
+// and the test's dispatcher then dies without answering the stream, which
+// retries its whole batch (as Lambda does for an invocation that crashed).
+func killAt(kill func(op string, input any) bool, fired *atomic.Bool) func(*dynamodb.Options) {
+	armed := &atomic.Bool{}
+	armed.Store(true)
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("kill",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					out, md, err := next.HandleInitialize(ctx, in)
+					if err == nil && kill(middleware.GetOperationName(ctx), in.Parameters) && armed.CompareAndSwap(true, false) {
+						fired.Store(true)
+						return out, md, errors.New("the dispatcher was killed")
+					}
+					return out, md, err
+				}), middleware.After)
+		})
+	}
+}
+
+// TestEventsExactlyOnceWhenTheDispatcherIsKilled: three changes whose
+// events reach the dispatcher in one batch; the dispatcher dies in the
+// middle of the second event (after creating its delivery, before queueing
+// it; or after queueing it, before marking it dispatched), the stream
+// runs the batch again, and the receiver, deduplicating by id, has each
+// event exactly once. The first event, finished before the kill, is not
+// done again (on the bus once, attempted once): the run starts over at the
+// first unfinished record.
+func TestEventsExactlyOnceWhenTheDispatcherIsKilled(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		kill func(n *atomic.Int64) func(op string, input any) bool
+	}{
+		{"after the delivery is created", func(n *atomic.Int64) func(string, any) bool {
+			return func(op string, input any) bool {
+				in, ok := input.(*dynamodb.PutItemInput)
+				return ok && strings.HasPrefix(in.Item["SK"].(*types.AttributeValueMemberS).Value, "DELIVERY#") && n.Add(1) == 2
+			}
+		}},
+		{"after the delivery is queued", func(n *atomic.Int64) func(string, any) bool {
+			return func(op string, input any) bool {
+				_, ok := input.(*dynamodb.UpdateItemInput)
+				return ok && op == "UpdateItem" && n.Add(1) == 2
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var fired atomic.Bool
+			var n atomic.Int64
+			kill := killAt(c.kill(&n), &fired)
+			e := startEvents(t, func(o *local.Options, env *ddbtest.Env) {
+				o.StoreFor = func(fn string, stream func(*dynamodb.Options)) *store.Store {
+					if fn == "DispatchEventsFunction" {
+						return env.Recorder(t, func(string, any) {}, stream, kill)
+					}
+					return env.Recorder(t, func(string, any) {}, stream)
+				}
+				o.Operations = []ops.Operation{{Name: "dispatch-events", Stream: func(d ops.Deps) trigger.StreamHandler {
+					real := dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now(), d.Log())
+					return func(ctx context.Context, ev awsevents.DynamoDBEvent) (awsevents.DynamoDBEventResponse, error) {
+						resp, err := real(ctx, ev)
+						if fired.CompareAndSwap(true, false) {
+							return awsevents.DynamoDBEventResponse{}, errors.New("the dispatcher died")
+						}
+						return resp, err
+					}
+				}}}
+			})
+			_, url := e.subscribe(t, `"allowlist.created"`)
+			release := e.stack.Stream("DispatchEventsFunction").Hold()
+			for _, name := range []string{"sha256:k1", "sha256:k2", "sha256:k3"} {
+				e.allowlist(t, name)
+			}
+			release()
+			drain(t, e.stack, e.clock)
+			if n.Load() < 2 {
+				t.Fatal("the kill never came")
+			}
+			got := receivertest.Read(t, url)
+			if len(got.Events) != 3 || len(got.Rejected) != 0 {
+				t.Fatalf("the receiver has %d events (%d rejected), want 3", len(got.Events), len(got.Rejected))
+			}
+			onBus := map[string]int{}
+			for _, en := range e.stack.Bus().Entries() {
+				var ev struct{ ID string }
+				_ = json.Unmarshal(en.Detail, &ev)
+				onBus[ev.ID]++
+			}
+			attempts := map[string]int{}
+			for _, a := range got.Attempts {
+				attempts[a.WebhookID]++
+			}
+			first := got.Events[0].ID
+			for _, ev := range got.Events {
+				first = min(first, ev.ID)
+				if onBus[ev.ID] < 1 {
+					t.Errorf("event %s is not on the bus", ev.ID)
+				}
+			}
+			if onBus[first] != 1 || attempts[first] != 1 {
+				t.Errorf("the event finished before the kill: %d times on the bus, %d attempts; want 1 and 1", onBus[first], attempts[first])
+			}
+		})
+	}
+}
+
+// rebinding resolves names for the outbound rules: rebind.test to a public
+// address until flipped, then to 127.0.0.1 (DNS rebinding); private.test
+// to a private address; nothing else.
+type rebinding struct{ flipped atomic.Bool }
+
+func (r *rebinding) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	switch {
+	case host == "rebind.test" && r.flipped.Load():
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	case host == "rebind.test":
+		return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
+	case host == "private.test":
+		return []netip.Addr{netip.MustParseAddr("10.0.0.7")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestWebhookAddressesCheckedAtConnect: with loopback not allowed (the
+// deployed rules), subscribing refuses http, credentials in the URL,
+// loopback, private, link-local, metadata and unique-local addresses and a
+// name that resolves to one (422 at /url). A name that resolved to a
+// public address when it was subscribed and resolves to 127.0.0.1 when
+// delivered to is refused when the connection is made: no connection
+// reaches the listener there, and the delivery's attempts say why.
+func TestWebhookAddressesCheckedAtConnect(t *testing.T) {
+	t.Parallel()
+	names := &rebinding{}
+	e := startEvents(t, func(o *local.Options, _ *ddbtest.Env) { o.StrictEgress, o.Resolver = true, names })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			_ = c.Close()
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+	for _, u := range []string{"http://example.com/hook", "https://user:pw@example.com/hook", fmt.Sprintf("http://127.0.0.1:%d/", port),
+		"https://127.0.0.1/", "https://localhost/", "https://10.1.2.3/", "https://192.168.0.1/", "https://169.254.169.254/latest",
+		"https://[fd00:ec2::254]/", "https://[fd12::1]/", "https://[::1]/", "https://[fe80::1]/", "https://private.test/hook"} {
+		resp, body := do(t, "POST", e.api+"/webhooks", e.admin, `{"url":"`+u+`","events":["allowlist.created"]}`)
+		if resp.StatusCode != 422 || !strings.Contains(body, `"pointer":"/url"`) {
+			t.Errorf("subscribe %s: %d %s", u, resp.StatusCode, body)
+		}
+	}
+	body := e.call(t, 201, "POST", "/webhooks", fmt.Sprintf(`{"url":"https://rebind.test:%d/hook","events":["allowlist.created"]}`, port))
+	id := regexp.MustCompile(`"id":(\d+)`).FindStringSubmatch(body)[1]
+	names.flipped.Store(true)
+	e.allowlist(t, "sha256:55")
+	drain(t, e.stack, e.clock)
+	var page struct {
+		Items []delivery `json:"items"`
+	}
+	_ = json.Unmarshal([]byte(e.call(t, 200, "GET", "/webhooks/"+id+"/deliveries", "")), &page)
+	if len(page.Items) != 1 || page.Items[0].Status != "failed" || page.Items[0].Attempt != 8 || page.Items[0].ResponseStatus != nil ||
+		page.Items[0].Error == nil || !strings.Contains(*page.Items[0].Error, "refused: 127.0.0.1 is a loopback address") {
+		t.Errorf("deliveries %+v", page.Items)
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("%d connections reached 127.0.0.1", n)
+	}
+}
+
+// TestWebhookSecretsStaySealed: the signing secret is shown once, when the
+// subscription is created (and a new one when it is rotated), and the
+// integration's token never; no answer, audit entry or item of the table
+// holds either in plain text. Bad bodies are refused with a pointer and
+// change nothing; only admins may manage subscriptions and integrations.
+func TestWebhookSecretsStaySealed(t *testing.T) {
+	t.Parallel()
+	e := startEvents(t)
+	created := e.call(t, 201, "POST", "/webhooks", `{"url":"http://127.0.0.1:9/hook","events":["webhook.test"],"description":"d"}`)
+	secret := regexp.MustCompile(`"secret":"(whsec_[^"]+)"`).FindStringSubmatch(created)[1]
+	rotated := e.call(t, 200, "POST", "/webhooks/1/rotate-secret", "")
+	secret2 := regexp.MustCompile(`"secret":"(whsec_[^"]+)"`).FindStringSubmatch(rotated)[1]
+	const token = "ghp_0123456789abcdefSECRETtoken"
+	in := e.call(t, 200, "PUT", "/integrations/7", `{"type":"github","api_url":"https://ghe.example.com/api/v3","token":"`+token+`"}`)
+	if !strings.Contains(in, `"token_set":true`) || !strings.Contains(in, `"api_url":"https://ghe.example.com/api/v3"`) {
+		t.Errorf("integration: %s", in)
+	}
+	secrets := []string{secret, strings.TrimPrefix(secret, "whsec_"), secret2, strings.TrimPrefix(secret2, "whsec_"), token}
+	for _, path := range []string{"/webhooks", "/webhooks/1", "/integrations/7", "/audit", "/webhooks/1/deliveries"} {
+		got := e.call(t, 200, "GET", path, "")
+		for _, s := range secrets {
+			if strings.Contains(got, s) {
+				t.Errorf("GET %s shows a secret", path)
+			}
+		}
+	}
+	items, err := e.env.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: &e.env.Table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := 0
+	for _, it := range items.Items {
+		text := fmt.Sprint(it)
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("the item %s holds a secret in plain text", text[:min(len(text), 80)])
+			}
+		}
+		for _, a := range []string{"secret", "prev_secret", "token"} {
+			if v, ok := it[a].(*types.AttributeValueMemberS); ok && strings.HasPrefix(v.Value, "v1.") {
+				sealed++
+			}
+		}
+	}
+	if sealed != 3 {
+		t.Errorf("%d sealed values in the table, want 3 (the secret, the previous one, the token)", sealed)
+	}
+
+	// Bad input: 422 with a pointer, nothing changed.
+	for _, c := range []struct{ method, path, body, pointer string }{
+		{"POST", "/webhooks", `{"events":["webhook.test"]}`, "/url"},
+		{"POST", "/webhooks", `{"url":"http://127.0.0.1:9/","events":[]}`, "/events"},
+		{"POST", "/webhooks", `{"url":"http://127.0.0.1:9/","events":["scan.done"]}`, "/events/0"},
+		{"POST", "/webhooks", `{"url":"http://127.0.0.1:9/","events":["webhook.test","webhook.test"]}`, "/events/1"},
+		{"POST", "/webhooks", `{"url":"http://127.0.0.1:9/","events":["webhook.test"],"active":null}`, "/active"},
+		{"POST", "/webhooks", `{"url":"http://127.0.0.1:9/","events":["webhook.test"],"secret":"whsec_x"}`, "/secret"},
+		{"POST", "/webhooks", `{"url":"http://127.0.0.1:9/","events":["webhook.test"],"description":"` + strings.Repeat("d", 1001) + `"}`, "/description"},
+		{"PATCH", "/webhooks/1", `{"url":"ftp://example.com/"}`, "/url"},
+		{"PUT", "/integrations/8", `{"type":"github"}`, "/token"},
+		{"PUT", "/integrations/8", `{"type":"bitbucket","token":"t"}`, "/type"},
+		{"PUT", "/integrations/8", `{"type":"github","api_url":"https://169.254.169.254/","token":"t"}`, "/api_url"},
+		{"PUT", "/integrations/8", `{"type":"github","token":"two words"}`, "/token"},
+	} {
+		resp, body := do(t, c.method, e.api+c.path, e.admin, c.body)
+		if resp.StatusCode != 422 || !strings.Contains(body, `"pointer":"`+c.pointer+`"`) {
+			t.Errorf("%s %s %.80s: %d %s", c.method, c.path, c.body, resp.StatusCode, body)
+		}
+	}
+	e.call(t, 404, "PATCH", "/webhooks/99", `{"description":"x"}`)
+	e.call(t, 404, "GET", "/integrations/8", "")
+	if list := e.call(t, 200, "GET", "/webhooks", ""); strings.Count(list, `"id":`) != 1 {
+		t.Errorf("webhooks after refused requests: %s", list)
+	}
+	// Only admins.
+	e.call(t, 201, "POST", "/users", `{"username":"uma","user_email":"uma@example.com","password":"password-123","role":"user"}`)
+	user := loginToken(t, e.api, "uma", "password-123")
+	for _, r := range [][2]string{{"GET", "/webhooks"}, {"GET", "/webhooks/1"}, {"POST", "/webhooks/1/test"}, {"GET", "/integrations/7"},
+		{"GET", "/webhooks/1/deliveries"}} {
+		if resp, body := do(t, r[0], e.api+r[1], user, ""); resp.StatusCode != 403 {
+			t.Errorf("%s %s as a user: %d %s", r[0], r[1], resp.StatusCode, body)
+		}
 	}
 }

@@ -92,6 +92,8 @@ type Options struct {
 	Resolver egress.Resolver
 	// DashboardURL is the base URL commit statuses link to.
 	DashboardURL string
+	// AttemptTimeout bounds a delivery attempt (zero: the contract's 10 s).
+	AttemptTimeout time.Duration
 	// Observe, when set, is told the IAM action (sqs:SendMessage@<queue>,
 	// events:PutEvents@EventBus) of each call a function makes to the
 	// queues and the bus, by the function's logical id.
@@ -277,7 +279,7 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 // Gateway in front of the REST proxy handlers and the authorizer.
 func (s *Stack) wire(t *gateway.Template, o Options) error {
 	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes,
-		LoopbackHTTP: !o.StrictEgress, DashboardURL: o.DashboardURL}
+		LoopbackHTTP: !o.StrictEgress, DashboardURL: o.DashboardURL, AttemptTimeout: o.AttemptTimeout}
 	if len(cfg.CursorKey) == 0 {
 		cfg.CursorKey = make([]byte, 32)
 		if _, err := rand.Read(cfg.CursorKey); err != nil {

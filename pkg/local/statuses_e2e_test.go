@@ -1,0 +1,151 @@
+package local_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/pkg/commitstatus/githubtest"
+	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/scangate"
+)
+
+// gitHub starts the stand-in of GitHub's API that validates every request
+// against GitHub's published description (make test-github installs it),
+// or skips the test without it.
+func gitHub(t *testing.T, token string) *githubtest.Server {
+	t.Helper()
+	path := os.Getenv("SCANGATE_GITHUB_OPENAPI")
+	if path == "" {
+		path = filepath.Join("..", "..", githubtest.DescriptionPath)
+		if _, err := os.Stat(path); err != nil {
+			t.Skip("no GitHub description: run make test-github (or set SCANGATE_GITHUB_OPENAPI)")
+		}
+	}
+	doc, err := githubtest.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := githubtest.New(doc, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// gateChanged writes a pr.gate_changed event of PR 1 (vc_id 1, acme/api)
+// as the gate's recordings will: its sequence, whether it blocks, its
+// commit.
+func gateChanged(t *testing.T, e *eventStack, seq int64, blocked bool, sha string) scangate.Event {
+	t.Helper()
+	var reasons []map[string]any
+	if blocked {
+		reasons = append(reasons, map[string]any{"kind": "findings", "scan_type": "SECRET", "category": "gitleaks", "scan_id": 1, "count": 2})
+	}
+	data := map[string]any{"pr_id": 1, "vc_id": 1, "repo_id": 5, "repo_name": "acme/api", "number": 7, "head_sha": sha,
+		"sequence": seq, "cause": "scan", "blocked": blocked, "reasons": scangate.NonNil(reasons),
+		"categories": []map[string]any{{"scan_type": "SECRET", "category": "gitleaks", "scan_id": 1, "status": "completed"}},
+		"policy":     map[string]any{"block_severity": map[string]string{"SECRET": "none", "VULNERABILITY": "none"}},
+		"previous":   map[string]any{"blocked": !blocked}}
+	ev, err := e.stack.Store.RecordEvent(context.Background(), scangate.NewEvent(scangate.EventGateChanged, e.clock.Now(), data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func states(s *githubtest.Server, sha string) []string {
+	var out []string
+	for _, st := range s.Statuses() {
+		if st.SHA == sha {
+			out = append(out, st.State)
+		}
+	}
+	return out
+}
+
+// TestCommitStatusesFollowTheGate: each change of a PR's gate posts the
+// commit status of its commit through go-github to a stand-in that
+// validates every request against GitHub's published description:
+// failure, success, failure, in that order, with the description and the
+// dashboard's link; an older gate that arrives after a newer one is not
+// posted (superseded), even when it is a retry that failed first; the
+// token set by PUT /integrations is the one used, and never shown.
+func TestCommitStatusesFollowTheGate(t *testing.T) {
+	t.Parallel()
+	gh := gitHub(t, "ghp_standin")
+	e := startEvents(t, func(o *local.Options, _ *ddbtest.Env) { o.DashboardURL = "https://scangate.example.com" })
+	e.call(t, 200, "PUT", "/integrations/1", `{"type":"github","api_url":"`+gh.URL+`","token":"ghp_standin"}`)
+	sha := strings.Repeat("a", 40)
+	for seq, blocked := range []bool{true, false, true} {
+		gateChanged(t, e, int64(seq+1), blocked, sha)
+		drain(t, e.stack, e.clock)
+	}
+	if got := states(gh, sha); !slices.Equal(got, []string{"failure", "success", "failure"}) {
+		t.Fatalf("statuses %v (refused %+v)", got, gh.Refusals())
+	}
+	last := gh.Statuses()[2]
+	if last.Owner != "acme" || last.Repo != "api" || last.Context != "scangate" || last.Description != "Blocked: 2 secrets" ||
+		last.TargetURL != "https://scangate.example.com/#/pr/1" {
+		t.Errorf("status %+v", last)
+	}
+
+	// Out of order: the newer gate posted first, the older one after it
+	// is dropped.
+	other := strings.Repeat("b", 40)
+	gateChanged(t, e, 5, false, other)
+	drain(t, e.stack, e.clock)
+	older := gateChanged(t, e, 4, true, other)
+	drain(t, e.stack, e.clock)
+	if got := states(gh, other); !slices.Equal(got, []string{"success"}) {
+		t.Errorf("statuses of the commit whose gates came out of order: %v", got)
+	}
+	d, err := e.stack.Store.Delivery(context.Background(), scangate.Destination{Kind: scangate.DestIntegration, ID: 1}, older.ID)
+	if err != nil || d.Status != scangate.DeliverySuperseded {
+		t.Errorf("the older gate's delivery %+v %v", d, err)
+	}
+
+	// A gate whose post fails (a wrong token: 401, retried), then a newer
+	// one posted once the token is fixed: the first one's retry is dropped.
+	third := strings.Repeat("c", 40)
+	e.call(t, 200, "PUT", "/integrations/1", `{"type":"github","api_url":"`+gh.URL+`","token":"ghp_wrong"}`)
+	failing := gateChanged(t, e, 6, true, third)
+	settle(t, e.stack) // its first attempt fails; its retry waits
+	e.call(t, 200, "PUT", "/integrations/1", `{"type":"github","api_url":"`+gh.URL+`","token":"ghp_standin"}`)
+	gateChanged(t, e, 7, false, third)
+	settle(t, e.stack)
+	e.clock.Advance(time.Hour)
+	drain(t, e.stack, e.clock)
+	if got := states(gh, third); !slices.Equal(got, []string{"success"}) {
+		t.Errorf("statuses after a failed post and a newer gate: %v", got)
+	}
+	if d, _ := e.stack.Store.Delivery(context.Background(), scangate.Destination{Kind: scangate.DestIntegration, ID: 1}, failing.ID); d.Status != scangate.DeliverySuperseded ||
+		d.Attempts != 1 || d.Last == nil || d.Last.StatusCode != 401 {
+		t.Errorf("the failed gate's delivery %+v (%+v)", d, d.Last)
+	}
+	if in := e.call(t, 200, "GET", "/integrations/1", ""); strings.Contains(in, "ghp_") {
+		t.Errorf("GET shows the token: %s", in)
+	}
+	for _, r := range gh.Refusals() {
+		if r.Status != 401 {
+			t.Errorf("the stand-in refused %+v", r)
+		}
+	}
+	var audit struct {
+		Items []struct {
+			Changes map[string]json.RawMessage `json:"changes"`
+		} `json:"items"`
+	}
+	_ = json.Unmarshal([]byte(e.call(t, 200, "GET", "/audit?action=integration.update", "")), &audit)
+	if len(audit.Items) != 3 || fmt.Sprint(audit.Items[0].Changes["token"]) == "" {
+		t.Errorf("audit of the integration: %+v", audit.Items)
+	}
+}
