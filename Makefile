@@ -95,9 +95,11 @@ test-scanners:
 	  $(GO) test -count=1 -run '^(TestScannerUploads|TestCIDocs)$$' -v ./pkg/local
 
 ## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
-## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv)
+## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv): the sender
+## alone, then events end to end through the local stack over HTTP
 test-webhooks: $(WEBHOOK_VENV)/.pins
 	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestPythonReceiver' -v ./pkg/webhook
+	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^(TestWebhook|TestEvents)' -v ./pkg/local
 
 $(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
 	rm -rf $(WEBHOOK_VENV)
@@ -106,10 +108,13 @@ $(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
 	cp $< $@
 
 ## test-github: commit statuses through go-github to a stand-in that validates every request
-## against GitHub's published OpenAPI description (npm @octokit/openapi, pinned, in .build/octokit)
+## against GitHub's published OpenAPI description (npm @octokit/openapi, pinned, in .build/octokit),
+## alone and from gate changes through the local stack
 test-github: $(OCTOKIT)/.installed
 	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
 	  $(GO) test -count=1 -run '^TestGitHub' -v ./pkg/commitstatus
+	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
+	  $(GO) test -count=1 -run '^TestCommitStatuses' -v ./pkg/local
 
 $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 	rm -rf $(OCTOKIT)
