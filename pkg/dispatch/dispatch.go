@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -47,10 +48,14 @@ type Store interface {
 }
 
 // BusBatch is how many events one PutEvents takes; busBytes bounds the
-// details of one call (EventBridge takes 256 KiB a call).
+// details of one call (EventBridge takes 256 KiB a call). Chunk is how
+// many records are read at once (one BatchGetItem), and Parallel how many
+// of their events are dispatched at once.
 const (
 	BusBatch = 10
 	busBytes = 200 << 10
+	Chunk    = 50
+	Parallel = 16
 )
 
 // Dispatcher handles the stream's batches of event items.
@@ -68,17 +73,18 @@ func NewDispatcher(st Store, bus Bus, q lane.Queues, now func() time.Time, log *
 	return Dispatcher{Store: st, Bus: bus, Queues: q, Now: now, Log: log}.Handle
 }
 
-// Handle dispatches a batch, in order, BusBatch events at a time: it reads
-// them (a retried batch finds those it finished marked dispatched and
-// skips them), puts the unfinished ones on the bus, then for each creates
-// its deliveries (conditional puts: a delivery is created once), queues
-// them and marks the event dispatched. At the first event that fails it
-// stops and names that record, so that the stream starts the next batch
-// there: the events before it are done, it and those after are not.
+// Handle dispatches a batch, Chunk records at a time: it reads their
+// events (a retried batch finds those it finished marked dispatched and
+// skips them), puts the unfinished ones on the bus, then for each, up to
+// Parallel at once, creates its deliveries (conditional puts: a delivery
+// is created once), queues them and marks the event dispatched. When some
+// fail it names the first that failed, so that the stream starts the next
+// batch there: every event before it is done; it and those after are done
+// again unless marked (an event after it that finished is skipped).
 func (d Dispatcher) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	run := &dispatch{Dispatcher: d, integrations: map[int64]*scangate.Integration{}}
-	for start := 0; start < len(ev.Records); start += BusBatch {
-		part := ev.Records[start:min(start+BusBatch, len(ev.Records))]
+	for start := 0; start < len(ev.Records); start += Chunk {
+		part := ev.Records[start:min(start+Chunk, len(ev.Records))]
 		if i, err := run.chunk(ctx, part); err != nil {
 			d.Log.ErrorContext(ctx, "dispatch failed; the stream retries from this record", "sequence",
 				part[i].Change.SequenceNumber, "error", err.Error())
@@ -89,17 +95,18 @@ func (d Dispatcher) Handle(ctx context.Context, ev events.DynamoDBEvent) (events
 	return events.DynamoDBEventResponse{}, nil
 }
 
-// dispatch is one invocation's work: the subscriptions and integrations,
-// read once.
+// dispatch is one invocation's work: the subscriptions, read once, and the
+// integrations, read once each.
 type dispatch struct {
 	Dispatcher
 	webhooks     []scangate.Webhook
 	read         bool
+	mu           sync.Mutex // guards integrations
 	integrations map[int64]*scangate.Integration
 }
 
-// chunk dispatches up to BusBatch records; on failure it returns the index
-// of the first record not done.
+// chunk dispatches records; on failure it returns the index of the first
+// record not done.
 func (r *dispatch) chunk(ctx context.Context, recs []events.DynamoDBEventRecord) (int, error) {
 	ids := make([]string, 0, len(recs))
 	for _, rec := range recs {
@@ -119,26 +126,62 @@ func (r *dispatch) chunk(ctx context.Context, recs []events.DynamoDBEventRecord)
 			todo = append(todo, e.Event)
 		}
 	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	if err := r.subscriptions(ctx); err != nil {
+		return 0, err
+	}
 	if err := r.put(ctx, todo); err != nil {
 		return 0, err
 	}
+	errs := make([]error, len(recs))
+	slots := make(chan struct{}, Parallel)
+	var wg sync.WaitGroup
 	for i, rec := range recs {
 		id, _ := store.EventID(rec.Change.Keys["PK"].String())
 		e, ok := byID[id]
 		if !ok || e.Dispatched { // expired, or done by an earlier run
 			continue
 		}
-		if err := r.deliveries(ctx, e.Event); err != nil {
-			return i, fmt.Errorf("event %s: %w", e.ID, err)
-		}
-		if err := r.Store.MarkDispatched(ctx, e.ID); err != nil {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = r.one(ctx, e.Event)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
 			return i, err
 		}
 	}
 	return 0, nil
 }
 
-// put puts events on the bus, as few calls as their sizes allow.
+// one creates, queues and marks done the deliveries of one event.
+func (r *dispatch) one(ctx context.Context, e scangate.Event) error {
+	if err := r.deliveries(ctx, e); err != nil {
+		return fmt.Errorf("event %s: %w", e.ID, err)
+	}
+	return r.Store.MarkDispatched(ctx, e.ID)
+}
+
+// subscriptions reads the subscriptions once an invocation.
+func (r *dispatch) subscriptions(ctx context.Context) error {
+	if r.read {
+		return nil
+	}
+	ws, err := r.Store.Webhooks(ctx)
+	if err != nil {
+		return err
+	}
+	r.webhooks, r.read = ws, true
+	return nil
+}
+
+// put puts events on the bus, BusBatch a call or as few as their sizes
+// allow.
 func (r *dispatch) put(ctx context.Context, evs []scangate.Event) error {
 	var batch []Entry
 	size := 0
@@ -147,7 +190,7 @@ func (r *dispatch) put(ctx context.Context, evs []scangate.Event) error {
 		if err != nil {
 			return err
 		}
-		if len(batch) > 0 && size+len(body) > busBytes {
+		if len(batch) == BusBatch || len(batch) > 0 && size+len(body) > busBytes {
 			if err := r.Bus.Put(ctx, batch); err != nil {
 				return err
 			}
@@ -197,13 +240,6 @@ type destination struct {
 // the retry lane when it is failing; and the integration of a gate
 // change's vc_id when the gate names a commit.
 func (r *dispatch) destinations(ctx context.Context, e scangate.Event) ([]destination, error) {
-	if !r.read {
-		ws, err := r.Store.Webhooks(ctx)
-		if err != nil {
-			return nil, err
-		}
-		r.webhooks, r.read = ws, true
-	}
 	var out []destination
 	for _, w := range r.webhooks {
 		if e.Webhook != 0 && w.ID != e.Webhook || e.Webhook == 0 && (!w.Active || !w.Wants(e.Type)) {
@@ -230,17 +266,23 @@ func (r *dispatch) destinations(ctx context.Context, e scangate.Event) ([]destin
 }
 
 func (r *dispatch) integration(ctx context.Context, vcID int64) (*scangate.Integration, error) {
-	if in, ok := r.integrations[vcID]; ok {
+	r.mu.Lock()
+	in, ok := r.integrations[vcID]
+	r.mu.Unlock()
+	if ok {
 		return in, nil
 	}
-	in, err := r.Store.Integration(ctx, vcID)
+	got, err := r.Store.Integration(ctx, vcID)
 	switch {
 	case scangate.KindOf(err) == scangate.KindNotFound:
-		r.integrations[vcID] = nil
-		return nil, nil
+		in = nil
 	case err != nil:
 		return nil, err
+	default:
+		in = &got
 	}
-	r.integrations[vcID] = &in
-	return &in, nil
+	r.mu.Lock()
+	r.integrations[vcID] = in
+	r.mu.Unlock()
+	return in, nil
 }
