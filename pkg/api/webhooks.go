@@ -63,11 +63,7 @@ func CreateWebhook(st WebhookStore, box Sealer, rules egress.Policy, now func() 
 			if err != nil {
 				return Reply{}, err
 			}
-			secret, err := webhook.NewSecret(nil)
-			if err != nil {
-				return Reply{}, err
-			}
-			sealed, err := box.Seal(seal.WebhookSecret, secret)
+			secret, sealed, err := newSecret(box)
 			if err != nil {
 				return Reply{}, err
 			}
@@ -79,6 +75,16 @@ func CreateWebhook(st WebhookStore, box Sealer, rules egress.Policy, now func() 
 			return Reply{Status: http.StatusCreated, Secret: true, Location: location(req, "/webhooks", w.ID),
 				Body: newWebhookBody{scangate.ViewWebhook(w, at), secret}}, nil
 		}}
+}
+
+// newSecret makes a signing secret and its sealed form.
+func newSecret(box Sealer) (string, string, error) {
+	secret, err := webhook.NewSecret(nil)
+	if err != nil {
+		return "", "", err
+	}
+	sealed, err := box.Seal(seal.WebhookSecret, secret)
+	return secret, sealed, err
 }
 
 // readWebhook reads a subscription's body: on create url and events are
@@ -255,11 +261,7 @@ func RotateWebhookSecret(st WebhookStore, box Sealer, now func() time.Time, log 
 			if err != nil {
 				return Reply{}, err
 			}
-			secret, err := webhook.NewSecret(nil)
-			if err != nil {
-				return Reply{}, err
-			}
-			sealed, err := box.Seal(seal.WebhookSecret, secret)
+			secret, sealed, err := newSecret(box)
 			if err != nil {
 				return Reply{}, err
 			}

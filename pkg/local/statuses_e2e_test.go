@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,24 +20,7 @@ import (
 // against GitHub's published description (make test-github installs it),
 // or skips the test without it.
 func gitHub(t *testing.T, token string) *githubtest.Server {
-	t.Helper()
-	path := os.Getenv("SCANGATE_GITHUB_OPENAPI")
-	if path == "" {
-		path = filepath.Join("..", "..", githubtest.DescriptionPath)
-		if _, err := os.Stat(path); err != nil {
-			t.Skip("no GitHub description: run make test-github (or set SCANGATE_GITHUB_OPENAPI)")
-		}
-	}
-	doc, err := githubtest.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := githubtest.New(doc, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
+	return githubtest.Start(t, filepath.Join("..", ".."), token)
 }
 
 // gateChanged writes a pr.gate_changed event of PR 1 (vc_id 1, acme/api)

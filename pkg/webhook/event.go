@@ -10,32 +10,12 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// The event types.
-const (
-	GateChanged       = "pr.gate_changed"
-	ScanRecorded      = "scan.recorded"
-	UploadCompleted   = "upload.completed"
-	UploadFailed      = "upload.failed"
-	AllowlistCreated  = "allowlist.created"
-	AllowlistUpdated  = "allowlist.updated"
-	AllowlistExpired  = "allowlist.expired"
-	AllowlistExpiring = "allowlist.expiring"
-	Test              = "webhook.test"
-)
-
-// Types lists every event type, in the order the documentation gives them.
-var Types = []string{GateChanged, ScanRecorded, UploadCompleted, UploadFailed,
-	AllowlistCreated, AllowlistUpdated, AllowlistExpired, AllowlistExpiring, Test}
-
-// KnownType reports whether t is an event type.
-func KnownType(t string) bool { return slices.Contains(Types, t) }
-
-// Event is what a delivery carries: its body is
+// Event is what a delivery carries (its types are scangate.EventTypes): its
+// body is
 // {"id","type","occurred_at","data":{...}}, where data is the resource as
 // its GET route shows it, never a secret.
 type Event struct {
