@@ -243,3 +243,62 @@ func TestOutboxExpiryEvent(t *testing.T) {
 		t.Errorf("allowlist.expired data %s", attrS(events[1], "data"))
 	}
 }
+
+// TestOutboxExpiringEvent: an allowlist whose expiry is at most 7 days
+// away gets allowlist.expiring once, whatever runs or modifies follow; a
+// new expiry gets its own; one further away gets none yet.
+func TestOutboxExpiringEvent(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	now := time.Now()
+	who := scangate.Who{RequestID: "test"}
+	at := func(d time.Duration) *scangate.Time { t := scangate.At(now.Add(d)); return &t }
+	soon, _, err := env.Store.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:aa",
+		Active: true, Global: true}, ExpiresAt: at(3 * 24 * time.Hour)}, "", who, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := env.Store.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:bb",
+		Active: true, Global: true}, ExpiresAt: at(10 * 24 * time.Hour)}, "", who, now); err != nil {
+		t.Fatal(err)
+	}
+	warn := func() int {
+		t.Helper()
+		n, err := env.Store.WarnExpiring(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := warn(); n != 1 {
+		t.Fatalf("first run: %d notices, want 1", n)
+	}
+	if n := warn(); n != 0 {
+		t.Errorf("second run: %d notices", n)
+	}
+	if _, _, err := env.Store.UpdateAllowlist(ctx, soon.ID, scangate.AllowlistChange{Comment: "still needed"}, who, now); err != nil {
+		t.Fatal(err)
+	}
+	if n := warn(); n != 0 {
+		t.Errorf("after a modify: %d notices", n)
+	}
+	if _, _, err := env.Store.UpdateAllowlist(ctx, soon.ID, scangate.AllowlistChange{ExpiresAt: at(5 * 24 * time.Hour)}, who, now); err != nil {
+		t.Fatal(err)
+	}
+	if n := warn(); n != 1 {
+		t.Errorf("after a new expiry: %d notices, want 1", n)
+	}
+	var expiring []string
+	for _, ev := range outbox(t, env) {
+		if attrS(ev, "type") == scangate.EventAllowlistExpiring {
+			var v scangate.AllowlistView
+			_ = json.Unmarshal([]byte(attrS(ev, "data")), &v)
+			expiring = append(expiring, v.Name+" "+v.ExpiresAt.String())
+		}
+	}
+	slices.Sort(expiring)
+	if want := []string{"sha256:aa " + at(3*24*time.Hour).String(), "sha256:aa " + at(5*24*time.Hour).String()}; !slices.Equal(expiring, want) {
+		t.Errorf("allowlist.expiring events %v, want %v", expiring, want)
+	}
+}
