@@ -32,7 +32,7 @@ DIST_COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DIST_DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 DIST_LDFLAGS   := -s -w -buildid= -X main.version=$(DIST_VERSION) -X main.commit=$(DIST_COMMIT) -X main.date=$(DIST_DATE)
 
-.PHONY: build run test test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github bench load fuzz fuzz-go validate lint tools clean dist
+.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github bench load fuzz fuzz-go validate lint tools clean dist
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 build: $(FUNCTIONS:%=.build/%/bootstrap)
@@ -61,13 +61,19 @@ dist:
 	done
 	cd $(DIST_DIR) && sha256sum scangate-* > SHA256SUMS
 
-## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server
+## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server, the dashboard on
+## http://127.0.0.1:3000/
 run:
 	$(GO) run ./cmd/scangate-local
 
 ## test: every test that needs only Go (the embedded DynamoDB-API server runs in process)
 test:
 	$(GO) test -count=1 ./...
+
+## test-browser: the dashboard in headless Chromium (Debian's, installed when missing) with
+## axe-core (npm ci, pinned); screenshots of every page in .build/screenshots
+test-browser:
+	bash .ci/browser.sh
 
 ## test-race: the same tests under the race detector
 test-race:
@@ -92,7 +98,7 @@ $(TOOLS)/minio:
 test-scanners:
 	bash .ci/scanners.sh
 	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif SCANGATE_SCANNERS=$(CURDIR)/.build/scanners \
-	  $(GO) test -count=1 -run '^(TestScannerUploads|TestCIDocs)$$' -v ./pkg/local
+	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs)$$' -v ./pkg/local
 
 ## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
 ## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv): the sender

@@ -5,7 +5,8 @@
 # of its own (.ci/sarif_facts.py), what scangate must record.
 #
 #   .ci/scanners.sh install   pinned scanners into .build/scanners (idempotent)
-#   .ci/scanners.sh run       SARIF files into .build/sarif/ and facts.json
+#   .ci/scanners.sh run       SARIF files into .build/sarif/ (gitleaks also over an empty
+#                             checkout: a clean re-run) and facts.json
 #   .ci/scanners.sh check     the Go reader (pkg/sarif) against those facts
 #   .ci/scanners.sh golden    copy those files to pkg/sarif/testdata/golden
 #   .ci/scanners.sh template  checkov (the same pin) over template.yaml: fails on any
@@ -79,6 +80,14 @@ run() {
     --exit-code 0 --report-format sarif --report-path "$out/gitleaks.sarif"
   timed "run gitleaks --redact" "$tools/bin/gitleaks" dir . --no-banner --log-level error --redact \
     --exit-code 0 --report-format sarif --report-path "$out/gitleaks-redacted.sarif"
+  # A clean re-run: gitleaks over a checkout whose secrets were removed (an
+  # empty directory), as after "we fixed it": a run without results.
+  local clean
+  clean=$(mktemp -d)
+  cd "$clean"
+  timed "run gitleaks (clean)" "$tools/bin/gitleaks" dir . --no-banner --log-level error \
+    --exit-code 0 --report-format sarif --report-path "$out/gitleaks-clean.sarif"
+  cd "$root" && rmdir "$clean"
 
   cd "$fixtures/python"
   timed "run semgrep" "$tools/semgrep/bin/semgrep" scan --metrics=off --disable-version-check \

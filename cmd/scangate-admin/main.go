@@ -175,7 +175,7 @@ func issueToken(ctx context.Context, e env, args []string) error {
 	username := fs.String("username", "", "whose token")
 	name := fs.String("name", "", "the token's name, unique for the user ignoring case")
 	days := fs.Int64("days", scangate.TokenDaysDefault, "days until it expires (1-366)")
-	scope := fs.String("scope", scangate.ScopeWrite, "write, or read for GET routes only")
+	scope := fs.String("scope", scangate.ScopeWrite, "write; read for GET routes only; scan to record scans and read")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func issueToken(ctx context.Context, e env, args []string) error {
 	if !u.Active {
 		return fmt.Errorf("user %q is inactive", u.Username)
 	}
-	secret, t, err := auth.PersonalTokens{Store: e.st, Now: time.Now}.Create(ctx, u.ID, nt, e.who())
+	secret, t, err := auth.PersonalTokens{Store: e.st, Now: time.Now, Fold: fold.Fold}.Create(ctx, u.ID, nt, e.who())
 	if err != nil {
 		return err
 	}

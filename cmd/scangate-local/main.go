@@ -1,4 +1,5 @@
-// Command scangate-local runs the whole API on http://127.0.0.1:3000/api:
+// Command scangate-local runs the whole API on http://127.0.0.1:3000/api,
+// and the dashboard beside it at http://127.0.0.1:3000/:
 // the functions of template.yaml behind a local stand-in for API Gateway and
 // its TOKEN authorizer, on an embedded DynamoDB-API server (or on
 // DYNAMODB_ENDPOINT) and an embedded S3-compatible server for large uploads
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/dashboard"
 	"github.com/scangate/scangate/pkg/local"
 )
 
@@ -85,14 +87,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: stack.Handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: dashboard.Local(stack.Handler), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("scangate listening on http://%s/api\n%s\n", ln.Addr(), stack.AdminNote)
+	fmt.Printf("scangate listening on http://%s/api\n%s\nthe dashboard: http://%s/\n", ln.Addr(), stack.AdminNote, ln.Addr())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

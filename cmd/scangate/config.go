@@ -106,6 +106,7 @@ func (a *app) client(c common) (*client.Client, error) {
 // environment says.
 type target struct {
 	vcType, vcName, repoName, prName, prLink string
+	commitSHA, ref                           string
 	vcID, repoID, webhookID, pr, prID        int64
 }
 
@@ -125,6 +126,8 @@ func (t *target) register(fs *flag.FlagSet, envelope bool) {
 	fs.Int64Var(&t.webhookID, "webhook-id", 0, "the webhook id recorded with the pull request (default $SCANGATE_WEBHOOK_ID, else 1)")
 	fs.StringVar(&t.prName, "pr-name", "", "the pull request's title (default from the CI)")
 	fs.StringVar(&t.prLink, "pr-link", "", "the pull request's URL (default from the CI)")
+	fs.StringVar(&t.commitSHA, "commit-sha", "", "the commit scanned, the pull request's head (default from the CI's event or variables)")
+	fs.StringVar(&t.ref, "ref", "", "the ref scanned (default $GITHUB_REF or $CI_MERGE_REQUEST_REF_PATH)")
 }
 
 // pullRequest is a pull request as the environment and the flags name it.
@@ -142,7 +145,7 @@ func (a *app) resolve(t target) (pullRequest, error) {
 		return pullRequest{}, usagef("reading the CI's environment: %v", err)
 	}
 	e := client.Envelope{VcType: ci.VcType, VcName: ci.VcName, RepoID: ci.RepoID, RepoName: ci.RepoName,
-		PR: client.PRRef{Number: ci.PR, Name: ci.PRName, Link: ci.PRLink}}
+		PR: client.PRRef{Number: ci.PR, Name: ci.PRName, Link: ci.PRLink}, CommitSHA: ci.CommitSHA, Ref: ci.Ref}
 	e.VcID = 1
 	if ci.CI == "gitlab" {
 		e.VcID = 2
@@ -172,6 +175,8 @@ func (a *app) resolve(t target) (pullRequest, error) {
 	override(&e.RepoID, t.repoID)
 	override(&e.WebhookID, t.webhookID)
 	override(&e.PR.Number, t.pr)
+	override(&e.CommitSHA, t.commitSHA)
+	override(&e.Ref, t.ref)
 	e.PR.Name = clip(e.PR.Name, 256)
 	return pullRequest{ci: ci, envelope: e}, nil
 }

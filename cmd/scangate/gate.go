@@ -56,11 +56,15 @@ func (a *app) showGate(o common, label string, g client.Gate) error {
 	return nil
 }
 
-// label names the pull request for people: repository#number when known.
+// label names the pull request for people: repository#number when its
+// number is known (the repository by name, else by id), else scangate's id.
 func (p pullRequest) label(id int64) string {
 	e := p.envelope
-	if e.RepoName != "" && e.PR.Number > 0 {
+	switch {
+	case e.RepoName != "" && e.PR.Number > 0:
 		return fmt.Sprintf("%s#%d", e.RepoName, e.PR.Number)
+	case e.RepoID > 0 && e.PR.Number > 0:
+		return fmt.Sprintf("repository %d #%d", e.RepoID, e.PR.Number)
 	}
 	return fmt.Sprintf("pull request %d", id)
 }

@@ -288,6 +288,10 @@ func TestUploadChoosesBySize(t *testing.T) {
 	if err := json.Unmarshal(inline, &env); err != nil || env["repo_id"] != float64(186853002) || env["pr"].(map[string]any)["pr_id"] != float64(2) {
 		t.Errorf("inline envelope %v %v", env["repo_id"], err)
 	}
+	// The pull request's head, not GITHUB_SHA (the merge commit); no category unless asked.
+	if env["commit_sha"] != cienvtest.GitHubHeadSHA || env["ref"] != "refs/pull/2/merge" || env["category"] != nil {
+		t.Errorf("inline envelope: commit_sha %v, ref %v, category %v", env["commit_sha"], env["ref"], env["category"])
+	}
 	f.gate = openGate
 	code, out, _ = c.run(t, "upload", gzipSized(t, largest+1))
 	if code != exitOK || len(f.put) != largest+1 || !strings.Contains(out, "recorded (presigned upload 1)") || !strings.Contains(out, "scan 21 SECRET gitleaks") {
@@ -493,7 +497,8 @@ func TestGitLabEnvelope(t *testing.T) {
 	a := &app{getenv: func(k string) string { return env[k] }, readFile: os.ReadFile}
 	p, err := a.resolve(target{})
 	want := client.Envelope{VcType: "gitlab", VcID: 2, VcName: "gitlab.example.com", RepoID: cienvtest.GitLabProjectID, RepoName: cienvtest.GitLabProject,
-		WebhookID: 1, PR: client.PRRef{Number: cienvtest.GitLabMR, Name: cienvtest.GitLabMRName, Link: cienvtest.GitLabMRLink}}
+		WebhookID: 1, PR: client.PRRef{Number: cienvtest.GitLabMR, Name: cienvtest.GitLabMRName, Link: cienvtest.GitLabMRLink},
+		CommitSHA: cienvtest.GitLabHeadSHA, Ref: "refs/merge-requests/17/head"}
 	if err != nil || p.envelope != want {
 		t.Errorf("got  %+v %v\nwant %+v", p.envelope, err, want)
 	}
@@ -509,5 +514,21 @@ func TestGitLabEnvelope(t *testing.T) {
 	env2["SCANGATE_VC_ID"] = "one"
 	if _, err := a.resolve(target{}); err == nil {
 		t.Error("SCANGATE_VC_ID=one: no error")
+	}
+}
+
+// --category names the scans of one log; flags override the commit.
+func TestUploadCategory(t *testing.T) {
+	f := newFakeAPI(t)
+	c := github(t, f.url())
+	log := gzipSized(t, 100)
+	code, _, _ := c.run(t, "upload", "--no-gate", "--category", "gitleaks/pr", "--commit-sha", strings.Repeat("ab", 20), log)
+	var env map[string]any
+	if err := json.Unmarshal(f.bodies["POST /api/pr/scan/sarif"], &env); code != exitOK || err != nil ||
+		env["category"] != "gitleaks/pr" || env["commit_sha"] != strings.Repeat("ab", 20) {
+		t.Errorf("exit %d, envelope %v %v", code, env, err)
+	}
+	if code, _, errOut := c.run(t, "upload", "--category", "x", log, log); code != exitError || !strings.Contains(errOut, "--category names the scans of one log") {
+		t.Errorf("--category with two files: exit %d %q", code, errOut)
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 const tokenAbout = `Creates a personal token of the caller (the token of SCANGATE_TOKEN or --token-stdin)
-for a CI job or a dashboard, as POST /auth/tokens does. Standard output gets the new
+for a CI job (--scope scan) or a dashboard, as POST /auth/tokens does. Standard output gets the new
 token, once, and nothing else (with --json: the service's answer, which holds it); what
 it is goes to standard error. Store it as a secret of the CI (SCANGATE_TOKEN).
 `
@@ -30,7 +30,7 @@ func (a *app) tokenSetup(fs *flag.FlagSet, o *common) runFunc {
 	var r client.TokenRequest
 	fs.StringVar(&r.Name, "name", "", "its name (1-100 characters, unique among your tokens)")
 	fs.IntVar(&r.ExpiresInDays, "days", 0, "days until it expires (1-366; default the service's, 90)")
-	fs.StringVar(&r.Scope, "scope", "", "what it may do: write (default) or read")
+	fs.StringVar(&r.Scope, "scope", "", "what it may do: write (default), read, or scan (record scans and read: for CI jobs)")
 	return func(ctx context.Context, c *client.Client, _ []string) error {
 		if r.Name == "" {
 			return usagef("token create needs --name")

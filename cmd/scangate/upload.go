@@ -42,9 +42,13 @@ func (a *app) uploadSetup(fs *flag.FlagSet, o *common) runFunc {
 	t.register(fs, true)
 	noGate := fs.Bool("no-gate", false, "do not read the gate: exit 0 once every log is recorded")
 	presigned := fs.Bool("presigned", false, "send every log through a presigned S3 upload, whatever its size")
+	category := fs.String("category", "", "the analysis category of the log's scans (one file only; default each run's, as the service derives it)")
 	return func(ctx context.Context, c *client.Client, files []string) error {
 		if len(files) == 0 {
 			return usagef("no SARIF file given")
+		}
+		if *category != "" && len(files) > 1 {
+			return usagef("--category names the scans of one log: the logs of several files in one category would replace each other")
 		}
 		p, err := a.resolve(t)
 		if err != nil {
@@ -55,6 +59,7 @@ func (a *app) uploadSetup(fs *flag.FlagSet, o *common) runFunc {
 				return err
 			}
 		}
+		p.envelope.Category = *category
 		return a.uploadAll(ctx, c, *o, p, files, *presigned, *noGate)
 	}
 }

@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("create-allowlist")
-	lambda.Start(api.CreateAllowlist(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.CreateAllowlist(f.Store, time.Now, f.Log).Handle))
 }

@@ -18,5 +18,5 @@ func main() {
 	f := boot.Open("create-sarif-upload")
 	b, err := bucket.Open(os.Getenv)
 	f.Check(err)
-	lambda.Start(api.CreateSARIFUpload(f.Store, b, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.CreateSARIFUpload(f.Store, b, time.Now, f.Log).Handle))
 }

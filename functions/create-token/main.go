@@ -8,9 +8,10 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/fold"
 )
 
 func main() {
 	f := boot.Open("create-token")
-	lambda.Start(api.CreateToken(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.CreateToken(f.Store, fold.Fold, time.Now, f.Log).Handle))
 }

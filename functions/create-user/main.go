@@ -14,5 +14,5 @@ import (
 
 func main() {
 	f := boot.Open("create-user")
-	lambda.Start(api.CreateUser(f.Store, password.Argon2id{}, fold.Fold, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.CreateUser(f.Store, password.Argon2id{}, fold.Fold, time.Now, f.Log).Handle))
 }

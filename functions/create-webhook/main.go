@@ -13,5 +13,5 @@ import (
 
 func main() {
 	f := boot.Open("create-webhook")
-	lambda.Start(api.CreateWebhook(f.Store, f.Box(), f.Egress(), time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.CreateWebhook(f.Store, f.Box(), f.Egress(), time.Now, f.Log).Handle))
 }

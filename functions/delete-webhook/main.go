@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("delete-webhook")
-	lambda.Start(api.DeleteWebhook(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.DeleteWebhook(f.Store, time.Now, f.Log).Handle))
 }

@@ -1,4 +1,4 @@
-// Command expire-allowlists is the Lambda an EventBridge schedule runs every minute to apply allowlists' expiries.
+// Command expire-allowlists is the Lambda an EventBridge schedule runs every minute: it applies allowlists' expiries and resumes durable work whose lease has run out.
 package main
 
 import (
@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("expire-allowlists")
-	lambda.Start(trigger.ExpireAllowlists(f.Store, time.Now, f.Log))
+	lambda.Start(trigger.ExpireAllowlists(f.Store, f.Store.Runner(time.Now), time.Now, f.Log))
 }

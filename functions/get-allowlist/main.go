@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("get-allowlist")
-	lambda.Start(api.GetAllowlist(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.GetAllowlist(f.Store, time.Now, f.Log).Handle))
 }

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("get-integration")
-	lambda.Start(api.GetIntegration(f.Store, f.Log).Handle)
+	lambda.Start(f.API(api.GetIntegration(f.Store, f.Log).Handle))
 }

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("get-me")
-	lambda.Start(api.GetMe(f.Store, f.Log).Handle)
+	lambda.Start(f.API(api.GetMe(f.Store, f.Log).Handle))
 }

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("get-pr")
-	lambda.Start(api.GetPR(f.Store, f.Log).Handle)
+	lambda.Start(f.API(api.GetPR(f.Store, f.Log).Handle))
 }

@@ -11,5 +11,5 @@ import (
 
 func main() {
 	f := boot.Open("get-sarif-upload")
-	lambda.Start(api.GetSARIFUpload(f.Store, f.Log).Handle)
+	lambda.Start(f.API(api.GetSARIFUpload(f.Store, f.Log).Handle))
 }

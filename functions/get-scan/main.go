@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("get-scan")
-	lambda.Start(api.GetScan(f.Store, f.Log).Handle)
+	lambda.Start(f.API(api.GetScan(f.Store, f.Log).Handle))
 }

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("get-user")
-	lambda.Start(api.GetUser(f.Store, f.Log).Handle)
+	lambda.Start(f.API(api.GetUser(f.Store, f.Log).Handle))
 }

@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("get-webhook")
-	lambda.Start(api.GetWebhook(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.GetWebhook(f.Store, time.Now, f.Log).Handle))
 }

@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("list-allowlists")
-	lambda.Start(api.ListAllowlists(f.Store, f.Cursors(), time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.ListAllowlists(f.Store, f.Cursors(), time.Now, f.Log).Handle))
 }

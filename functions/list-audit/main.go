@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("list-audit")
-	lambda.Start(api.ListAudit(f.Store, f.Cursors(), f.Log).Handle)
+	lambda.Start(f.API(api.ListAudit(f.Store, f.Cursors(), f.Log).Handle))
 }

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("list-findings")
-	lambda.Start(api.ListFindings(f.Store, f.Cursors(), f.Log).Handle)
+	lambda.Start(f.API(api.ListFindings(f.Store, f.Cursors(), f.Log).Handle))
 }

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("list-pr-scans")
-	lambda.Start(api.ListPRScans(f.Store, f.Cursors(), f.Log).Handle)
+	lambda.Start(f.API(api.ListPRScans(f.Store, f.Cursors(), f.Log).Handle))
 }

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("list-prs")
-	lambda.Start(api.ListPRs(f.Store, f.Cursors(), f.Log).Handle)
+	lambda.Start(f.API(api.ListPRs(f.Store, f.Cursors(), f.Log).Handle))
 }

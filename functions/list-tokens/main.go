@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("list-tokens")
-	lambda.Start(api.ListTokens(f.Store, f.Cursors(), time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.ListTokens(f.Store, f.Cursors(), time.Now, f.Log).Handle))
 }

@@ -10,5 +10,5 @@ import (
 
 func main() {
 	f := boot.Open("list-users")
-	lambda.Start(api.ListUsers(f.Store, f.Cursors(), f.Log).Handle)
+	lambda.Start(f.API(api.ListUsers(f.Store, f.Cursors(), f.Log).Handle))
 }

@@ -11,5 +11,5 @@ import (
 
 func main() {
 	f := boot.Open("list-webhook-deliveries")
-	lambda.Start(api.ListWebhookDeliveries(f.Store, f.Cursors(), f.Log).Handle)
+	lambda.Start(f.API(api.ListWebhookDeliveries(f.Store, f.Cursors(), f.Log).Handle))
 }

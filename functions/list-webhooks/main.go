@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("list-webhooks")
-	lambda.Start(api.ListWebhooks(f.Store, f.Cursors(), time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.ListWebhooks(f.Store, f.Cursors(), time.Now, f.Log).Handle))
 }

@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("logout")
-	lambda.Start(api.Logout(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.Logout(f.Store, time.Now, f.Log).Handle))
 }

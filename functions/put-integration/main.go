@@ -13,5 +13,5 @@ import (
 
 func main() {
 	f := boot.Open("put-integration")
-	lambda.Start(api.PutIntegration(f.Store, f.Box(), f.Egress().WithPrivate(f.Config.PrivateIntegrations), time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.PutIntegration(f.Store, f.Box(), f.Egress().WithPrivate(f.Config.PrivateIntegrations), time.Now, f.Log).Handle))
 }

@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("record-sarif")
-	lambda.Start(api.RecordSARIF(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.RecordSARIF(f.Store, time.Now, f.Log).Handle))
 }

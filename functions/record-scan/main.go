@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("record-scan")
-	lambda.Start(api.RecordScan(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.RecordScan(f.Store, time.Now, f.Log).Handle))
 }

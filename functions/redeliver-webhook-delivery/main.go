@@ -17,5 +17,5 @@ func main() {
 	f := boot.Open("redeliver-webhook-delivery")
 	q, err := queue.Open(os.Getenv)
 	f.Check(err)
-	lambda.Start(api.RedeliverWebhookDelivery(f.Store, q, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.RedeliverWebhookDelivery(f.Store, q, time.Now, f.Log).Handle))
 }

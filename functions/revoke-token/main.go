@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("revoke-token")
-	lambda.Start(api.RevokeToken(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.RevokeToken(f.Store, time.Now, f.Log).Handle))
 }

@@ -13,5 +13,5 @@ import (
 
 func main() {
 	f := boot.Open("rotate-webhook-secret")
-	lambda.Start(api.RotateWebhookSecret(f.Store, f.Box(), time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.RotateWebhookSecret(f.Store, f.Box(), time.Now, f.Log).Handle))
 }

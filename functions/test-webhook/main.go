@@ -13,5 +13,5 @@ import (
 
 func main() {
 	f := boot.Open("test-webhook")
-	lambda.Start(api.TestWebhook(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.TestWebhook(f.Store, time.Now, f.Log).Handle))
 }

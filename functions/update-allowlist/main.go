@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("update-allowlist")
-	lambda.Start(api.UpdateAllowlist(f.Store, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.UpdateAllowlist(f.Store, time.Now, f.Log).Handle))
 }

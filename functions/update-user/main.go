@@ -13,5 +13,5 @@ import (
 
 func main() {
 	f := boot.Open("update-user")
-	lambda.Start(api.UpdateUser(f.Store, fold.Fold, time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.UpdateUser(f.Store, fold.Fold, time.Now, f.Log).Handle))
 }

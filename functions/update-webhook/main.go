@@ -12,5 +12,5 @@ import (
 
 func main() {
 	f := boot.Open("update-webhook")
-	lambda.Start(api.UpdateWebhook(f.Store, f.Egress(), time.Now, f.Log).Handle)
+	lambda.Start(f.API(api.UpdateWebhook(f.Store, f.Egress(), time.Now, f.Log).Handle))
 }

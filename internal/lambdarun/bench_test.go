@@ -11,6 +11,8 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/pkg/api"
@@ -39,11 +43,15 @@ import (
 )
 
 // functions are the Lambdas measured, after the baseline: every function
-// of the operations table.
+// of the operations table, or those SCANGATE_BENCH_FUNCTIONS names
+// (comma-separated), to measure a few new ones without the others.
 func functions() []string {
+	only := strings.Split(os.Getenv("SCANGATE_BENCH_FUNCTIONS"), ",")
 	var names []string
 	for _, op := range ops.Operations() {
-		names = append(names, op.Name)
+		if only[0] == "" || slices.Contains(only, op.Name) {
+			names = append(names, op.Name)
+		}
 	}
 	return names
 }
@@ -95,41 +103,52 @@ type fixture struct {
 	s3url  string
 }
 
-func proxy(method, path string, params map[string]string, body string) []byte {
-	return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin"}, method, path, params, body)
+// adminProxy makes API Gateway proxy events of the admin (user 1) that
+// present its token (writes check it).
+func adminProxy(token string) func(method, path string, params map[string]string, body string) []byte {
+	return func(method, path string, params map[string]string, body string) []byte {
+		return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin"}, token, method, path, params, body)
+	}
 }
 
-// proxyAs is an API Gateway proxy event whose authorizer context is caller.
-func proxyAs(caller map[string]any, method, path string, params map[string]string, body string) []byte {
+// proxyAs is an API Gateway proxy event whose authorizer context is caller
+// and which presents token (writes check it).
+func proxyAs(caller map[string]any, token, method, path string, params map[string]string, body string) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"httpMethod": method, "path": path, "resource": path, "pathParameters": params, "body": body,
-		"headers":        map[string]string{"Content-Type": "application/json"},
+		"headers":        map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + token},
 		"requestContext": map[string]any{"requestId": "bench", "authorizer": caller},
 	})
 	return b
 }
 
 // tokenEvents are the events of the token functions and the others that
-// each need a fresh thing: n tokens to revoke and n to log out with
+// each need a fresh thing (those of the admin present its token admin): n tokens to revoke and n to log out with
 // (issued to the admin), users enough that n personal tokens stay under
 // the limit of each, and a SARIF log.
-func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []byte {
+func tokenEvents(b testing.TB, st *store.Store, admin string, n int) map[string]func(int) []byte {
 	ctx := context.Background()
+	proxy := adminProxy(admin)
 	who := scangate.Who{RequestID: "bench-fixture"}
-	ids := make([]int64, 2*n)
-	for i := range ids {
-		tok, _ := auth.NewToken(1)
-		t := scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: scangate.TokenLogin, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	issue := func(user int64) (int64, string) {
+		tok, _ := auth.NewToken(user)
+		t := scangate.Token{Hash: auth.HashToken(tok), UserID: user, Kind: scangate.TokenLogin, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
 		id, err := st.TokenID(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		t.ID, ids[i] = id, id
+		t.ID = id
 		if err := st.PutToken(ctx, t, who); err != nil {
 			b.Fatal(err)
 		}
+		return id, tok
+	}
+	ids, secrets := make([]int64, 2*n), make([]string, 2*n)
+	for i := range ids {
+		ids[i], secrets[i] = issue(1)
 	}
 	var users []int64
+	var userTokens []string
 	for i := range n/scangate.MaxPersonalTokens + 1 {
 		name := fmt.Sprintf("bench-tokens-%d", i)
 		u, err := st.CreateUser(ctx, scangate.User{Username: name, Email: name + "@example.com", EmailKey: name + "@example.com",
@@ -137,7 +156,8 @@ func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []by
 		if err != nil {
 			b.Fatal(err)
 		}
-		users = append(users, u.ID)
+		_, tok := issue(u.ID)
+		users, userTokens = append(users, u.ID), append(userTokens, tok)
 	}
 	sarifLog := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"generic-api-key",` +
 		`"message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a.env"},"region":{"startLine":1,"snippet":{"text":"v"}}}}]}]}]}`
@@ -150,8 +170,8 @@ func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []by
 	return map[string]func(int) []byte{
 		"record-sarif": func(int) []byte { return proxy("POST", "/api/pr/scan/sarif", nil, envelope) },
 		"create-token": func(i int) []byte {
-			u := users[i/scangate.MaxPersonalTokens]
-			return proxyAs(map[string]any{"user_id": strconv.FormatInt(u, 10), "username": "bench", "role": "user"},
+			k := i / scangate.MaxPersonalTokens
+			return proxyAs(map[string]any{"user_id": strconv.FormatInt(users[k], 10), "username": "bench", "role": "user"}, userTokens[k],
 				"POST", "/api/auth/tokens", nil, fmt.Sprintf(`{"name":"bench-%d"}`, i))
 		},
 		"revoke-token": func(i int) []byte {
@@ -160,7 +180,7 @@ func tokenEvents(b testing.TB, st *store.Store, n int) map[string]func(int) []by
 		},
 		"logout": func(i int) []byte {
 			return proxyAs(map[string]any{"user_id": "1", "username": "admin", "role": "admin", "token_id": strconv.FormatInt(ids[n+i], 10)},
-				"DELETE", "/api/auth/token", nil, "")
+				secrets[n+i], "DELETE", "/api/auth/token", nil, "")
 		},
 		"expire-allowlists": func(int) []byte {
 			return []byte(`{"version":"0","id":"bench","detail-type":"Scheduled Event","source":"aws.events","account":"1",` +
@@ -193,6 +213,7 @@ func newFixture(b testing.TB) fixture {
 	if err := st.PutToken(ctx, scangate.Token{Hash: auth.HashToken(tok), UserID: 1, Kind: "cli", CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}, scangate.Who{RequestID: "test"}); err != nil {
 		b.Fatal(err)
 	}
+	proxy := adminProxy(tok)
 	if err := local.Seed(ctx, st, time.Now()); err != nil {
 		b.Fatal(err)
 	}
@@ -207,6 +228,7 @@ func newFixture(b testing.TB) fixture {
 		`"status":"completed","pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:5f2b9c0e8d1a"}]}`
 	run := time.Now().UnixNano()
 	s3url := startS3(b)
+	dashURL := dashboardFixture(b, s3url)
 	fx := fixture{
 		store: st, s3url: s3url,
 		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
@@ -229,7 +251,7 @@ func newFixture(b testing.TB) fixture {
 			"record-scan": func(int) []byte { return proxy("POST", "/api/pr/scan", nil, scan) },
 			"fastapi":     func(int) []byte { return proxy("GET", "/api/pr/scan/1", map[string]string{"pr_scan_id": "1"}, "") },
 			"create-allowlist": func(int) []byte {
-				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228"}`)
+				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228","reason":"accepted_risk"}`)
 			},
 			"create-sarif-upload": func(int) []byte {
 				return proxy("POST", "/api/pr/scan/sarif/uploads", nil, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r",`+
@@ -240,10 +262,26 @@ func newFixture(b testing.TB) fixture {
 			"update-allowlist": func(int) []byte {
 				return proxy("PUT", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, `{"comment":"bench"}`)
 			},
+			// Publish the dashboard into a bucket of its own, answering
+			// a stand-in for CloudFormation's response URL.
+			"publish-dashboard": func(int) []byte {
+				ev, _ := json.Marshal(cfn.Event{RequestType: cfn.RequestCreate, RequestID: "bench", ResponseURL: dashURL, LogicalResourceID: "Dashboard",
+					StackID: "bench", ResourceProperties: map[string]any{"Bucket": dashboardBucket, "ApiUrl": "https://bench.execute-api.us-east-1.amazonaws.com/prod/api"}})
+				return ev
+			},
+			"update-gate-policy": func(int) []byte {
+				return proxy("PUT", "/api/gate/policy", nil, `{"block_severity":{"VULNERABILITY":"medium"}}`)
+			},
+			"update-repo-gate-policy": func(int) []byte {
+				return proxy("PUT", "/api/gate/policy/repos/101", map[string]string{"repo_id": "101"}, `{"required":[{"scan_type":"SECRET","category":"gitleaks"}]}`)
+			},
+			"delete-repo-gate-policy": func(int) []byte {
+				return proxy("DELETE", "/api/gate/policy/repos/101", map[string]string{"repo_id": "101"}, "")
+			},
 		},
 	}
-	maps.Copy(fx.events, tokenEvents(b, st, 6*rounds(b)))
-	events, env := eventsFixture(b, st, min(6*rounds(b), scangate.MaxWebhooks-10))
+	maps.Copy(fx.events, tokenEvents(b, st, tok, 6*rounds(b)))
+	events, env := eventsFixture(b, st, proxy, min(6*rounds(b), scangate.MaxWebhooks-10))
 	maps.Copy(fx.events, events)
 	fx.env = append(fx.env, env...)
 	// Every GET route without an event of its own is read with each path
@@ -268,7 +306,28 @@ func newFixture(b testing.TB) fixture {
 var pathParam = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // notHTTP are the functions whose answers are not HTTP responses.
-var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists", "dispatch-events", "deliver-events"}
+var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists", "publish-dashboard", "dispatch-events", "deliver-events"}
+
+// dashboardBucket is the bucket the publishing function writes into.
+const dashboardBucket = "bench-dashboard"
+
+// dashboardFixture creates the dashboard's bucket on the S3 server and
+// starts a stand-in for CloudFormation's response URL, whose URL it
+// answers; an answer other than SUCCESS fails b.
+func dashboardFixture(b testing.TB, s3url string) string {
+	name := dashboardBucket
+	if _, err := openBucket(b, s3url).Client().CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: &name}); err != nil {
+		b.Fatal(err)
+	}
+	cf := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var resp cfn.Response
+		if err := json.NewDecoder(r.Body).Decode(&resp); err != nil || resp.Status != cfn.StatusSuccess {
+			b.Errorf("the dashboard's publisher answered CloudFormation %+v, %v", resp, err)
+		}
+	}))
+	b.Cleanup(cf.Close)
+	return cf.URL
+}
 
 // rounds is how many times each binary is started; SCANGATE_BENCH_ROUNDS
 // overrides it.
@@ -454,7 +513,9 @@ type fixtureDeps struct {
 
 func (d fixtureDeps) Store() *store.Store    { return d.fx.store }
 func (d fixtureDeps) Log() *slog.Logger      { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+func (d fixtureDeps) Now() time.Time         { return time.Now() }
 func (d fixtureDeps) Bucket() *bucket.Bucket { return d.bucket }
+func (d fixtureDeps) S3() *s3.Client         { return d.bucket.Client() }
 func (d fixtureDeps) Config() config.Config {
 	return config.Config{TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}
 }

@@ -26,7 +26,7 @@ import (
 // the bus's name, loopback receivers allowed). The dispatcher's and the
 // deliverer's events name an event and a delivery that do not exist, so
 // that they read the table and call nothing else.
-func eventsFixture(b testing.TB, st *store.Store, n int) (map[string]func(int) []byte, []string) {
+func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string, params map[string]string, body string) []byte, n int) (map[string]func(int) []byte, []string) {
 	ctx := context.Background()
 	box, err := seal.New([]byte(local.HarnessSecretsKey))
 	if err != nil {

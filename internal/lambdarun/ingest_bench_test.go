@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/internal/lambdarun"
+	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
@@ -114,7 +115,8 @@ func BenchmarkIngest(b *testing.B) {
 			b.Fatal(err)
 		}
 		st := store.New(db, table)
-		u, err := st.CreateUpload(ctx, scangate.Upload{CreatedBy: 1, CreatedAt: scangate.At(time.Now()), Envelope: scangate.NewScan{
+		creator, token := uploader(b, st)
+		u, err := st.CreateUpload(ctx, scangate.Upload{CreatedBy: creator, TokenHash: auth.HashToken(token), CreatedAt: scangate.At(time.Now()), Envelope: scangate.NewScan{
 			VcType: "github", VcID: 1, VcName: "acme", RepoID: 7, RepoName: "acme/image", WebhookID: 1, Status: "completed",
 			PR: scangate.PRRef{Number: 1, Name: "Bump base image", Link: "https://git.example.com/acme/image/pull/1"},
 		}}, scangate.UploadRetention)
@@ -158,4 +160,27 @@ func orDefault(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// uploader stores a user who may record scans and a token of it, which an
+// upload is created with: the ingest records an upload only while both
+// may.
+func uploader(b testing.TB, st *store.Store) (int64, string) {
+	ctx := context.Background()
+	who := scangate.Who{RequestID: "bench-ingest"}
+	at := scangate.At(time.Now())
+	u, err := st.CreateUser(ctx, scangate.User{Username: "uploader", Email: "uploader@example.com", EmailKey: "uploader@example.com",
+		Role: scangate.RoleUser, Active: true, PasswordHash: "x", CreatedAt: at, UpdatedAt: at}, who)
+	if err != nil {
+		b.Fatal(err)
+	}
+	token, err := auth.NewToken(u.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.PutToken(ctx, scangate.Token{Hash: auth.HashToken(token), UserID: u.ID, Kind: scangate.TokenLogin,
+		CreatedAt: at.Time, ExpiresAt: at.Add(time.Hour)}, who); err != nil {
+		b.Fatal(err)
+	}
+	return u.ID, token
 }

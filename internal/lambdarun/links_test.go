@@ -2,6 +2,7 @@ package lambdarun_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,10 +13,12 @@ import (
 // (go list, for the Lambda build tags): none links the SDK's default
 // credential chain, the embedded DynamoDB server, the local gateway,
 // YAML, the operations table (pkg/ops, which links every handler) or
-// oklog/ulid (its initialisation seeds a random source at every start), only the functions that hash or check a password link argon2, and
-// only the functions of large uploads link the S3 client, only those that
-// queue deliveries the SQS client, only the dispatcher the EventBridge
-// client and only the deliverer go-github.
+// oklog/ulid (its initialisation seeds a random source at every start),
+// only the functions that hash or check a password link argon2, only the
+// functions of large uploads and the dashboard's publisher link the S3
+// client, only the publisher links the dashboard's files, only the
+// functions that queue deliveries link the SQS client, only the dispatcher
+// the EventBridge client and only the deliverer go-github.
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
@@ -44,9 +47,10 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 			t.Errorf("go list did not list functions/%s", op.Name)
 			continue
 		}
-		argon2, s3, sqs, eventbridge, github := false, false, false, false, false
+		argon2, s3, text, sqs, eventbridge, github := false, false, false, false, false, false
 		for _, d := range list {
 			s3 = s3 || d == "github.com/aws/aws-sdk-go-v2/service/s3"
+			text = text || d == "golang.org/x/text/cases"
 			sqs = sqs || d == "github.com/aws/aws-sdk-go-v2/service/sqs"
 			eventbridge = eventbridge || d == "github.com/aws/aws-sdk-go-v2/service/eventbridge"
 			github = github || d == "github.com/google/go-github/v75/github"
@@ -60,8 +64,14 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		if hashes := op.Name == "login" || op.Name == "create-user"; argon2 != hashes {
 			t.Errorf("%s: links argon2 %v, hashes or checks passwords %v", op.Name, argon2, hashes)
 		}
-		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload"; s3 != bucket {
-			t.Errorf("%s: links the S3 client %v, uses the uploads bucket %v", op.Name, s3, bucket)
+		if folds := op.Name == "create-user" || op.Name == "update-user" || op.Name == "create-token"; text != folds {
+			t.Errorf("%s: links x/text %v, folds e-mail addresses or token names %v", op.Name, text, folds)
+		}
+		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload" || op.Name == "publish-dashboard"; s3 != bucket {
+			t.Errorf("%s: links the S3 client %v, uses a bucket %v", op.Name, s3, bucket)
+		}
+		if dash := slices.Contains(list, "github.com/scangate/scangate/pkg/dashboard"); dash != (op.Name == "publish-dashboard") {
+			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
 		}
 		if queues := op.Name == "dispatch-events" || op.Name == "deliver-events" || op.Name == "redeliver-webhook-delivery"; sqs != queues {
 			t.Errorf("%s: links the SQS client %v, queues deliveries %v", op.Name, sqs, queues)

@@ -44,11 +44,11 @@ func TestUnknownNamesListAccepted(t *testing.T) {
 	if got, want := acceptedOf(t, resp, "/group_id"), []string{"active", "password", "role", "user_email", "username"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("create user accepts %v; want %v", got, want)
 	}
-	resp = h.call("record-scan", jsonReq(&h.admin, `{"pr":{"pr_number":1},"findings":[{"severity":"high"}]}`))
+	resp = h.call("record-scan", jsonReq(&h.admin, `{"pr":{"pr_number":1},"findings":[{"level":"high"}]}`))
 	if got, want := acceptedOf(t, resp, "/pr/pr_number"), []string{"pr_id", "pr_link", "pr_name"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("a scan's pr accepts %v; want %v", got, want)
 	}
-	if got, want := acceptedOf(t, resp, "/findings/0/severity"), []string{"aliases", "line", "name", "path", "rule"}; !reflect.DeepEqual(got, want) {
+	if got, want := acceptedOf(t, resp, "/findings/0/level"), []string{"aliases", "line", "name", "path", "rule", "severity"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("a finding accepts %v; want %v", got, want)
 	}
 	if got := acceptedOf(t, resp, "/pr/pr_id"); got != nil {

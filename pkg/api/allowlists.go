@@ -17,7 +17,7 @@ import (
 
 // AllowlistStore keeps allowlists and re-evaluates what they cover.
 type AllowlistStore interface {
-	CallerStore
+	AuthorityStore
 	CreateAllowlist(ctx context.Context, a scangate.Allowlist, comment string, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error)
 	UpdateAllowlist(ctx context.Context, id int64, c scangate.AllowlistChange, who scangate.Who, now time.Time) (scangate.Allowlist, scangate.Updated, error)
 }
@@ -48,7 +48,7 @@ var allowlistRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}
 
 // CreateAllowlist is POST /whitelist.
 func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "CreateAllowlist", Roles: allowlistRoles, Users: st, Log: log,
+	return Endpoint{Name: "CreateAllowlist", Roles: allowlistRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -70,7 +70,7 @@ func CreateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 
 // UpdateAllowlist is PUT /whitelist/{whitelist_id} (Modify Allowlist).
 func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "UpdateAllowlist", Roles: allowlistRoles, Users: st, Log: log,
+	return Endpoint{Name: "UpdateAllowlist", Roles: allowlistRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -94,7 +94,7 @@ func UpdateAllowlist(st AllowlistStore, now func() time.Time, log *slog.Logger) 
 
 // readAllowlistChange reads the allowlist body of spec section 2.3 and the
 // lifecycle members (docs/API.md, Allowlist): every member may be null,
-// which leaves it as it is. On create, type and name are required; on
+// which leaves it as it is. On create, type, name and reason are required; on
 // modify, expires_at "never" removes the expiry.
 func readAllowlistChange(m members, create bool, now time.Time) (scangate.AllowlistChange, error) {
 	var p scangate.Problems
@@ -134,6 +134,9 @@ func readAllowlistChange(m members, create bool, now time.Time) (scangate.Allowl
 		if c.Name == nil && !hasPointer(p, "/name") {
 			p.Add("/name", "is required")
 		}
+		if c.Reason == nil && !hasPointer(p, "/reason") {
+			p.Add("/reason", "is required: one of %s (why the findings it covers may merge)", strings.Join(scangate.Reasons, ", "))
+		}
 	}
 	c.Validate(&p)
 	c.ValidateExpiry(&p, now)
@@ -148,14 +151,13 @@ func readLifecycle(f *fields, c *scangate.AllowlistChange, create bool) {
 	}
 	var expires string
 	if f.decode("expires_at", false, true, "an RFC 3339 time or null", &expires) {
-		t, err := time.Parse(time.RFC3339Nano, expires)
+		at, err := scangate.ParseRFC3339(expires)
 		switch {
 		case expires == "never" && !create:
 			c.NoExpiry = true
 		case err != nil:
 			f.p.Add("/expires_at", "must be an RFC 3339 time such as 2027-01-31T00:00:00Z%s", map[bool]string{false: ", or never"}[create])
 		default:
-			at := scangate.At(t)
 			c.ExpiresAt = &at
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,11 +22,20 @@ import (
 type modelScan struct {
 	id        int
 	typ       scangate.ScanType
+	category  string
 	status    string
 	repo, vc  int64
 	pr        string
+	prID      int
 	createdAt string
 	findings  []scangate.FindingRef // type, repo and vc filled in
+	sevs      []scangate.Severity   // each finding's
+}
+
+// modelPolicy is what the model knows of the gate policy.
+type modelPolicy struct {
+	global scangate.Policy
+	repos  map[int64]*scangate.PolicyOverride
 }
 
 // modelRule is what the model knows of an allowlist: its rule and expiry.
@@ -112,9 +122,10 @@ func applyRule(rule modelRule, m map[string]any) modelRule {
 }
 
 // randomFindings are up to three findings of a type over a small
-// vocabulary of names, aliases and paths.
-func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef, string) {
+// vocabulary of names, aliases, paths and severities.
+func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef, []scangate.Severity, string) {
 	var refs []scangate.FindingRef
+	var sevs []scangate.Severity
 	var objs []string
 	for range r.IntN(4) {
 		f := scangate.FindingRef{Type: typ, Path: []string{"", "src/a.go", "test/b.go", "docs/c.md"}[r.IntN(4)]}
@@ -125,6 +136,11 @@ func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef,
 			f.Name = []string{"sha256:aa", "sha256:bb"}[r.IntN(2)]
 		}
 		o := map[string]any{"name": f.Name}
+		sev := scangate.SeverityHigh
+		if k := r.IntN(6); k < 5 {
+			sev = scangate.Severity(scangate.Severities[k])
+			o["severity"] = sev
+		}
 		if f.Path != "" {
 			o["path"] = f.Path
 		}
@@ -132,14 +148,54 @@ func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef,
 			o["aliases"] = f.Aliases
 		}
 		b, _ := json.Marshal(o)
-		refs, objs = append(refs, f), append(objs, string(b))
+		refs, sevs, objs = append(refs, f), append(sevs, sev), append(objs, string(b))
 	}
-	return refs, "[" + strings.Join(objs, ",") + "]"
+	return refs, sevs, "[" + strings.Join(objs, ",") + "]"
 }
 
-// TestAllowlistsRandomized runs random sequences of scan recordings and
-// allowlist creations and changes, some at once, and then compares every
-// stored count with a brute-force recount from the final allowlists.
+// randomPolicy is a random policy body over a small vocabulary; a
+// repository's override (repo != 0) may leave members out, or be deleted
+// (nil body).
+func randomPolicy(r *rand.Rand, repo int64) (*string, *scangate.PolicyOverride) {
+	if repo != 0 && r.IntN(4) == 0 {
+		return nil, nil
+	}
+	o := &scangate.PolicyOverride{}
+	m := map[string]any{}
+	if repo == 0 || r.IntN(2) == 0 {
+		bs := map[string]any{}
+		o.BlockSeverity = map[scangate.ScanType]scangate.Severity{}
+		for _, t := range scangate.ScanTypes {
+			if r.IntN(3) > 0 {
+				sev := scangate.Severity(scangate.Severities[r.IntN(5)])
+				bs[t], o.BlockSeverity[scangate.ScanType(t)] = sev, sev
+			}
+		}
+		m["block_severity"] = bs
+	}
+	if repo == 0 || r.IntN(2) == 0 {
+		req := []scangate.Requirement{}
+		for _, c := range []scangate.Requirement{{Type: scangate.ScanSecret, Category: "a"}, {Type: scangate.ScanVulnerability, Category: "b"}} {
+			if r.IntN(2) == 0 {
+				req = append(req, c)
+			}
+		}
+		m["required"], o.Required = req, &req
+	}
+	if repo == 0 || r.IntN(2) == 0 {
+		b := r.IntN(2) == 0
+		m["block_on_missing"], o.BlockOnMissing = b, &b
+	}
+	body, _ := json.Marshal(m)
+	str := string(body)
+	return &str, o
+}
+
+// TestAllowlistsRandomized runs random sequences of scan recordings (of
+// random categories and severities), allowlist creations and changes and
+// gate policy changes, some at once, and after every round compares every
+// stored count, block status and gate with a brute-force model (the
+// allowlists and the policy as they are), and check finds no drift.
 func TestAllowlistsRandomized(t *testing.T) {
 	t.Parallel()
 	for seed := uint64(1); seed <= 4; seed++ {
@@ -149,13 +205,15 @@ func TestAllowlistsRandomized(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 99))
 			var mu sync.Mutex
 			rules := map[int]modelRule{}
+			policy := modelPolicy{global: scangate.DefaultPolicy(), repos: map[int64]*scangate.PolicyOverride{}}
 			start := time.Now()
 			var scans []modelScan
 			for round := 0; round < 8; round++ {
 				var wg sync.WaitGroup
 				busy := map[int]bool{} // one change per allowlist per round: their order is then known
+				policyBusy := false    // one policy change per round, likewise
 				for op := 0; op < 6; op++ {
-					switch k := r.IntN(3); {
+					switch k := r.IntN(4); {
 					case k == 0 || len(rules) == 0:
 						body, m := randomRule(r, false)
 						wg.Go(func() {
@@ -184,13 +242,36 @@ func TestAllowlistsRandomized(t *testing.T) {
 							rules[id] = applyRule(rules[id], m)
 							mu.Unlock()
 						})
+					case k == 2 && !policyBusy:
+						policyBusy = true
+						repo := []int64{0, 0, 100, 101}[r.IntN(4)]
+						body, o := randomPolicy(r, repo)
+						wg.Go(func() {
+							var resp events.APIGatewayProxyResponse
+							if body == nil {
+								resp = h.call("delete-repo-gate-policy", request{caller: &h.admin, params: map[string]string{"repo_id": fmt.Sprint(repo)}})
+							} else {
+								resp = h.setPolicy(int(repo), *body)
+							}
+							if _, ok := tryOK(t, resp); !ok {
+								return
+							}
+							mu.Lock()
+							if repo == 0 {
+								policy.global = scangate.DefaultPolicy().With(o)
+							} else {
+								policy.repos[repo] = o
+							}
+							mu.Unlock()
+						})
 					default:
 						s := scanReq{VcID: int64(10 + r.IntN(2)), RepoID: int64(100 + r.IntN(3)), PR: int64(1 + r.IntN(3)),
 							Status: scangate.ScanStatuses[r.IntN(4)], Type: []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]}
-						refs, findings := randomFindings(r, scangate.ScanType(s.Type))
+						category := []string{"a", "b", "default"}[r.IntN(3)]
+						refs, sevs, findings := randomFindings(r, scangate.ScanType(s.Type))
 						body := fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"v","repo_id":%d,"repo_name":"r",`+
-							`"webhook_id":3,"status":%q,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":%s}`,
-							s.Type, s.VcID, s.RepoID, s.Status, s.PR, findings)
+							`"webhook_id":3,"status":%q,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":%s,"category":%q}`,
+							s.Type, s.VcID, s.RepoID, s.Status, s.PR, findings, category)
 						for i := range refs {
 							refs[i].RepoID, refs[i].VcID = s.RepoID, s.VcID
 						}
@@ -200,8 +281,9 @@ func TestAllowlistsRandomized(t *testing.T) {
 								return
 							}
 							mu.Lock()
-							scans = append(scans, modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanType(s.Type), status: s.Status,
-								repo: s.RepoID, vc: s.VcID, pr: fmt.Sprint(s.VcID, s.RepoID, s.PR), createdAt: sc["created_at"].(string), findings: refs})
+							scans = append(scans, modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanType(s.Type), category: category,
+								status: s.Status, repo: s.RepoID, vc: s.VcID, pr: fmt.Sprint(s.VcID, s.RepoID, s.PR), prID: int(sc["pr_id"].(float64)),
+								createdAt: sc["created_at"].(string), findings: refs, sevs: sevs})
 							mu.Unlock()
 						})
 					}
@@ -221,54 +303,75 @@ func TestAllowlistsRandomized(t *testing.T) {
 						rules[id] = rule
 					}
 				}
+				h.noDrift()
+				compareModel(t, h, scans, rules, policy)
 			}
-			// The model: a finding counts unless a final rule covers it.
-			want := map[int][2]float64{}
-			newest := map[string]map[scangate.ScanType]modelScan{}
-			for _, s := range scans {
-				n := 0.0
-				for _, f := range s.findings {
-					covered := false
-					for _, rule := range rules {
-						covered = covered || rule.Covers(f)
-					}
-					if !covered {
-						n++
-					}
-				}
-				if s.typ == scangate.ScanSecret {
-					want[s.id] = [2]float64{n, 0}
-				} else {
-					want[s.id] = [2]float64{0, n}
-				}
-				if newest[s.pr] == nil {
-					newest[s.pr] = map[scangate.ScanType]modelScan{}
-				}
-				if o, ok := newest[s.pr][s.typ]; !ok || s.createdAt > o.createdAt || s.createdAt == o.createdAt && s.id > o.id {
-					newest[s.pr][s.typ] = s
-				}
-			}
-			for _, s := range scans {
-				sc := mustOK(t, h.get(&h.admin, strconv.Itoa(s.id)))
-				w := want[s.id]
-				block := s.status != "completed" || w[0]+w[1] > 0
-				if sc["secret_count"] != w[0] || sc["vulnerability_count"] != w[1] || sc["block_status"] != block {
-					t.Errorf("scan %d: %v/%v block %v; the model says %v/%v block %v", s.id, sc["secret_count"], sc["vulnerability_count"], sc["block_status"], w[0], w[1], block)
-				}
-				pr := sc["pr"].(map[string]any)
-				ws, wv := 0.0, 0.0
-				if n, ok := newest[s.pr][scangate.ScanSecret]; ok {
-					ws = want[n.id][0]
-				}
-				if n, ok := newest[s.pr][scangate.ScanVulnerability]; ok {
-					wv = want[n.id][1]
-				}
-				if pr["secret_count"] != ws || pr["vulnerability_count"] != wv {
-					t.Errorf("scan %d's PR: %v/%v; the model says %v/%v", s.id, pr["secret_count"], pr["vulnerability_count"], ws, wv)
-				}
-			}
-			h.noDrift()
 		})
+	}
+}
+
+// compareModel compares every scan's counts, every newest scan's block
+// status and every PR's gate with what the model decides: a finding
+// counts unless a rule covers it; the newest scan of each (type,
+// category) of a PR stands for it; the policy judges them.
+func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]modelRule, policy modelPolicy) {
+	t.Helper()
+	sev := map[int]scangate.SevCounts{}
+	newest := map[int]map[string]modelScan{} // by PR id, then type#category
+	for _, s := range scans {
+		var c scangate.SevCounts
+		for i, f := range s.findings {
+			covered := false
+			for _, rule := range rules {
+				covered = covered || rule.Covers(f)
+			}
+			if !covered {
+				c.Add(s.sevs[i], 1)
+			}
+		}
+		sev[s.id] = c
+		if newest[s.prID] == nil {
+			newest[s.prID] = map[string]modelScan{}
+		}
+		k := string(s.typ) + "#" + s.category
+		if o, ok := newest[s.prID][k]; !ok || s.createdAt > o.createdAt || s.createdAt == o.createdAt && s.id > o.id {
+			newest[s.prID][k] = s
+		}
+	}
+	for _, s := range scans {
+		sc := mustOK(t, h.get(&h.admin, strconv.Itoa(s.id)))
+		secrets, vulns := scangate.CategoryScan{Type: s.typ, Sev: sev[s.id]}.Counts()
+		if sc["secret_count"] != float64(secrets) || sc["vulnerability_count"] != float64(vulns) {
+			t.Errorf("scan %d: %v/%v; the model says %v/%v", s.id, sc["secret_count"], sc["vulnerability_count"], secrets, vulns)
+		}
+	}
+	for prID, cats := range newest {
+		var repo int64
+		var list []scangate.CategoryScan
+		for _, s := range cats {
+			repo = s.repo
+			list = append(list, scangate.CategoryScan{Type: s.typ, Category: s.category, ScanID: int64(s.id), Status: s.status, Sev: sev[s.id]})
+		}
+		p := policy.global.With(policy.repos[repo])
+		want := scangate.Decide(p, list, scangate.Time{})
+		g := h.gate(prID)
+		var got []string
+		for _, r := range g["reasons"].([]any) {
+			m := r.(map[string]any)
+			got = append(got, fmt.Sprintf("%s:%s/%s:%v", m["kind"], m["scan_type"], m["category"], m["count"]))
+		}
+		var exp []string
+		for _, r := range want.Reasons {
+			exp = append(exp, fmt.Sprintf("%s:%s/%s:%d", r.Kind, r.Type, r.Category, r.Count))
+		}
+		if g["blocked"] != want.Blocked || !slices.Equal(got, exp) {
+			t.Errorf("PR %d: blocked %v by %v; the model says %v by %v", prID, g["blocked"], got, want.Blocked, exp)
+		}
+		for _, c := range list {
+			if _, _, b := h.counts(int(c.ScanID)); b != p.ScanBlocks(c.Type, c.Status, c.Sev) {
+				t.Errorf("scan %d, the newest %s#%s of PR %d: block status %v; the model says %v", c.ScanID, c.Type, c.Category, prID, b, !b)
+			}
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 // AuditReader reads the audit log.
 type AuditReader interface {
-	AuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error)
+	AuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) (scangate.Page[scangate.AuditEntry], error)
 }
 
 // auditBody is an audit entry as GET /audit shows it.
@@ -65,7 +65,7 @@ func ListAudit(st AuditReader, pg Cursors, log *slog.Logger) Endpoint {
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)
 			f := scangate.AuditFilter{Action: q.enum("action", scangate.AuditActions), ActorID: q.id("actor_id"),
-				TargetType: q.enum("target_type", []string{"user", "allowlist", "token", "username", "webhook", "integration"}), TargetID: q.text("target_id", 64)}
+				TargetType: q.enum("target_type", scangate.AuditTargetTypes), TargetID: q.text("target_id", 64)}
 			if (f.TargetType == "") != (f.TargetID == "") {
 				q.bad("target_type", "goes with target_id")
 			}
@@ -74,22 +74,22 @@ func ListAudit(st AuditReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			entries, next, err := st.AuditPage(ctx, f, r.limit, r.after)
+			entries, err := st.AuditPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/audit", r, each(entries, auditJSON), next), nil
+			return replyPage(pg, req, "/api/audit", r, entries, auditJSON)
 		}}
 }
 
 // time reads a filter that is an RFC 3339 time; zero when absent or wrong.
 func (q *query) time(name string) time.Time {
 	v, _ := q.filter(name, func(s string) error {
-		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+		if _, err := scangate.ParseRFC3339(s); err != nil {
 			return fmt.Errorf("must be an RFC 3339 time such as 2026-11-22T09:00:00Z")
 		}
 		return nil
 	})
-	t, _ := time.Parse(time.RFC3339Nano, v)
-	return t
+	t, _ := scangate.ParseRFC3339(v)
+	return t.Time
 }

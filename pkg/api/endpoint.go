@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -57,13 +58,20 @@ func location(req events.APIGatewayProxyRequest, collection string, id int64) st
 type Endpoint struct {
 	Name  string
 	Roles []scangate.Role
-	// Users, set on operations that write, is read for the caller's
-	// current record before the work runs: the authorizer's answer is
-	// cached, so the role and active flag it carries may be stale.
-	Users CallerStore
+	// Users, set on operations that write, is read for the token the
+	// request presents and its user's current record before the work
+	// runs: the authorizer's answer is cached, so the token may have been
+	// revoked since, and the role and active flag it carries may be stale.
+	Users AuthorityStore
+	// Now is the clock a token's expiry is checked against (time.Now when
+	// nil).
+	Now func() time.Time
 	// ReadScope lets a read token call an operation that writes (logging
-	// out revokes the token it carries).
+	// out revokes the token it carries), and a scan token too.
 	ReadScope bool
+	// ScanScope lets a scan token (a CI job's) call an operation that
+	// writes: recording scans.
+	ScanScope bool
 	Log       *slog.Logger
 	Run       func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
 }
@@ -71,6 +79,13 @@ type Endpoint struct {
 // CallerStore reads a caller's current user record (strongly consistent).
 type CallerStore interface {
 	User(ctx context.Context, id int64) (scangate.User, error)
+}
+
+// AuthorityStore reads what a write is checked against: a token, by the
+// SHA-256 of its secret, and the user it names, in one strongly consistent
+// round trip (a nil for either that does not exist).
+type AuthorityStore interface {
+	TokenUser(ctx context.Context, hash string, userID int64) (*scangate.Token, *scangate.User, error)
 }
 
 // Handle runs the endpoint and never returns an error to Lambda: every
@@ -123,39 +138,60 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 }
 
 func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, req events.APIGatewayProxyRequest) (Reply, error) {
-	if len(e.Roles) > 0 {
-		if !hasCaller {
-			return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "a bearer token is required")
-		}
-		if !c.Allowed(e.Roles...) {
-			return Reply{}, scangate.Errorf(scangate.KindForbidden, "the role %s may not call %s", c.Role, e.Name)
-		}
+	if len(e.Roles) > 0 && !hasCaller {
+		return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "a bearer token is required")
 	}
-	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeRead && !e.ReadScope {
-		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a read token may not call %s", e.Name)
+	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeScan && !e.ScanScope && !e.ReadScope {
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a scan token may only record scans and read; not call %s", e.Name)
 	}
 	if e.Users != nil && hasCaller {
-		current, err := e.currentCaller(ctx, c)
+		// The contract's order, 401 before 403: whether the token may
+		// still act is read before the role is judged.
+		current, err := e.currentCaller(ctx, c, req)
 		if err != nil {
 			return Reply{}, err
 		}
 		c = current
 	}
+	if len(e.Roles) > 0 && !c.Allowed(e.Roles...) {
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "the role %s may not call %s", c.Role, e.Name)
+	}
+	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeRead && !e.ReadScope {
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a read token may not call %s", e.Name)
+	}
 	return e.Run(ctx, c, req)
 }
 
-// currentCaller checks a writing caller against its user record as it is
-// now: one strongly consistent read, no condition inside the write's
-// transaction (which would make one caller's parallel writes collide).
-func (e Endpoint) currentCaller(ctx context.Context, c scangate.Caller) (scangate.Caller, error) {
-	u, err := e.Users.User(ctx, c.ID)
-	if scangate.KindOf(err) == scangate.KindNotFound {
-		return scangate.Caller{}, scangate.Errorf(scangate.KindUnauthorized, "the token's user does not exist")
+// currentCaller checks a writing caller as it is now, whatever the
+// authorizer's cached answer says: the token the request presents (in its
+// Authorization header; its key is the SHA-256 of the secret) and the
+// caller's user record, read together in one strongly consistent
+// BatchGetItem. No condition inside the write's transaction: that would
+// make one caller's parallel writes collide. The token must be the one the
+// authorizer answered for, neither revoked nor expired, of an active user
+// not deactivated since it was issued (401 otherwise). It returns the
+// caller with its current role.
+func (e Endpoint) currentCaller(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (scangate.Caller, error) {
+	token, ok := auth.BearerToken(header(req, "Authorization"))
+	if !ok {
+		return scangate.Caller{}, scangate.Errorf(scangate.KindUnauthorized, "a bearer token is required")
 	}
+	tok, u, err := e.Users.TokenUser(ctx, auth.HashToken(token), c.ID)
 	if err != nil {
 		return scangate.Caller{}, err
 	}
-	return c.Current(u, e.Roles...)
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	if reason := auth.Refusal(tok, u, c.ID, now()); reason != "" {
+		return scangate.Caller{}, scangate.Errorf(scangate.KindUnauthorized, "the token may not write: %s", reason)
+	}
+	if c.TokenID != 0 && tok.ID != c.TokenID {
+		return scangate.Caller{}, scangate.Errorf(scangate.KindUnauthorized, "the token may not write: not the token the request was authorized with")
+	}
+	c.IssuedAt, c.TokenID, c.TokenHash = tok.CreatedAt, tok.ID, tok.Hash
+	return c.Current(*u)
 }
 
 // callerOf reads the caller the authorizer put in the request context.
@@ -181,7 +217,7 @@ func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
 		c.IssuedAt = time.UnixMilli(ms)
 	}
 	c.TokenID, _ = contextInt(a, "token_id")
-	if s, _ := a["scope"].(string); s == scangate.ScopeRead {
+	if s, _ := a["scope"].(string); s == scangate.ScopeRead || s == scangate.ScopeScan {
 		c.Scope = s
 	}
 	return c, true

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -27,12 +26,7 @@ import (
 // send runs handler fn on a whole event, as the given caller.
 func (h *harness) send(fn string, c *scangate.Caller, ev events.APIGatewayProxyRequest) events.APIGatewayProxyResponse {
 	h.t.Helper()
-	if c != nil {
-		ev.RequestContext.Authorizer = map[string]any{
-			"principalId": strconv.FormatInt(c.ID, 10), "user_id": strconv.FormatInt(c.ID, 10),
-			"username": c.Username, "role": string(c.Role),
-		}
-	}
+	h.present(&ev, c)
 	resp, err := h.fn(fn)(context.Background(), ev)
 	if err != nil {
 		h.t.Fatalf("%s returned an error to Lambda: %v", fn, err)
@@ -152,8 +146,8 @@ func TestIdentifiersRefuseHiddenCharacters(t *testing.T) {
 			{"create-user", `{"username":"alice","user_email":"ali` + hide + `ce@example.com","password":"a long password","role":"user"}`, "/user_email", nil},
 			{"create-user", `{"username":"ali` + hide + `ce","user_email":"alice@example.com","password":"a long password","role":"user"}`, "/username", nil},
 			{"update-user", `{"role":"admin","active":true,"user_email":"admin@exa` + hide + `mple.com"}`, "/user_email", map[string]string{"user_id": "1"}},
-			{"create-allowlist", `{"type":"SECRET","name":"sha256:` + hide + `aa"}`, "/name", nil},
-			{"create-allowlist", `{"type":"VULNERABILITY","name":"CVE-2021-44228` + hide + `"}`, "/name", nil},
+			{"create-allowlist", `{"type":"SECRET","reason":"revoked","name":"sha256:` + hide + `aa"}`, "/name", nil},
+			{"create-allowlist", `{"type":"VULNERABILITY","reason":"revoked","name":"CVE-2021-44228` + hide + `"}`, "/name", nil},
 			{"update-allowlist", `{"name":"` + hide + `CVE-2021-44228"}`, "/name", map[string]string{"whitelist_id": "1"}},
 			{"record-scan", fmt.Sprintf(scanBody, `"sha256:`+hide+`bb"`), "/findings/0/name", nil},
 		} {
@@ -179,9 +173,9 @@ func TestLoneSurrogateEscapesAre400(t *testing.T) {
 	before := len(h.items())
 	for _, s := range []string{`\ud800`, `\udc00x`, `\uDBFF`, `a\ud800b`, `\ud800\u0041`, `\ud800\ud800`, `\udbff\udbff\udc00`, `\ud83d\\ude00`, `\ud83d\n`, `x\udfff`} {
 		for _, c := range []struct{ fn, body string }{
-			{"create-allowlist", `{"type":"SECRET","name":"sha256:` + s + `"}`},
-			{"create-allowlist", `{"type":"SECRET","name":"sha256:aa","comment":"` + s + `"}`},
-			{"create-allowlist", `{"type":"SECRET","name":"sha256:aa","` + s + `":1}`},
+			{"create-allowlist", `{"type":"SECRET","reason":"revoked","name":"sha256:` + s + `"}`},
+			{"create-allowlist", `{"type":"SECRET","reason":"revoked","name":"sha256:aa","comment":"` + s + `"}`},
+			{"create-allowlist", `{"type":"SECRET","reason":"revoked","name":"sha256:aa","` + s + `":1}`},
 			{"record-scan", fmt.Sprintf(scanBody, `"sha256:`+s+`"`)},
 			{"create-user", `{"username":"` + s + `alice","user_email":"alice@example.com","password":"a long password","role":"user"}`},
 			{"login", `{"username":"admin` + s + `","password":"` + adminPassword + `"}`},
@@ -302,7 +296,7 @@ func TestLocationFollowsRequestPath(t *testing.T) {
 			return fmt.Sprintf(`{"username":"user%d","user_email":"user%d@example.com","password":"a long password","role":"user"}`, n, n)
 		},
 		"/pr/scan":   func() string { return fmt.Sprintf(scanBody, `"sha256:aa"`) },
-		"/whitelist": func() string { return `{"type":"SECRET","name":"sha256:aa"}` },
+		"/whitelist": func() string { return `{"type":"SECRET","name":"sha256:aa","reason":"revoked"}` },
 	}
 	fns := map[string]string{"/users": "create-user", "/pr/scan": "record-scan", "/whitelist": "create-allowlist"}
 	for _, route := range []string{"/users", "/pr/scan", "/whitelist"} {
@@ -346,7 +340,7 @@ func TestContentTooLargeTitleMatchesGateway(t *testing.T) {
 				GatewayResponses map[string]struct {
 					StatusCode         int `yaml:"StatusCode"`
 					ResponseParameters struct {
-						Headers map[string]string `yaml:"Headers"`
+						Headers map[string]yaml.Node `yaml:"Headers"` // values may be intrinsics (!If)
 					} `yaml:"ResponseParameters"`
 					ResponseTemplates map[string]string `yaml:"ResponseTemplates"`
 				} `yaml:"GatewayResponses"`
@@ -371,7 +365,8 @@ func TestContentTooLargeTitleMatchesGateway(t *testing.T) {
 		if err := json.Unmarshal([]byte(g.ResponseTemplates["application/json"]), &gw); err != nil {
 			t.Fatalf("REQUEST_TOO_LARGE template: %v", err)
 		}
-		contentType = strings.Trim(g.ResponseParameters.Headers["Content-Type"], "'")
+		ct := g.ResponseParameters.Headers["Content-Type"]
+		contentType = strings.Trim(ct.Value, "'")
 		if g.StatusCode != http.StatusRequestEntityTooLarge || gw.Status != g.StatusCode {
 			t.Fatalf("REQUEST_TOO_LARGE answers %d with status %d in its body", g.StatusCode, gw.Status)
 		}

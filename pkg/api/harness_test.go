@@ -3,8 +3,11 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,6 +43,9 @@ type harness struct {
 	bucket   *bucket.Bucket
 	requests atomic.Int64
 	local.EventDeps
+	// bearer is the secret of each token a caller of the harness
+	// presents, by token id: writes check the token a request carries.
+	bearer map[int64]string
 }
 
 const adminPassword = "admin-password-123"
@@ -51,8 +57,53 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, env: env, admin: scangate.Caller{ID: admin.ID, Username: admin.Username, Role: admin.Role},
-		fns: map[string]api.Handler{}, log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), EventDeps: local.NewEventDeps()}
+	h := &harness{t: t, env: env, fns: map[string]api.Handler{}, bearer: map[int64]string{},
+		log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), EventDeps: local.NewEventDeps()}
+	h.admin = h.issue(admin)
+	return h
+}
+
+// harnessTokens is the request id of the audit entries of the tokens the
+// harness issues.
+const harnessTokens = "test-token"
+
+// issue stores a login token of the user, issued now, and returns the
+// caller it makes, as the authorizer would answer for it.
+func (h *harness) issue(u scangate.User) scangate.Caller {
+	h.t.Helper()
+	secret, err := auth.NewToken(u.ID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	now := scangate.At(time.Now()).Time
+	tok := scangate.Token{Hash: auth.HashToken(secret), UserID: u.ID, Kind: scangate.TokenLogin, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := h.env.Store.PutToken(context.Background(), tok, scangate.Who{RequestID: harnessTokens}); err != nil {
+		h.t.Fatal(err)
+	}
+	c, err := h.callerOf(secret)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
+// callerOf runs the authorizer for a token and returns the caller it
+// answers for, whose requests then present the token.
+func (h *harness) callerOf(secret string) (scangate.Caller, error) {
+	ctx, err := h.authorizeContext(secret)
+	if err != nil {
+		return scangate.Caller{}, err
+	}
+	var c scangate.Caller
+	var issued int64
+	_, _ = fmt.Sscan(ctx["user_id"].(string), &c.ID)
+	_, _ = fmt.Sscan(ctx["token_id"].(string), &c.TokenID)
+	_, _ = fmt.Sscan(ctx["issued_at"].(string), &issued)
+	c.Username, c.Role, c.Scope, c.IssuedAt = ctx["username"].(string), scangate.Role(ctx["role"].(string)), ctx["scope"].(string), time.UnixMilli(issued)
+	h.mu.Lock()
+	h.bearer[c.TokenID] = secret
+	h.mu.Unlock()
+	return c, nil
 }
 
 // fn is the REST proxy handler of the table's function name, built on
@@ -75,11 +126,13 @@ func (h *harness) fn(name string) api.Handler {
 }
 
 // The harness's dependencies (ops.Deps): its store, a log the test shows
-// when it fails, and, on first use, an uploads bucket on the embedded S3
-// server.
+// when it fails, the clock, and, on first use, an uploads bucket on the
+// embedded S3 server (whose client is its S3).
 
 func (h *harness) Store() *store.Store { return h.env.Store }
 func (h *harness) Log() *slog.Logger   { return h.log }
+func (h *harness) Now() time.Time      { return time.Now() }
+func (h *harness) S3() *s3.Client      { return h.Bucket().Client() }
 func (h *harness) Config() config.Config {
 	return config.Config{Table: h.env.Table, TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}
 }
@@ -111,8 +164,8 @@ func (h *harness) Bucket() *bucket.Bucket {
 	return h.bucket
 }
 
-// member stores a user of the role and returns it as a caller whose token
-// was issued now.
+// member stores a user of the role and returns it as a caller with a
+// token issued now.
 func (h *harness) member(name string, role scangate.Role) scangate.Caller {
 	h.t.Helper()
 	at := scangate.At(time.Now())
@@ -121,7 +174,7 @@ func (h *harness) member(name string, role scangate.Role) scangate.Caller {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return scangate.Caller{ID: u.ID, Username: u.Username, Role: u.Role, IssuedAt: time.Now()}
+	return h.issue(u)
 }
 
 // testWriter sends log lines to the test's log, shown when it fails.
@@ -147,19 +200,7 @@ func jsonReq(c *scangate.Caller, body string) request {
 func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 	h.t.Helper()
 	ev := events.APIGatewayProxyRequest{Body: r.body, Headers: r.headers, PathParameters: r.params}
-	if r.caller != nil {
-		ev.RequestContext.Authorizer = map[string]any{
-			"principalId": strconv.FormatInt(r.caller.ID, 10),
-			"user_id":     strconv.FormatInt(r.caller.ID, 10),
-			"username":    r.caller.Username,
-			"role":        string(r.caller.Role),
-			"token_id":    strconv.FormatInt(r.caller.TokenID, 10),
-			"issued_at":   strconv.FormatInt(r.caller.IssuedAt.UnixMilli(), 10),
-		}
-		if r.caller.Scope != "" {
-			ev.RequestContext.Authorizer["scope"] = r.caller.Scope
-		}
-	}
+	h.present(&ev, r.caller)
 	ev.RequestContext.RequestID = "req-" + strconv.FormatInt(h.requests.Add(1), 10)
 	ev.RequestContext.Identity.SourceIP = "192.0.2.7"
 	resp, err := h.fn(fn)(context.Background(), ev)
@@ -167,6 +208,46 @@ func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 		h.t.Fatalf("%s returned an error to Lambda: %v", fn, err)
 	}
 	return resp
+}
+
+// present makes ev a request of the caller c (none when nil): the
+// authorizer's answer in its context, and its token, when the harness
+// issued one, in its Authorization header.
+func (h *harness) present(ev *events.APIGatewayProxyRequest, c *scangate.Caller) {
+	if c == nil {
+		return
+	}
+	ev.RequestContext.Authorizer = map[string]any{
+		"principalId": strconv.FormatInt(c.ID, 10),
+		"user_id":     strconv.FormatInt(c.ID, 10),
+		"username":    c.Username,
+		"role":        string(c.Role),
+		"token_id":    strconv.FormatInt(c.TokenID, 10),
+		"issued_at":   strconv.FormatInt(c.IssuedAt.UnixMilli(), 10),
+	}
+	if c.Scope != "" {
+		ev.RequestContext.Authorizer["scope"] = c.Scope
+	}
+	h.mu.Lock()
+	secret, ok := h.bearer[c.TokenID]
+	h.mu.Unlock()
+	if ok && c.TokenID != 0 && header(*ev, "Authorization") == "" {
+		ev.Headers = maps.Clone(ev.Headers)
+		if ev.Headers == nil {
+			ev.Headers = map[string]string{}
+		}
+		ev.Headers["Authorization"] = "Bearer " + secret
+	}
+}
+
+// header is a header of ev, matched ignoring case.
+func header(ev events.APIGatewayProxyRequest, name string) string {
+	for k, v := range ev.Headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }
 
 // decode parses a JSON response body into a map.

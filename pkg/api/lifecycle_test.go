@@ -28,7 +28,7 @@ func (h *harness) recordFindings(typ string, findings ...string) map[string]any 
 // expireAt runs the scheduled function as if it were the given time.
 func (h *harness) expireAt(at time.Time) {
 	h.t.Helper()
-	run := trigger.ExpireAllowlists(h.env.Store, func() time.Time { return at }, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)))
+	run := trigger.ExpireAllowlists(h.env.Store, h.env.Store.Runner(func() time.Time { return at }), func() time.Time { return at }, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)))
 	if err := run(context.Background(), events.EventBridgeEvent{ID: "test"}); err != nil {
 		h.t.Fatal(err)
 	}
@@ -188,6 +188,11 @@ func TestAliasesBothWays(t *testing.T) {
 	h.noDrift()
 }
 
+// at is t in RFC 3339, to the second, with an offset other than Z.
+func at(t time.Time) string {
+	return t.In(time.FixedZone("", 2*3600)).Format(time.RFC3339)
+}
+
 // TestLifecycleValidation: bad lifecycle members are 422 with pointers and
 // store nothing.
 func TestLifecycleValidation(t *testing.T) {
@@ -195,6 +200,7 @@ func TestLifecycleValidation(t *testing.T) {
 	h := newHarness(t)
 	mustOK(t, h.allow(`{"type":"SECRET","name":"x"}`))
 	before := len(h.items())
+	y2 := fmt.Sprint(time.Now().Year() + 2) // a year ahead whatever the day
 	paths := make([]string, 51)
 	for i := range paths {
 		paths[i] = fmt.Sprintf("%q", fmt.Sprintf("p%d/**", i))
@@ -203,11 +209,20 @@ func TestLifecycleValidation(t *testing.T) {
 		`{"expires_at":"` + scangate.At(time.Now().Add(-time.Minute)).String() + `"}`: "/expires_at",
 		`{"expires_at":"` + future(6*365*24*time.Hour) + `"}`:                         "/expires_at",
 		`{"expires_at":"tomorrow"}`:                                                   "/expires_at",
-		`{"reason":"because"}`:                                                        "/reason",
-		`{"paths":[` + strings.Join(paths, ",") + `]}`:                                "/paths",
-		`{"paths":["a/[b"]}`:                                                          "/paths/0",
-		`{"paths":[""]}`:                                                              "/paths/0",
-		`{"paths":"test/**"}`:                                                         "/paths",
+		// RFC 3339 only: no offset of 24 hours or 60 minutes, no comma
+		// before the fraction, no space for the T, nothing past the
+		// calendar year of five years ahead.
+		`{"expires_at":"` + y2 + `-01-31T00:00:00+24:00"}`:         "/expires_at",
+		`{"expires_at":"` + y2 + `-01-31T00:00:00+00:60"}`:         "/expires_at",
+		`{"expires_at":"` + y2 + `-01-31T00:00:00,5Z"}`:            "/expires_at",
+		`{"expires_at":"` + y2 + `-01-31 00:00:00Z"}`:              "/expires_at",
+		`{"expires_at":"` + y2 + `-01-31T00:00Z"}`:                 "/expires_at",
+		`{"expires_at":"` + at(time.Now().AddDate(5, 0, 1)) + `"}`: "/expires_at",
+		`{"reason":"because"}`:                                     "/reason",
+		`{"paths":[` + strings.Join(paths, ",") + `]}`:             "/paths",
+		`{"paths":["a/[b"]}`:                                       "/paths/0",
+		`{"paths":[""]}`:                                           "/paths/0",
+		`{"paths":"test/**"}`:                                      "/paths",
 	} {
 		for _, send := range []func(string) events.APIGatewayProxyResponse{
 			func(b string) events.APIGatewayProxyResponse { return h.modify(1, b) },
@@ -220,6 +235,16 @@ func TestLifecycleValidation(t *testing.T) {
 			}
 		}
 	}
+	if after := len(h.items()); after != before {
+		t.Errorf("refused changes stored %d items", after-before)
+	}
+	// Five calendar years ahead is accepted (1,826 days across a 29
+	// February); RFC 3339's lower-case t and z and any offset too.
+	for i, expires := range []string{at(time.Now().AddDate(5, 0, 0)), y2 + "-01-31t00:00:00.5z", y2 + "-01-31T00:00:00-23:59"} {
+		mustOK(t, h.modify(1, `{"expires_at":"`+expires+`"}`))
+		mustOK(t, h.allow(fmt.Sprintf(`{"type":"SECRET","name":"z%d","expires_at":%q}`, i, expires)))
+	}
+	before = len(h.items())
 	// "never" only on modify.
 	if ptrs := expectProblem(t, h.allow(`{"type":"SECRET","name":"y","expires_at":"never"}`), 422); !slices.Contains(ptrs, "/expires_at") {
 		t.Errorf("never on create: %v", ptrs)

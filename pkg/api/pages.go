@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -255,11 +257,49 @@ func (pg Cursors) reply(req events.APIGatewayProxyRequest, fallback string, r pa
 	return reply
 }
 
-// each is xs, each converted by f: a page's items as the API shows them.
-func each[T, B any](xs []T, f func(T) B) []B {
-	out := make([]B, len(xs))
-	for i, x := range xs {
-		out[i] = f(x)
+// maxPageBytes bounds what a page's items add to its answer as Lambda
+// carries it. Lambda answers at most 6 MB, counted on the JSON of the whole
+// proxy answer, whose body is a JSON string: each byte the body holds
+// counts as JSON escapes it again (a quote or backslash twice, <, >, &, a
+// control character or an escape sequence up to seven times). 5 MiB
+// leaves room for the rest of the answer: its members, headers and
+// cursor.
+const maxPageBytes = 5 << 20
+
+// replyPage answers a page of a listing, each item converted by conv
+// (reply): its items while they fit under maxPageBytes, at least one (no
+// item comes near it: the largest, a scan with 64 KiB of other_details,
+// takes less than 500 KB), and the cursor that goes on exactly after the
+// last one answered.
+func replyPage[T, B any](pg Cursors, req events.APIGatewayProxyRequest, fallback string, r pageRequest, p scangate.Page[T], conv func(T) B) (Reply, error) {
+	items := make([]json.RawMessage, 0, len(p.Items))
+	size := 0
+	for i, it := range p.Items {
+		b, err := marshal(conv(it))
+		if err != nil {
+			return Reply{}, fmt.Errorf("encode an item of a page: %w", err)
+		}
+		b = bytes.TrimSuffix(b, []byte("\n"))
+		n, err := lambdaSize(b)
+		if err != nil {
+			return Reply{}, err
+		}
+		if i > 0 && size+n > maxPageBytes {
+			return pg.reply(req, fallback, r, items, p.After[i-1]), nil
+		}
+		size += n
+		items = append(items, b)
 	}
-	return out
+	return pg.reply(req, fallback, r, items, p.Next), nil
+}
+
+// lambdaSize is how many bytes JSON text b, and the comma after it, take
+// in Lambda's answer, where the body is a JSON string that the runtime
+// (aws-lambda-go) encodes with encoding/json.
+func lambdaSize(b []byte) (int, error) {
+	s, err := json.Marshal(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("measure an item of a page: %w", err)
+	}
+	return len(s) - 2 + 1, nil
 }

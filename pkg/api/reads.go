@@ -21,15 +21,15 @@ var readRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.
 // PRReader reads what scans recorded: findings, pull requests.
 type PRReader interface {
 	PR(ctx context.Context, id int64) (scangate.PR, error)
-	FindingsPage(ctx context.Context, scanID int64, suppressed *bool, limit int, after map[string]string) ([]scangate.RecordedFinding, map[string]string, error)
-	PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) ([]scangate.Scan, scangate.PR, map[string]string, error)
-	PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) ([]scangate.PR, map[string]string, error)
+	FindingsPage(ctx context.Context, scanID int64, f scangate.FindingFilter, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error)
+	PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) (scangate.Page[scangate.Scan], scangate.PR, error)
+	PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) (scangate.Page[scangate.PR], error)
 }
 
 // AllowlistReader reads allowlists.
 type AllowlistReader interface {
 	AllowlistDetail(ctx context.Context, id int64) (scangate.Allowlist, []scangate.Comment, error)
-	AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) ([]scangate.Allowlist, map[string]string, error)
+	AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) (scangate.Page[scangate.Allowlist], error)
 }
 
 // findingBody is a finding of a recorded scan.
@@ -40,12 +40,14 @@ type findingBody struct {
 	Rule         *string  `json:"rule"`
 	Path         *string  `json:"path"`
 	Line         *int64   `json:"line"`
+	Severity     string   `json:"severity"`
 	Suppressed   bool     `json:"suppressed"`
 	SuppressedBy []int64  `json:"suppressed_by"`
 }
 
 func findingJSON(f scangate.RecordedFinding) findingBody {
-	b := findingBody{ID: f.Index + 1, Name: f.Name, Aliases: f.Aliases, Line: f.Line, Suppressed: f.Suppressed, SuppressedBy: f.SuppressedBy}
+	b := findingBody{ID: f.Index + 1, Name: f.Name, Aliases: f.Aliases, Line: f.Line, Severity: string(f.Severity),
+		Suppressed: f.Suppressed, SuppressedBy: f.SuppressedBy}
 	if b.Aliases == nil {
 		b.Aliases = []string{}
 	}
@@ -61,7 +63,8 @@ func findingJSON(f scangate.RecordedFinding) findingBody {
 	return b
 }
 
-// ListFindings is GET /pr/scan/{pr_scan_id}/findings (?suppressed=).
+// ListFindings is GET /pr/scan/{pr_scan_id}/findings (?suppressed=, and
+// ?severity=: at or above it).
 func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "ListFindings", Roles: readRoles, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
@@ -70,16 +73,16 @@ func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 				return Reply{}, err
 			}
 			q := readQuery(req)
-			suppressed := q.boolean("suppressed")
+			f := scangate.FindingFilter{Suppressed: q.boolean("suppressed"), Severity: scangate.Severity(q.enum("severity", scangate.Severities))}
 			r, err := pg.read(q, "findings", map[string]string{"pr_scan_id": strconv.FormatInt(id, 10)})
 			if err != nil {
 				return Reply{}, err
 			}
-			fs, next, err := st.FindingsPage(ctx, id, suppressed, r.limit, r.after)
+			fs, err := st.FindingsPage(ctx, id, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/pr/scan/"+strconv.FormatInt(id, 10)+"/findings", r, each(fs, findingJSON), next), nil
+			return replyPage(pg, req, "/api/pr/scan/"+strconv.FormatInt(id, 10)+"/findings", r, fs, findingJSON)
 		}}
 }
 
@@ -114,15 +117,12 @@ func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			scans, pr, next, err := st.PRScansPage(ctx, id, scangate.ScanType(t), r.limit, r.after)
+			scans, pr, err := st.PRScansPage(ctx, id, scangate.ScanType(t), r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]scanBody, len(scans))
-			for i, sc := range scans {
-				items[i] = scanJSON(sc, pr)
-			}
-			return pg.reply(req, "/api/pr/"+strconv.FormatInt(id, 10)+"/scans", r, items, next), nil
+			return replyPage(pg, req, "/api/pr/"+strconv.FormatInt(id, 10)+"/scans", r, scans,
+				func(sc scangate.Scan) scanBody { return scanJSON(sc, pr) })
 		}}
 }
 
@@ -153,11 +153,11 @@ func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			prs, next, err := st.PRsPage(ctx, f, r.limit, r.after)
+			prs, err := st.PRsPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/pr", r, each(prs, prJSON), next), nil
+			return replyPage(pg, req, "/api/pr", r, prs, prJSON)
 		}}
 }
 
@@ -212,15 +212,12 @@ func ListAllowlists(st AllowlistReader, pg Cursors, now func() time.Time, log *s
 			if err != nil {
 				return Reply{}, err
 			}
-			as, next, err := st.AllowlistsPage(ctx, f, r.limit, r.after)
+			as, err := st.AllowlistsPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			items := make([]scangate.AllowlistView, len(as))
 			at := now()
-			for i, a := range as {
-				items[i] = scangate.ViewAllowlist(a, at)
-			}
-			return pg.reply(req, "/api/whitelist", r, items, next), nil
+			return replyPage(pg, req, "/api/whitelist", r, as,
+				func(a scangate.Allowlist) scangate.AllowlistView { return scangate.ViewAllowlist(a, at) })
 		}}
 }

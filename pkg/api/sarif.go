@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -29,10 +31,10 @@ type uploadBody struct {
 }
 
 // RecordSARIF is POST /pr/scan/sarif: a scanner's SARIF log, unchanged, in
-// the envelope of POST /pr/scan; one scan per scan type present.
+// the envelope of POST /pr/scan; one scan per (scan type, category).
 func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RecordSARIF", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "RecordSARIF", Roles: recordRoles, Users: st, ScanScope: true, Now: now, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			raw, err := rawBody(req, MaxSARIFBody)
 			if err != nil {
 				return Reply{}, err
@@ -41,7 +43,7 @@ func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint 
 			if err != nil {
 				return Reply{}, err
 			}
-			out, err := RecordReport(ctx, st, env, rep, now())
+			out, err := RecordReport(ctx, st, env, rep, Recording{Who: whoOf(c, req), At: now(), MaxFindings: sarif.DefaultLimits().FindingsPerType})
 			if err != nil {
 				return Reply{}, err
 			}
@@ -101,63 +103,133 @@ func sarifError(err error) error {
 	return err
 }
 
-// RecordReport records one scan per scan type of a read log, in the
-// envelope env, exactly as POST /pr/scan records a scan; the tools that
-// found each type go into its other_details.tools.
-func RecordReport(ctx context.Context, st ScanStore, env scangate.NewScan, rep *sarif.Report, at time.Time) (uploadBody, error) {
-	return recordReport(ctx, func(ctx context.Context, ns scangate.NewScan) (scangate.Scan, scangate.PR, error) {
-		return st.RecordScan(ctx, ns, at)
-	}, env, rep)
+// Recording is how a read log is recorded: by whom (its audit entries),
+// when, at most once per key Once (an S3 event's redeliveries: "" for
+// none), and at most MaxFindings findings a scan.
+type Recording struct {
+	Who         scangate.Who
+	At          time.Time
+	Once        string
+	MaxFindings int
 }
 
-// OnceStore records a scan once per key whatever the deliveries.
-type OnceStore interface {
-	RecordScanOnce(ctx context.Context, ns scangate.NewScan, now time.Time, once string) (scangate.Scan, scangate.PR, bool, error)
-}
-
-// RecordReportOnce is RecordReport for work that may be delivered more
-// than once (an S3 event): each type's scan is recorded with
-// RecordScanOnce under the key once#<type>, so that a redelivery records
-// nothing twice and answers with the scans the first recorded.
-func RecordReportOnce(ctx context.Context, st OnceStore, once string, env scangate.NewScan, rep *sarif.Report, at time.Time) (uploadBody, error) {
-	return recordReport(ctx, func(ctx context.Context, ns scangate.NewScan) (scangate.Scan, scangate.PR, error) {
-		sc, pr, _, err := st.RecordScanOnce(ctx, ns, at, once+"#"+string(ns.Type))
-		return sc, pr, err
-	}, env, rep)
-}
-
-// recordReport records one scan per scan type of rep with record.
-func recordReport(ctx context.Context, record func(context.Context, scangate.NewScan) (scangate.Scan, scangate.PR, error),
-	env scangate.NewScan, rep *sarif.Report) (uploadBody, error) {
-	out := uploadBody{Scans: []scanBody{}, Results: rep.Results, Recorded: rep.Recorded,
-		SuppressedInSource: rep.SuppressedInSource, Skipped: rep.Skipped}
-	for _, t := range []scangate.ScanType{scangate.ScanSecret, scangate.ScanVulnerability} {
-		ns := env
-		ns.Type, ns.Findings = t, nil
-		var tools []sarif.Tool
-		for _, run := range rep.Runs {
-			if fs := run.Findings(t); len(fs) > 0 {
-				ns.Findings = append(ns.Findings, fs...)
-				if !slices.Contains(tools, run.Tool) {
-					tools = append(tools, run.Tool)
-				}
+// RecordReport records the scans of a read log in the envelope env,
+// exactly as POST /pr/scan records a scan, in one commit: one scan per
+// (scan type, category), for every run of the log (a run that found
+// nothing records a completed scan with no finding: a clean re-scan
+// clears its category). A run's category is its own unless the envelope
+// names one for every run. The tools of each scan go into its
+// other_details.tools.
+func RecordReport(ctx context.Context, st ScanStore, env scangate.NewScan, rep *sarif.Report, r Recording) (uploadBody, error) {
+	out := uploadBody{Scans: []scanBody{}, Results: rep.Results, Skipped: rep.Skipped}
+	if r.MaxFindings <= 0 {
+		r.MaxFindings = sarif.DefaultLimits().FindingsPerType
+	}
+	scans, err := reportScans(env, rep, r.MaxFindings)
+	if err != nil {
+		return out, err
+	}
+	nss := make([]scangate.NewScan, len(scans))
+	for i, sc := range scans {
+		nss[i] = sc.ns
+		if nss[i].OtherDetails, err = withTools(env.OtherDetails, sc.tools); err != nil {
+			return out, err
+		}
+		for _, f := range sc.ns.Findings {
+			out.Recorded++
+			if f.InSource {
+				out.SuppressedInSource++
 			}
 		}
-		if len(ns.Findings) == 0 {
-			continue
-		}
-		details, err := withTools(env.OtherDetails, tools)
-		if err != nil {
-			return out, err
-		}
-		ns.OtherDetails = details
-		sc, pr, err := record(ctx, ns)
-		if err != nil {
-			return out, err
-		}
+	}
+	recorded, pr, _, err := st.RecordScans(ctx, nss, r.Who, r.At, r.Once)
+	if err != nil {
+		return out, err
+	}
+	for _, sc := range recorded {
 		out.Scans = append(out.Scans, scanJSON(sc, pr))
 	}
 	return out, nil
+}
+
+// reportScan is one scan a log records: its (type, category), findings
+// and tools.
+type reportScan struct {
+	ns    scangate.NewScan
+	tools []sarif.Tool
+	seen  map[string]int // a finding's identity: its place in ns.Findings
+}
+
+// reportScans gathers the runs of a log into scans, one per (type,
+// category), in the order the runs name them. Runs of one category were
+// de-duplicated by the reader; runs that the envelope's category puts
+// together are de-duplicated here, by the reader's rule (the same type,
+// name, path and line: suppressed only if every occurrence is, aliases
+// united, the higher severity), and a scan holds at most max findings
+// (413 past it).
+func reportScans(env scangate.NewScan, rep *sarif.Report, max int) ([]*reportScan, error) {
+	var scans []*reportScan
+	at := map[string]*reportScan{}
+	for _, run := range rep.Runs {
+		cat := run.Category
+		if env.Category != "" {
+			cat = env.Category
+		}
+		for _, t := range run.Types() {
+			k := string(t) + "#" + cat
+			sc := at[k]
+			if sc == nil {
+				ns := env
+				ns.Type, ns.Category, ns.Findings = t, cat, nil
+				sc = &reportScan{ns: ns, seen: map[string]int{}}
+				at[k] = sc
+				scans = append(scans, sc)
+			}
+			if !slices.Contains(sc.tools, run.Tool) {
+				sc.tools = append(sc.tools, run.Tool)
+			}
+			for _, f := range run.Findings(t) {
+				if err := sc.add(f); err != nil {
+					return nil, err
+				}
+			}
+			if len(sc.ns.Findings) > max {
+				return nil, failf(http.StatusRequestEntityTooLarge,
+					"the SARIF log holds more than %d findings of one scan type and category (limit findings_per_type)", max)
+			}
+		}
+	}
+	return scans, nil
+}
+
+// add adds a finding to the scan, or merges it into the one it repeats.
+func (sc *reportScan) add(f scangate.Finding) error {
+	line := ""
+	if f.Line != nil {
+		line = strconv.FormatInt(*f.Line, 10)
+	}
+	id := scangate.FindingKey(sc.ns.Type, f.Name) + "\x00" + f.Path + "\x00" + line
+	i, ok := sc.seen[id]
+	if !ok {
+		sc.seen[id] = len(sc.ns.Findings)
+		sc.ns.Findings = append(sc.ns.Findings, f)
+		return nil
+	}
+	g := &sc.ns.Findings[i]
+	g.InSource = g.InSource && f.InSource
+	if !g.Severity.AtLeast(f.Severity) {
+		g.Severity = f.Severity
+	}
+	for _, a := range f.Aliases {
+		if !slices.ContainsFunc(g.Aliases, func(b string) bool { return strings.EqualFold(a, b) }) && !strings.EqualFold(a, g.Name) {
+			g.Aliases = append(g.Aliases, a)
+		}
+	}
+	if len(g.Aliases) > scangate.MaxAliases {
+		return scangate.Errorf(scangate.KindInvalid, "the finding %s, reported by several runs put in the category %s, has more than %d aliases",
+			g.Name, sc.ns.Category, scangate.MaxAliases)
+	}
+	return nil
 }
 
 // withTools adds the tools that found a scan's findings to its

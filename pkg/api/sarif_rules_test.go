@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -16,30 +17,85 @@ import (
 	"github.com/scangate/scangate/pkg/trigger"
 )
 
-// ingest records object as the uploaded object of a new upload through the
-// ingest function, and returns the upload as it ends.
+// ingest records object as the uploaded object of a new upload of the
+// admin through the ingest function, and returns the upload as it ends.
 func (h *harness) ingest(object []byte) scangate.Upload {
 	h.t.Helper()
+	resp := h.call("create-sarif-upload", jsonReq(&h.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme","repo_id":100,`+
+		`"repo_name":"acme/api","webhook_id":3,"pr":{"pr_id":7,"pr_name":"n","pr_link":"l"}}`))
+	return h.ingestUpload(int64(mustOK(h.t, resp)["id"].(float64)), object)
+}
+
+// ingestUpload records object as the uploaded object of upload id through
+// the ingest function, and returns the upload as it ends.
+func (h *harness) ingestUpload(id int64, object []byte) scangate.Upload {
+	h.t.Helper()
 	ctx := context.Background()
-	u, err := h.env.Store.CreateUpload(ctx, scangate.Upload{CreatedBy: 1, CreatedAt: scangate.At(time.Now()), Envelope: scangate.NewScan{
-		VcType: "github", VcID: 10, VcName: "acme", RepoID: 100, RepoName: "acme/api", WebhookID: 3, Status: "completed",
-		PR: scangate.PRRef{Number: 7, Name: "n", Link: "l"}}}, time.Hour)
-	if err != nil {
-		h.t.Fatal(err)
-	}
 	g := trigger.Ingest{Store: h.env.Store, Bucket: oneObject(object),
 		Log: slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)), Now: time.Now, MaxBytes: scangate.MaxUploadBytes,
 		Limits: trigger.UploadLimits(), Poll: trigger.DefaultIngestPoll}
-	key := scangate.UploadKey(u.ID)
+	key := scangate.UploadKey(id)
 	if err := g.Handle(ctx, events.S3Event{Records: []events.S3EventRecord{{EventName: "ObjectCreated:Put",
 		S3: events.S3Entity{Object: events.S3Object{Key: key, URLDecodedKey: key, Size: int64(len(object))}}}}}); err != nil {
 		h.t.Fatal(err)
 	}
-	got, err := h.env.Store.Upload(ctx, u.ID)
+	got, err := h.env.Store.Upload(ctx, id)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	return got
+}
+
+// TestUploadRecordsOnlyWithItsCreatorsAuthority: an upload is recorded
+// only if, when the ingest records it, its creator may still record scans
+// and the token that created it is still valid: a creator deactivated
+// (also when reactivated since), demoted to readonly, or whose token was
+// revoked gets a failed upload with the reason (401 or 403), and nothing
+// is recorded.
+func TestUploadRecordsOnlyWithItsCreatorsAuthority(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	log := gzipRaw(t, `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"k","message":{"text":"m"},`+
+		`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":1,"snippet":{"text":"v"}}}}]}]}]}`)
+	setUser := func(c scangate.Caller, role string, active bool) {
+		r := jsonReq(&h.admin, fmt.Sprintf(`{"role":%q,"active":%v,"user_email":"%s@example.com"}`, role, active, c.Username))
+		r.params = map[string]string{"user_id": fmt.Sprint(c.ID)}
+		mustOK(t, h.call("update-user", r))
+	}
+	for i, c := range []struct {
+		name   string
+		lose   func(scangate.Caller)
+		status int // of the failed upload's problem; 0: complete
+	}{
+		{"still-allowed", func(scangate.Caller) {}, 0},
+		{"deactivated", func(c scangate.Caller) { setUser(c, "user", false) }, 401},
+		{"reactivated", func(c scangate.Caller) { setUser(c, "user", false); setUser(c, "user", true) }, 401},
+		{"demoted", func(c scangate.Caller) { setUser(c, "readonly", true) }, 403},
+		{"revoked", func(c scangate.Caller) {
+			r := jsonReq(&h.admin, "")
+			r.params = map[string]string{"token_id": fmt.Sprint(c.TokenID)}
+			if resp := h.call("revoke-token", r); resp.StatusCode != 204 {
+				t.Fatalf("revoke: %d %s", resp.StatusCode, resp.Body)
+			}
+		}, 401},
+	} {
+		creator := h.member(c.name, scangate.RoleUser)
+		resp := h.call("create-sarif-upload", jsonReq(&creator, fmt.Sprintf(`{"vc_type":"github","vc_id":10,"vc_name":"acme","repo_id":100,`+
+			`"repo_name":"acme/api","webhook_id":3,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"}}`, 20+i)))
+		id := int64(mustOK(t, resp)["id"].(float64))
+		c.lose(creator)
+		u := h.ingestUpload(id, log)
+		switch {
+		case c.status == 0 && (u.Status != scangate.UploadComplete || len(u.ScanIDs) != 1):
+			t.Errorf("%s: %s %v %+v; want complete, one scan", c.name, u.Status, u.ScanIDs, u.Errors)
+		case c.status != 0 && (u.Status != scangate.UploadFailed || len(u.ScanIDs) != 0 || len(u.Errors) != 1 ||
+			u.Errors[0].Status != c.status || !strings.Contains(u.Errors[0].Detail, "creator")):
+			t.Errorf("%s: %s %v %+v; want failed with a %d naming the creator", c.name, u.Status, u.ScanIDs, u.Errors, c.status)
+		}
+	}
+	if rep, err := h.env.Store.Check(context.Background()); err != nil || rep.Scans != 1 {
+		t.Errorf("recorded: %+v %v; want the one scan of the upload still allowed", rep, err)
+	}
 }
 
 // oneObject is a bucket that holds one object, whatever its key.

@@ -8,15 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/scangate/scangate/pkg/api"
 )
 
 // upload sends a SARIF log (as it is, or base64 of its gzip) in the
@@ -33,14 +29,7 @@ func (h *harness) uploadRaw(sarif, extra string) events.APIGatewayProxyResponse 
 	h.t.Helper()
 	env := `{"vc_type":"github","vc_id":10,"vc_name":"acme","repo_id":100,"repo_name":"acme/api","webhook_id":3,` +
 		`"pr":{"pr_id":7,"pr_name":"Add login","pr_link":"https://git.example.com/acme/api/pull/7"}` + extra + `,"sarif":` + sarif + `}`
-	fn := api.RecordSARIF(h.env.Store, time.Now, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil))).Handle
-	resp, err := fn(h.t.Context(), events.APIGatewayProxyRequest{Body: env,
-		Headers:        map[string]string{"Content-Type": "application/json"},
-		RequestContext: events.APIGatewayProxyRequestContext{Authorizer: map[string]any{"user_id": "1", "username": "admin", "role": "admin"}}})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return resp
+	return h.send("record-sarif", &h.admin, events.APIGatewayProxyRequest{Body: env, Headers: map[string]string{"Content-Type": "application/json"}})
 }
 
 func golden(t *testing.T, name string) map[string]any {

@@ -15,8 +15,16 @@ import (
 
 // ScanStore keeps scans and their pull requests.
 type ScanStore interface {
-	CallerStore
-	RecordScan(ctx context.Context, ns scangate.NewScan, now time.Time) (scangate.Scan, scangate.PR, error)
+	AuthorityStore
+	// RecordScans records scans of one pull request in one commit (with
+	// once, at most once per key: recorded is false when a delivery
+	// before recorded them).
+	RecordScans(ctx context.Context, nss []scangate.NewScan, who scangate.Who, now time.Time, once string) (scans []scangate.Scan, pr scangate.PR, recorded bool, err error)
+	Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR, error)
+}
+
+// ScanReader reads scans.
+type ScanReader interface {
 	Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR, error)
 }
 
@@ -76,7 +84,7 @@ func scanJSON(sc scangate.Scan, pr scangate.PR) scanBody {
 }
 
 // GetScan is GET /pr/scan/{pr_scan_id} (Get Pr Scan By Id Route).
-func GetScan(st ScanStore, log *slog.Logger) Endpoint {
+func GetScan(st ScanReader, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "GetScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_scan_id")
@@ -91,10 +99,13 @@ func GetScan(st ScanStore, log *slog.Logger) Endpoint {
 		}}
 }
 
+// recordRoles may record scans; a scan token (a CI job's) may too.
+var recordRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}
+
 // RecordScan is POST /pr/scan: a scanner records a scan and its findings.
 func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RecordScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "RecordScan", Roles: recordRoles, Users: st, ScanScope: true, Now: now, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
 				return Reply{}, err
@@ -103,11 +114,11 @@ func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			sc, pr, err := st.RecordScan(ctx, ns, now())
+			scans, pr, _, err := st.RecordScans(ctx, []scangate.NewScan{ns}, whoOf(c, req), now(), "")
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Body: scanJSON(sc, pr), Location: location(req, "/pr/scan", sc.ID)}, nil
+			return Reply{Status: http.StatusCreated, Body: scanJSON(scans[0], pr), Location: location(req, "/pr/scan", scans[0].ID)}, nil
 		}}
 }
 
@@ -157,7 +168,20 @@ func readEnvelope(f *fields, status string) scangate.NewScan {
 	}
 	ns.StatURL = f.nullableStr("stat_url")
 	ns.OtherDetails = f.rawObject("other_details")
+	ns.Category = f.nonEmpty("category")
+	ns.CommitSHA = f.nonEmpty("commit_sha")
+	ns.Ref = f.nonEmpty("ref")
 	return ns
+}
+
+// nonEmpty reads an optional string member that, when sent, may not be
+// empty (its bounds are checked with the rest).
+func (f *fields) nonEmpty(name string) string {
+	s, ok := f.str(name, false)
+	if ok && s == "" {
+		f.p.Add(f.pointer(name), "must not be empty; leave it out instead")
+	}
+	return s
 }
 
 // readFinding reads one finding of a scan body.
@@ -168,6 +192,10 @@ func readFinding(ff *fields) scangate.Finding {
 	fd.Path, _ = ff.str("path", false)
 	if n, ok := ff.integer("line", false); ok {
 		fd.Line = &n
+	}
+	fd.Severity = scangate.SeverityHigh
+	if sev, ok := ff.enum("severity", false, scangate.Severities); ok {
+		fd.Severity = scangate.Severity(sev)
 	}
 	for k, v := range ff.array("aliases", false) {
 		var a string

@@ -113,8 +113,8 @@ func TestScanShapeAndDefaults(t *testing.T) {
 			t.Errorf("%s = %v; want %v", k, sc[k], v)
 		}
 	}
-	if d, ok := sc["other_details"].(map[string]any); !ok || len(d) != 0 {
-		t.Errorf("other_details = %v; want {}", sc["other_details"])
+	if d, ok := sc["other_details"].(map[string]any); !ok || !reflect.DeepEqual(d, map[string]any{"category": "default"}) {
+		t.Errorf("other_details = %v; want its category alone, default", sc["other_details"])
 	}
 	prChecks := map[string]any{"id": 1.0, "pr_id": 7.0, "pr_name": "Add login", "pr_link": "https://github.com/acme/api/pull/7",
 		"repo_id": 100.0, "vc_id": 10.0, "webhook_id": 3.0, "last_scan": sc["created_at"], "created_at": sc["created_at"],
@@ -145,9 +145,10 @@ func TestScanCountsAndBlockStatus(t *testing.T) {
 			t.Errorf("%+v: got %v %v %v %v", c.req, sc["secret_count"], sc["vulnerability_count"], sc["block_status"], sc["status"])
 		}
 	}
-	// The details given are returned as given.
+	// The details given are returned as given, with the scan's category.
 	sc := decode(t, h.record(scanReq{Extra: `,"stat_url":"https://ci.example.com/1","other_details":{"tool":"gitleaks","args":["-v"]}`}))
-	if sc["stat_url"] != "https://ci.example.com/1" || !reflect.DeepEqual(sc["other_details"], map[string]any{"tool": "gitleaks", "args": []any{"-v"}}) {
+	if sc["stat_url"] != "https://ci.example.com/1" ||
+		!reflect.DeepEqual(sc["other_details"], map[string]any{"tool": "gitleaks", "args": []any{"-v"}, "category": "default"}) {
 		t.Errorf("details: %v %v", sc["stat_url"], sc["other_details"])
 	}
 }
@@ -193,7 +194,7 @@ func TestGetScanErrors(t *testing.T) {
 			t.Errorf("%s reading a scan: %d", role, resp.StatusCode)
 		}
 	}
-	ro := scangate.Caller{ID: 50, Username: "x", Role: scangate.RoleReadonly}
+	ro := h.member("rory", scangate.RoleReadonly)
 	expectProblem(t, h.call("record-scan", jsonReq(&ro, scanReq{}.body())), 403)
 	u := h.member("yves", scangate.RoleUser)
 	if resp := h.call("record-scan", jsonReq(&u, scanReq{}.body())); resp.StatusCode != 201 {

@@ -15,10 +15,10 @@ import (
 
 // TokenStore keeps personal tokens, lists and revokes tokens.
 type TokenStore interface {
-	CallerStore
+	AuthorityStore
 	auth.PersonalTokenStore
 	RevokeToken(ctx context.Context, id, owner int64, who scangate.Who, now time.Time) error
-	TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) ([]scangate.Token, map[string]string, error)
+	TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) (scangate.Page[scangate.Token], error)
 }
 
 // tokenMetaBody is a token as GET /auth/tokens lists it: never its secret.
@@ -62,11 +62,11 @@ func ListTokens(st TokenStore, pg Cursors, now func() time.Time, log *slog.Logge
 			if err != nil {
 				return Reply{}, err
 			}
-			tokens, next, err := st.TokensPage(ctx, user, now(), r.limit, r.after)
+			tokens, err := st.TokensPage(ctx, user, now(), r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/auth/tokens", r, each(tokens, tokenMetaJSON), next), nil
+			return replyPage(pg, req, "/api/auth/tokens", r, tokens, tokenMetaJSON)
 		}}
 }
 
@@ -87,9 +87,9 @@ var everyRole = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.
 
 // CreateToken is POST /auth/tokens: a personal token of the caller, for a
 // CI job or a dashboard; 201 with the token, shown once.
-func CreateToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
-	tokens := auth.PersonalTokens{Store: st, Now: now}
-	return Endpoint{Name: "CreateToken", Roles: everyRole, Users: st, Log: log,
+func CreateToken(st TokenStore, fold Folder, now func() time.Time, log *slog.Logger) Endpoint {
+	tokens := auth.PersonalTokens{Store: st, Now: now, Fold: fold}
+	return Endpoint{Name: "CreateToken", Roles: everyRole, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -118,7 +118,7 @@ func readNewToken(m members) (scangate.NewToken, error) {
 	if d, ok := f.integer("expires_in_days", false); ok {
 		nt.Days = d
 	}
-	if s, ok := f.enum("scope", false, []string{scangate.ScopeWrite, scangate.ScopeRead}); ok {
+	if s, ok := f.enum("scope", false, scangate.Scopes); ok {
 		nt.Scope = s
 	}
 	f.done()
@@ -131,7 +131,7 @@ func readNewToken(m members) (scangate.NewToken, error) {
 // RevokeToken is DELETE /auth/tokens/{token_id}: its owner or an admin
 // revokes a token; another user's token is not found. 204.
 func RevokeToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RevokeToken", Roles: everyRole, Users: st, Log: log,
+	return Endpoint{Name: "RevokeToken", Roles: everyRole, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "token_id")
 			if err != nil {
@@ -151,7 +151,7 @@ func RevokeToken(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint
 // Logout is DELETE /auth/token: revokes the token the request carries
 // (a read token may too). 204.
 func Logout(st TokenStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "Logout", Roles: everyRole, Users: st, ReadScope: true, Log: log,
+	return Endpoint{Name: "Logout", Roles: everyRole, Users: st, Now: now, ReadScope: true, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			if c.TokenID == 0 {
 				return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "the token has no id to revoke; it expires on its own")

@@ -14,7 +14,7 @@ import (
 
 // UploadStore keeps large SARIF uploads.
 type UploadStore interface {
-	CallerStore
+	AuthorityStore
 	CreateUpload(ctx context.Context, u scangate.Upload, retention time.Duration) (scangate.Upload, error)
 	Upload(ctx context.Context, id int64) (scangate.Upload, error)
 }
@@ -44,7 +44,7 @@ type createdUploadBody struct {
 // /pr/scan/sarif without its log; the answer is a presigned URL the client
 // PUTs the gzip of the log to, which the ingest function then records.
 func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "CreateSARIFUpload", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}, Users: st, Log: log,
+	return Endpoint{Name: "CreateSARIFUpload", Roles: recordRoles, Users: st, ScanScope: true, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -61,7 +61,7 @@ func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog
 				return Reply{}, err
 			}
 			at := scangate.At(now())
-			u, err := st.CreateUpload(ctx, scangate.Upload{Envelope: env, CreatedBy: c.ID, CreatedAt: at,
+			u, err := st.CreateUpload(ctx, scangate.Upload{Envelope: env, CreatedBy: c.ID, TokenHash: c.TokenHash, Creator: *c.Actor(), CreatedAt: at,
 				ExpiresAt: scangate.At(at.Add(scangate.UploadURLTTL))}, scangate.UploadRetention)
 			if err != nil {
 				return Reply{}, err

@@ -15,7 +15,7 @@ import (
 
 // UserStore keeps users.
 type UserStore interface {
-	CallerStore
+	AuthorityStore
 	CreateUser(ctx context.Context, u scangate.User, who scangate.Who) (scangate.User, error)
 	UpdateUser(ctx context.Context, id int64, change func(*scangate.User) error, who scangate.Who) (scangate.User, error)
 }
@@ -49,7 +49,7 @@ func userJSON(u scangate.User) userBody {
 
 // CreateUser is POST /users: admins only; 201 with the user and its Location.
 func CreateUser(st UserStore, hasher auth.PasswordHasher, fold Folder, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "CreateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Log: log,
+	return Endpoint{Name: "CreateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -96,7 +96,7 @@ func CreateUser(st UserStore, hasher auth.PasswordHasher, fold Folder, now func(
 // UpdateUser is PUT /users/{user_id}: admins only; replaces role, active and
 // user_email.
 func UpdateUser(st UserStore, fold Folder, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "UpdateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Log: log,
+	return Endpoint{Name: "UpdateUser", Roles: []scangate.Role{scangate.RoleAdmin}, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {

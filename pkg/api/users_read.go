@@ -14,7 +14,7 @@ import (
 // UserReader reads users.
 type UserReader interface {
 	CallerStore
-	UsersPage(ctx context.Context, f scangate.UserFilter, limit int, after map[string]string) ([]scangate.User, map[string]string, error)
+	UsersPage(ctx context.Context, f scangate.UserFilter, limit int, after map[string]string) (scangate.Page[scangate.User], error)
 }
 
 // GetUser is GET /users/{user_id}: admins read any user, every role reads
@@ -61,10 +61,10 @@ func ListUsers(st UserReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			us, next, err := st.UsersPage(ctx, f, r.limit, r.after)
+			us, err := st.UsersPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, "/api/users", r, each(us, userJSON), next), nil
+			return replyPage(pg, req, "/api/users", r, us, userJSON)
 		}}
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -137,7 +137,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 func TestProblemOrder(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	readonly := scangate.Caller{ID: 9, Username: "ro", Role: scangate.RoleReadonly}
+	readonly := h.member("rory", scangate.RoleReadonly)
 	big := strings.Repeat(" ", 300<<10)
 	// 403 before 413, 413 before 415, 415 before 400, 400 before 422 (path), 422 (path) before 422 (body).
 	expectProblem(t, h.call("create-user", request{caller: &readonly, body: big}), 403)
@@ -159,15 +159,15 @@ func TestRolesOnUserOperations(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	for _, role := range []scangate.Role{scangate.RoleUser, scangate.RoleReadonly} {
-		c := scangate.Caller{ID: 5, Username: "someone", Role: role}
+		c := h.member("someone-"+string(role), role)
 		expectProblem(t, h.call("create-user", jsonReq(&c, createBody("frank", "user"))), http.StatusForbidden)
 		r := jsonReq(&c, `{"role":"admin","active":true,"user_email":"x@example.com"}`)
 		r.params = map[string]string{"user_id": "1"}
 		expectProblem(t, h.call("update-user", r), http.StatusForbidden)
 	}
 	expectProblem(t, h.call("create-user", jsonReq(nil, createBody("frank", "user"))), http.StatusUnauthorized)
-	if n := h.countUsers(); n != 1 {
-		t.Fatalf("%d users; want 1", n)
+	if n := h.countUsers(); n != 3 { // the admin and the two callers
+		t.Fatalf("%d users; want 3", n)
 	}
 }
 
@@ -252,7 +252,11 @@ func TestLastActiveAdmin(t *testing.T) {
 	}
 	// The demoted admin can no longer act as one; ken acts from here on.
 	expectProblem(t, h.call("update-user", update(h, "2", `{"role":"admin","active":true,"user_email":"ken@example.com"}`)), 403)
-	h.admin = scangate.Caller{ID: 2, Username: "ken", Role: scangate.RoleAdmin, IssuedAt: time.Now()}
+	ken, err := h.env.Store.User(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.admin = h.issue(ken)
 	expectProblem(t, h.call("update-user", update(h, "2", `{"role":"admin","active":false,"user_email":"ken@example.com"}`)), 409)
 	// An inactive admin does not count; reactivating one does.
 	h.call("create-user", jsonReq(&h.admin, `{"username":"lea","user_email":"lea@example.com","password":"password-123","role":"admin","active":false}`))

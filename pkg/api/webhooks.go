@@ -23,15 +23,15 @@ import (
 
 // WebhookStore keeps webhook subscriptions and their deliveries.
 type WebhookStore interface {
-	CallerStore
+	AuthorityStore
 	CreateWebhook(ctx context.Context, w scangate.Webhook, who scangate.Who, now time.Time) (scangate.Webhook, error)
 	Webhook(ctx context.Context, id int64) (scangate.Webhook, error)
-	WebhooksPage(ctx context.Context, limit int, after map[string]string) ([]scangate.Webhook, map[string]string, error)
+	WebhooksPage(ctx context.Context, limit int, after map[string]string) (scangate.Page[scangate.Webhook], error)
 	UpdateWebhook(ctx context.Context, id int64, c scangate.WebhookChange, who scangate.Who, now time.Time) (scangate.Webhook, error)
 	DeleteWebhook(ctx context.Context, id int64, who scangate.Who, now time.Time) error
 	RotateWebhookSecret(ctx context.Context, id int64, sealed string, who scangate.Who, now time.Time) (scangate.Webhook, error)
 	TestWebhook(ctx context.Context, id int64, who scangate.Who, now time.Time) (scangate.Event, error)
-	DeliveriesPage(ctx context.Context, webhookID int64, limit int, after map[string]string) ([]scangate.Delivery, map[string]string, error)
+	DeliveriesPage(ctx context.Context, webhookID int64, limit int, after map[string]string) (scangate.Page[scangate.Delivery], error)
 	Redeliver(ctx context.Context, webhookID int64, eventID string, who scangate.Who, now time.Time) (scangate.Delivery, error)
 }
 
@@ -53,7 +53,7 @@ type newWebhookBody struct {
 // given types, 201 with its signing secret, shown once. Its URL is checked
 // by the outbound rules (and again at every connection).
 func CreateWebhook(st WebhookStore, box Sealer, rules egress.Policy, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "CreateWebhook", Roles: adminOnly, Users: st, Log: log,
+	return Endpoint{Name: "CreateWebhook", Roles: adminOnly, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -158,14 +158,14 @@ func ListWebhooks(st WebhookStore, pg Cursors, now func() time.Time, log *slog.L
 			if err != nil {
 				return Reply{}, err
 			}
-			ws, next, err := st.WebhooksPage(ctx, r.limit, r.after)
+			ws, err := st.WebhooksPage(ctx, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
 			at := now()
-			return pg.reply(req, "/api/webhooks", r, each(ws, func(w scangate.Webhook) scangate.WebhookView {
+			return replyPage(pg, req, "/api/webhooks", r, ws, func(w scangate.Webhook) scangate.WebhookView {
 				return scangate.ViewWebhook(w, at)
-			}), next), nil
+			})
 		}}
 }
 
@@ -188,7 +188,7 @@ func GetWebhook(st WebhookStore, now func() time.Time, log *slog.Logger) Endpoin
 // UpdateWebhook is PATCH /webhooks/{webhook_id}: the members sent change;
 // activating a subscription that scangate disabled clears why.
 func UpdateWebhook(st WebhookStore, rules egress.Policy, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "UpdateWebhook", Roles: adminOnly, Users: st, Log: log,
+	return Endpoint{Name: "UpdateWebhook", Roles: adminOnly, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -214,7 +214,7 @@ func UpdateWebhook(st WebhookStore, rules egress.Policy, now func() time.Time, l
 // DeleteWebhook is DELETE /webhooks/{webhook_id}: 204; its deliveries
 // still pending are cancelled.
 func DeleteWebhook(st WebhookStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "DeleteWebhook", Roles: adminOnly, Users: st, Log: log,
+	return Endpoint{Name: "DeleteWebhook", Roles: adminOnly, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := webhookID(req)
 			if err != nil {
@@ -237,7 +237,7 @@ type testBody struct {
 // for this subscription alone (active or not), delivered like any other;
 // 202 with its id, which its delivery in GET .../deliveries carries.
 func TestWebhook(st WebhookStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "TestWebhook", Roles: adminOnly, Users: st, Log: log,
+	return Endpoint{Name: "TestWebhook", Roles: adminOnly, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := webhookID(req)
 			if err != nil {
@@ -255,7 +255,7 @@ func TestWebhook(st WebhookStore, now func() time.Time, log *slog.Logger) Endpoi
 // signing secret, shown once; the previous one keeps signing beside it
 // for 24 hours (previous_secret_until), so receivers can switch.
 func RotateWebhookSecret(st WebhookStore, box Sealer, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RotateWebhookSecret", Roles: adminOnly, Users: st, Log: log,
+	return Endpoint{Name: "RotateWebhookSecret", Roles: adminOnly, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := webhookID(req)
 			if err != nil {
@@ -290,11 +290,11 @@ func ListWebhookDeliveries(st WebhookStore, pg Cursors, log *slog.Logger) Endpoi
 			if _, err := st.Webhook(ctx, id); err != nil {
 				return Reply{}, err
 			}
-			ds, next, err := st.DeliveriesPage(ctx, id, r.limit, r.after)
+			ds, err := st.DeliveriesPage(ctx, id, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
 			}
-			return pg.reply(req, fmt.Sprintf("/api/webhooks/%d/deliveries", id), r, each(ds, scangate.ViewDelivery), next), nil
+			return replyPage(pg, req, fmt.Sprintf("/api/webhooks/%d/deliveries", id), r, ds, scangate.ViewDelivery)
 		}}
 }
 
@@ -326,7 +326,7 @@ func validULID(s string) bool {
 // is pending again with a new series of attempts, the same event id and
 // body; 202 with the delivery.
 func RedeliverWebhookDelivery(st WebhookStore, q lane.Queues, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RedeliverWebhookDelivery", Roles: adminOnly, Users: st, Log: log,
+	return Endpoint{Name: "RedeliverWebhookDelivery", Roles: adminOnly, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := webhookID(req)
 			if err != nil {
@@ -351,7 +351,7 @@ func RedeliverWebhookDelivery(st WebhookStore, q lane.Queues, now func() time.Ti
 
 // IntegrationStore keeps the integrations of commit statuses.
 type IntegrationStore interface {
-	CallerStore
+	AuthorityStore
 	Integration(ctx context.Context, vcID int64) (scangate.Integration, error)
 	PutIntegration(ctx context.Context, in scangate.Integration, who scangate.Who, now time.Time) (scangate.Integration, error)
 }
@@ -366,7 +366,7 @@ const MaxIntegrationToken = 1024
 // integrations (which may allow private addresses: GitHub Enterprise
 // Server).
 func PutIntegration(st IntegrationStore, box Sealer, rules egress.Policy, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "PutIntegration", Roles: adminOnly, Users: st, Log: log,
+	return Endpoint{Name: "PutIntegration", Roles: adminOnly, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {

@@ -81,19 +81,11 @@ func (a Authorizer) authorize(ctx context.Context, header string) (scangate.Call
 		return scangate.Caller{}, "malformed token", nil
 	}
 	tok, user, err := a.Store.TokenUser(ctx, HashToken(token), userID)
-	switch {
-	case err != nil:
+	if err != nil {
 		return scangate.Caller{}, "", err
-	case tok == nil || tok.UserID != userID:
-		return scangate.Caller{}, "unknown token", nil
-	case tok.Revoked:
-		return scangate.Caller{}, "revoked token", nil
-	case !a.Now().Before(tok.ExpiresAt):
-		return scangate.Caller{}, "expired token", nil
-	case user == nil || !user.Active:
-		return scangate.Caller{}, "inactive user", nil
-	case tok.CreatedAt.Before(user.TokensValidFrom):
-		return scangate.Caller{}, "token issued before a deactivation", nil
+	}
+	if reason := Refusal(tok, user, userID, a.Now()); reason != "" {
+		return scangate.Caller{}, reason, nil
 	}
 	if now := a.Now(); now.Sub(tok.LastUsedAt) >= scangate.LastUsedResolution {
 		// At most one write a minute a token; a failure to record it
@@ -104,6 +96,27 @@ func (a Authorizer) authorize(ctx context.Context, header string) (scangate.Call
 	}
 	return scangate.Caller{ID: user.ID, Username: user.Username, Role: user.Role, IssuedAt: tok.CreatedAt,
 		TokenID: tok.ID, Scope: tok.Scope}, "", nil
+}
+
+// Refusal says why a token may not act for the user userID at now, as it
+// and its user are stored (nil when missing): unknown, revoked, expired,
+// a user that is inactive, or a token issued before the user's last
+// deactivation; "" when it may. The authorizer, every write (pkg/api) and
+// the ingest of uploads (pkg/trigger) apply it.
+func Refusal(tok *scangate.Token, user *scangate.User, userID int64, now time.Time) string {
+	switch {
+	case tok == nil || tok.UserID != userID:
+		return "unknown token"
+	case tok.Revoked:
+		return "revoked token"
+	case !now.Before(tok.ExpiresAt):
+		return "expired token"
+	case user == nil || !user.Active:
+		return "inactive user"
+	case tok.CreatedAt.Before(user.TokensValidFrom):
+		return "token issued before a deactivation"
+	}
+	return ""
 }
 
 // WholeAPI turns the ARN of one method into the ARN of every method of the

@@ -48,12 +48,12 @@ func TestLoginBurstVerifiesAtMostFivePasswords(t *testing.T) {
 	// One entry per failure, and one lockout entry: only the reservation
 	// that took the last free place writes it.
 	for action, want := range map[string]int{scangate.AuditLoginFailure: count[scangate.KindUnauthorized], scangate.AuditLoginThrottled: 1} {
-		entries, _, err := env.Store.AuditPage(context.Background(), scangate.AuditFilter{Action: action}, 100, nil)
+		entries, err := env.Store.AuditPage(context.Background(), scangate.AuditFilter{Action: action}, 100, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(entries) != want {
-			t.Errorf("%d %s entries; want %d", len(entries), action, want)
+		if len(entries.Items) != want {
+			t.Errorf("%d %s entries; want %d", len(entries.Items), action, want)
 		}
 	}
 	_, err := l.Login(context.Background(), "VICTIM", "victim-password", scangate.Who{RequestID: "test"})

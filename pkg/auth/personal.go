@@ -10,7 +10,7 @@ import (
 // PersonalTokenStore stores personal tokens.
 type PersonalTokenStore interface {
 	TokenID(ctx context.Context) (int64, error)
-	CreatePersonalToken(ctx context.Context, t scangate.Token, who scangate.Who) error
+	CreatePersonalToken(ctx context.Context, t scangate.Token, fold func(string) string, who scangate.Who) error
 }
 
 // PersonalTokens issues personal tokens, for CI jobs and dashboards, the
@@ -18,6 +18,10 @@ type PersonalTokenStore interface {
 type PersonalTokens struct {
 	Store PersonalTokenStore
 	Now   func() time.Time
+	// Fold is the form under which a user's token names are unique:
+	// pkg/fold.Fold, as for e-mail addresses (handed in so that this
+	// package does not link it).
+	Fold func(string) string
 }
 
 // Create issues a personal token to a user: it returns the token (the
@@ -35,7 +39,7 @@ func (p PersonalTokens) Create(ctx context.Context, userID int64, nt scangate.Ne
 	now := scangate.At(p.Now()).Time
 	t := scangate.Token{ID: id, Hash: HashToken(secret), UserID: userID, Kind: scangate.TokenPersonal, Name: nt.Name,
 		Scope: nt.Scope, CreatedAt: now, ExpiresAt: now.Add(time.Duration(nt.Days) * 24 * time.Hour)}
-	if err := p.Store.CreatePersonalToken(ctx, t, who); err != nil {
+	if err := p.Store.CreatePersonalToken(ctx, t, p.Fold, who); err != nil {
 		return "", scangate.Token{}, err
 	}
 	return secret, t, nil

@@ -2,7 +2,8 @@
 // handler: read the environment once, build the store and the logger. Each
 // main then calls its constructor with exactly what it takes (building
 // what only it links, such as the uploads bucket, itself) and hands the
-// handler to lambda.Start.
+// handler to lambda.Start; an API function's handler goes through API
+// first, which lets the dashboard read its answers.
 package boot
 
 import (
@@ -17,12 +18,19 @@ import (
 	"github.com/scangate/scangate/pkg/store"
 )
 
-// Function is what a function's main builds first.
-type Function struct {
+// Env is what every function's main reads first: its name, its
+// configuration and its logger.
+type Env struct {
 	Name   string
-	Store  *store.Store
 	Config config.Config
 	Log    *slog.Logger
+}
+
+// Function is what the main of a function that uses the table builds
+// first: its Env and the store.
+type Function struct {
+	Env
+	Store *store.Store
 }
 
 // Open reads the function's environment and builds the store and the
@@ -30,25 +38,35 @@ type Function struct {
 // exits: Lambda reports the failed init.
 func Open(name string) Function {
 	st, cfg, err := store.Open(os.Getenv)
-	f := Function{Name: name, Store: st, Config: cfg, Log: cfg.Logger(os.Stdout)}
+	f := Function{Env: Env{Name: name, Config: cfg, Log: cfg.Logger(os.Stdout)}, Store: st}
 	f.Check(err)
 	return f
 }
 
+// OpenWithoutStore is Open for a function that does not use the table
+// (the dashboard's publisher): the configuration and the logger, no
+// DynamoDB client.
+func OpenWithoutStore(name string) Env {
+	cfg, err := config.Load(os.Getenv)
+	e := Env{Name: name, Config: cfg, Log: cfg.Logger(os.Stdout)}
+	e.Check(err)
+	return e
+}
+
 // Check exits as Open does when err is not nil: for what a main builds
 // itself.
-func (f Function) Check(err error) {
+func (e Env) Check(err error) {
 	if err != nil {
-		fmt.Fprintln(os.Stderr, f.Name+":", err)
+		fmt.Fprintln(os.Stderr, e.Name+":", err)
 		os.Exit(1)
 	}
 }
 
 // Cursors seals the cursors of a listing with CURSOR_KEY; a listing does
 // not start without one.
-func (f Function) Cursors() api.Cursors {
-	c, err := api.NewCursors(f.Config.CursorKey)
-	f.Check(err)
+func (e Env) Cursors() api.Cursors {
+	c, err := api.NewCursors(e.Config.CursorKey)
+	e.Check(err)
 	return c
 }
 
@@ -63,3 +81,12 @@ func (f Function) Box() *seal.Box {
 
 // Egress is the outbound rules of webhooks, from the configuration.
 func (f Function) Egress() egress.Policy { return egress.Policy{LoopbackHTTP: f.Config.LoopbackHTTP} }
+
+// API is an API function's handler as its main starts it: h, with its
+// answers readable by the dashboard's origin alone (api.CORS with
+// DASHBOARD_ORIGIN). Every API function's main wraps its handler here,
+// once (TestMainsCallTheirConstructor); the local stack, where the
+// dashboard and the API share an origin, does not.
+func (e Env) API(h api.Handler) api.Handler {
+	return api.CORS(e.Config.DashboardOrigin, h)
+}

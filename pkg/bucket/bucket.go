@@ -1,7 +1,8 @@
 // Package bucket is the uploads bucket of large SARIF uploads (docs/API.md)
-// on S3 or an S3-compatible server: presigned PUT URLs for
-// clients, and the reads and deletes of the ingest function. Only the
-// functions of uploads link it (and so the S3 client).
+// on S3 or an S3-compatible server: presigned PUT URLs for clients, and the
+// reads and deletes of the ingest function; and the S3 client of every
+// function that uses a bucket (NewClient). Only those functions link it
+// (and so the S3 client).
 package bucket
 
 import (
@@ -44,6 +45,17 @@ func Open(getenv func(string) string, optFns ...func(*s3.Options)) (*Bucket, err
 	if name == "" {
 		return nil, errors.New("UPLOADS_BUCKET is not set")
 	}
+	client, err := NewClient(getenv, optFns...)
+	if err != nil {
+		return nil, err
+	}
+	return &Bucket{name: name, client: client, presign: s3.NewPresignClient(client)}, nil
+}
+
+// NewClient builds an S3 client from what Lambda puts in a function's
+// environment, without the SDK's default chain; S3_ENDPOINT, when set, is
+// an S3-compatible server addressed path-style.
+func NewClient(getenv func(string) string, optFns ...func(*s3.Options)) (*s3.Client, error) {
 	endpoint := getenv("S3_ENDPOINT")
 	region, creds, err := store.FromEnv(getenv, endpoint, "s3")
 	if err != nil {
@@ -62,8 +74,7 @@ func Open(getenv func(string) string, optFns ...func(*s3.Options)) (*Bucket, err
 		opts.BaseEndpoint = aws.String(endpoint)
 		opts.UsePathStyle = true
 	}
-	client := s3.New(opts, optFns...)
-	return &Bucket{name: name, client: client, presign: s3.NewPresignClient(client)}, nil
+	return s3.New(opts, optFns...), nil
 }
 
 // Name names the bucket.

@@ -12,6 +12,11 @@ type Envelope struct {
 	RepoName  string `json:"repo_name"`
 	WebhookID int64  `json:"webhook_id"`
 	PR        PRRef  `json:"pr"`
+	// The commit and ref scanned and the analysis category (docs/API.md
+	// section 11); empty ones are not sent.
+	CommitSHA string `json:"commit_sha,omitempty"`
+	Ref       string `json:"ref,omitempty"`
+	Category  string `json:"category,omitempty"`
 }
 
 // PRRef is the envelope's pull request: its number in the version-control

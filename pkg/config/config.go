@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,9 @@ type Config struct {
 	// 10 s (webhook.Timeout). Not read from the environment: tests of a
 	// receiver that hangs until they let it answer lengthen it.
 	AttemptTimeout time.Duration
+	// DashboardOrigin is DASHBOARD_ORIGIN: the one origin (scheme, host,
+	// port) whose pages may read the API's answers (CORS); empty: none.
+	DashboardOrigin string
 }
 
 // Defaults of the settings.
@@ -99,6 +103,12 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("LOG_LEVEL %q: %w", s, err)
 		}
 	}
+	if s := getenv("DASHBOARD_ORIGIN"); s != "" {
+		if err := checkOrigin(s); err != nil {
+			return c, err
+		}
+		c.DashboardOrigin = s
+	}
 	if s := getenv("CURSOR_KEY"); s != "" {
 		k, err := base64.StdEncoding.DecodeString(s)
 		if err != nil || len(k) < MinCursorKey {
@@ -107,6 +117,17 @@ func Load(getenv func(string) string) (Config, error) {
 		c.CursorKey = k
 	}
 	return c, nil
+}
+
+// checkOrigin accepts an origin as a browser sends it: http or https,
+// a host, an optional port, nothing else (no path, no trailing slash).
+func checkOrigin(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "#") {
+		return fmt.Errorf("DASHBOARD_ORIGIN %q is not an origin such as https://d111111abcdef8.cloudfront.net", s)
+	}
+	return nil
 }
 
 // Logger returns the JSON logger of the configured level writing to w.

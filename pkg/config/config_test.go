@@ -64,3 +64,24 @@ func TestEgressSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardOrigin: DASHBOARD_ORIGIN is one origin, exactly as a
+// browser's Origin header names it; anything wider or else fails Load.
+func TestDashboardOrigin(t *testing.T) {
+	env := func(origin string) func(string) string {
+		return func(name string) string {
+			return map[string]string{"TABLE_NAME": "t", "DASHBOARD_ORIGIN": origin}[name]
+		}
+	}
+	for _, ok := range []string{"", "https://d111111abcdef8.cloudfront.net", "http://127.0.0.1:3000", "https://dash.example.com:8443"} {
+		if c, err := config.Load(env(ok)); err != nil || c.DashboardOrigin != ok {
+			t.Errorf("%q: %q, %v", ok, c.DashboardOrigin, err)
+		}
+	}
+	for _, bad := range []string{"*", "null", "d111111abcdef8.cloudfront.net", "https://dash.example.com/", "https://dash.example.com/app",
+		"ftp://dash.example.com", "https://", "https://user@dash.example.com", "https://dash.example.com?x", "https://dash.example.com#"} {
+		if _, err := config.Load(env(bad)); err == nil {
+			t.Errorf("DASHBOARD_ORIGIN %q was accepted", bad)
+		}
+	}
+}

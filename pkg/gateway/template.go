@@ -100,6 +100,10 @@ type Template struct {
 	Queues      map[string]Queue
 	// StreamEvents are the functions' DynamoDB stream triggers.
 	StreamEvents []StreamEvent
+	// CustomResources are the functions that CloudFormation custom
+	// resources invoke (their ServiceToken), with the resource's logical
+	// id; CloudFormation alone invokes them, so the local stack does not.
+	CustomResources map[string]string
 	// Collections are the paths also served with a trailing slash
 	// (docs/API.md, Routes): see collections.
 	Collections map[string]bool
@@ -205,10 +209,13 @@ func ParseTemplate(b []byte) (*Template, error) {
 	for i, name := range names {
 		root.params[name] = params[i].get("Default").str()
 	}
-	t := &Template{Responses: map[string]Response{}, Schedules: map[string]string{}, Queues: map[string]Queue{}}
+	t := &Template{Responses: map[string]Response{}, Schedules: map[string]string{}, Queues: map[string]Queue{}, CustomResources: map[string]string{}}
 	ids, resources := root.get("Resources").entries()
 	for i, id := range ids {
 		r := resources[i]
+		if typ := r.get("Type").str(); strings.HasPrefix(typ, "Custom::") || typ == "AWS::CloudFormation::CustomResource" {
+			t.CustomResources[r.get("Properties", "ServiceToken").str()] = id
+		}
 		switch r.get("Type").str() {
 		case "AWS::Serverless::Api":
 			if err := t.readAPI(r.get("Properties")); err != nil {
@@ -360,7 +367,11 @@ func (t *Template) readAPI(p node) error {
 		}
 		names, vals := r.get("ResponseParameters", "Headers").entries()
 		for j, h := range names {
-			gr.Headers[h] = strings.TrimSuffix(strings.TrimPrefix(vals[j].str(), "'"), "'")
+			// A value the local server cannot resolve (an !If on a
+			// condition, such as the dashboard's origin) is left out.
+			if v := strings.TrimSuffix(strings.TrimPrefix(vals[j].str(), "'"), "'"); v != "" {
+				gr.Headers[h] = v
+			}
 		}
 		t.Responses[typ] = gr
 	}
@@ -369,7 +380,8 @@ func (t *Template) readAPI(p node) error {
 
 // Triggers names what invokes a function in the template, each kind once,
 // as pkg/ops names an operation's kind: "API" (its routes), "Authorizer",
-// "S3", "Schedule", "Queue" (SQS) and "Stream" (DynamoDB).
+// "S3", "Schedule", "Queue" (SQS), "Stream" (DynamoDB) and
+// "CustomResource" (the ServiceToken of a CloudFormation custom resource).
 func (t *Template) Triggers(function string) []string {
 	var kinds []string
 	add := func(kind string, ok bool) {
@@ -391,5 +403,6 @@ func (t *Template) Triggers(function string) []string {
 	for _, ev := range t.StreamEvents {
 		add("Stream", ev.Function == function)
 	}
+	add("CustomResource", t.CustomResources[function] != "")
 	return kinds
 }

@@ -1,10 +1,6 @@
-//go:build gate
-
-// The tests of this file need the gate (GET /pr/{pr_id}/gate), which the
-// service does not serve yet: they run with
-// go test -tags gate. Remove the build constraint when the gate lands.
-
 package local_test
+
+// The tests of the client that need the gate (GET /pr/{pr_id}/gate).
 
 import (
 	"encoding/json"
@@ -35,7 +31,8 @@ func TestCLIGate(t *testing.T) {
 	}
 	code, out, _ = e.run(t, gh, "gate", "--json")
 	var g struct {
-		PRID    int64 `json:"pr_id"`
+		PRID    int64  `json:"pr_id"`
+		HeadSHA string `json:"head_sha"`
 		Blocked bool
 		Reasons []struct {
 			Kind, Category string
@@ -47,6 +44,10 @@ func TestCLIGate(t *testing.T) {
 	if code != 1 || json.Unmarshal([]byte(out), &g) != nil || !g.Blocked || len(g.Reasons) != 1 || g.Reasons[0].Kind != "findings" ||
 		g.Reasons[0].Category != "gitleaks" || g.Reasons[0].Count != 1 || len(g.Categories) != 1 {
 		t.Errorf("gate --json: exit %d %s", code, out)
+	}
+	// The head of the pull request, from the event payload, not GITHUB_SHA.
+	if g.HeadSHA != cienvtest.GitHubHeadSHA {
+		t.Errorf("the gate's head_sha %q; want the pull request's head %s", g.HeadSHA, cienvtest.GitHubHeadSHA)
 	}
 	if code, _, _ := e.run(t, gl, "upload", leaks); code != 1 {
 		t.Errorf("the GitLab merge request's upload: exit %d, want 1", code)

@@ -418,6 +418,8 @@ func TestReadmeCLIFlow(t *testing.T) {
 	name := "sha256:" + sha256hex(cliSecret)
 	for _, want := range []string{
 		"leaks.sarif: recorded (inline): 1 results, 1 recorded, 0 suppressed in source, 0 skipped\n",
+		"acme/payments#12: BLOCKED (gate of pull request ", "scangate upload: exit 1\n",
+		"repository 101 #12: not blocked (gate of pull request ",
 		name + "  generic-api-key  config/test.env:3  -\n1 findings in 1 scans\n",
 		"allowlist 1 created (SECRET " + name + "): 1 secrets and 0 vulnerabilities judged anew\n",
 		"config/test.env:3  allowlist 1\n1 findings in 1 scans\n",

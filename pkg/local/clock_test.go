@@ -19,6 +19,12 @@ type aheadClock struct {
 	offset time.Duration
 }
 
+// clockedTokenTTL is the lifetime of the login tokens of a stack whose
+// clock tests move: every function reads that clock, the authorizer and
+// the writes' token check too, so a token must outlive the moves (drain's
+// at most 20 of 11 hours, and the 3 days of a failing receiver).
+const clockedTokenTTL = 30 * 24 * time.Hour
+
 func (c *aheadClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -116,14 +116,14 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`{"id":1,"created_by":1,"updated_by":1,`,
 		`"comments":[1,2],"type":"SECRET"}`,
 		// The read side.
-		`{"items":[{"id":1,"name":"sha256:5f2b9c0e8d1a","aliases":[],"rule":"aws-access-key","path":"config/prod.env","line":3,"suppressed":true,"suppressed_by":[1]}],"next_cursor":null}`,
+		`{"items":[{"id":1,"name":"sha256:5f2b9c0e8d1a","aliases":[],"rule":"aws-access-key","path":"config/prod.env","line":3,"severity":"high","suppressed":true,"suppressed_by":[1]}],"next_cursor":null}`,
 		"\n" + `{"id":1,"pr_id":10,"pr_name":"Rotate keys","pr_link":"https://git.example.com/acme/payments/pull/10","repo_id":101,`,
 		"Link: </api/pr/1/scans?cursor=",
 		`&limit=1&scan_type=SECRET>; rel="next"`,
 		`{"items":[{"id":13,"pr_id":1,`,
 		`{"items":[{"id":5,"pr_id":30,`,
 		`{"items":[{"id":1,"pr_id":10,"pr_name":"Rotate keys"`,
-		`"paths":[],"reason":null,"expires_at":null,"expired":false,"comments":[{"id":1,"comment":"test fixture, not a live key","created_by":1,`,
+		`"paths":[],"reason":"used_in_tests","expires_at":null,"expired":false,"comments":[{"id":1,"comment":"test fixture, not a live key","created_by":1,`,
 		`"expired":false,"comments":[1,2],"created_by":1,`,
 		`{"items":[{"id":2,"username":"reader","role":"readonly"`,
 		`"errors":[{"parameter":"cursor","detail":"was not issued by this listing"}]`,
@@ -133,6 +133,11 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`"kind":"personal","name":"dashboard","scope":"read"`,
 		"204\n",
 		`"action":"allowlist.create","actor":{"user_id":1,"username":"admin"`,
+		// The gate and its policy.
+		`{"pr_id":1,"blocked":true,"head_sha":null,"reasons":[{"kind":"findings","scan_type":"VULNERABILITY","category":"default","scan_id":2,"count":1}],`,
+		`"rejudge":{"id":1,"status":"complete","prs":6}}`,
+		`{"scan_type":"VULNERABILITY","category":"semgrep","scan_id":14,"status":"completed","block_status":false,"secret_count":0,"vulnerability_count":1,`,
+		`"head_sha":"9fceb02d0ae598e95dc970b74767f19372d61af8"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the curl flow's output lacks %q:\n%s", want, got)
@@ -254,8 +259,9 @@ func TestAuthorizerCache(t *testing.T) {
 	}
 	do(t, "PUT", api+"/users/2", admin, `{"role":"readonly","active":false,"user_email":"vera@example.com"}`)
 	// Within the TTL the cached Allow still answers, as on API Gateway; the
-	// function's role check still applies.
-	if resp, _ := do(t, "PUT", api+"/users/2", vera, `{}`); resp.StatusCode != 403 {
-		t.Fatalf("cached readonly: %d; want 403 from the function", resp.StatusCode)
+	// function reads the user as it is, and answers in the contract's
+	// order: 401 (deactivated) before 403 (an admin-only route).
+	if resp, _ := do(t, "PUT", api+"/users/2", vera, `{}`); resp.StatusCode != 401 {
+		t.Fatalf("cached readonly, deactivated since: %d; want 401 from the function", resp.StatusCode)
 	}
 }

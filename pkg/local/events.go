@@ -141,7 +141,7 @@ func (b *Bus) Entries() []dispatch.Entry {
 // EventDeps are the dependencies of the event functions (part of
 // ops.Deps) for test harnesses that run handlers outside a stack: lanes
 // that keep what they are sent, a recorded bus, a box with a fixed key,
-// http to loopback allowed, the real clock. Embed it.
+// http to loopback allowed. Embed it.
 type EventDeps struct {
 	lanes *Lanes
 	bus   *Bus
@@ -164,7 +164,6 @@ func (e EventDeps) Queues() lane.Queues   { return e.lanes }
 func (e EventDeps) Bus() dispatch.Bus     { return e.bus }
 func (e EventDeps) Box() *seal.Box        { return e.box }
 func (e EventDeps) Egress() egress.Policy { return egress.Policy{LoopbackHTTP: true} }
-func (e EventDeps) Now() func() time.Time { return time.Now }
 
 // Settled waits until every stream has delivered what it holds and no
 // consumed queue has a message in flight or visible (messages delayed or

@@ -56,7 +56,7 @@ func startEvents(t *testing.T, opts ...func(*local.Options, *ddbtest.Env)) *even
 	env := ddbtest.New(t)
 	e := &eventStack{env: env, clock: &aheadClock{}}
 	o := local.Options{Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin",
-		AdminPassword: "admin-password-1", TokenTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		AdminPassword: "admin-password-1", TokenTTL: clockedTokenTTL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Now: e.clock.Now, RedeliverAfter: time.Millisecond}
 	for _, opt := range opts {
 		opt(&o, env)
@@ -542,7 +542,7 @@ func TestEventsExactlyOnceWhenTheDispatcherIsKilled(t *testing.T) {
 					return env.Recorder(t, func(string, any) {}, stream)
 				}
 				o.Operations = []ops.Operation{{Name: "dispatch-events", Stream: func(d ops.Deps) trigger.StreamHandler {
-					real := dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now(), d.Log())
+					real := dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now, d.Log())
 					return func(ctx context.Context, ev awsevents.DynamoDBEvent) (awsevents.DynamoDBEventResponse, error) {
 						resp, err := real(ctx, ev)
 						if fired.CompareAndSwap(true, false) {

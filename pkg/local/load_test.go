@@ -58,7 +58,7 @@ func runLoad(t *testing.T, secs int, oneCaller bool) {
 		do(t, "POST", api+"/users", admin, fmt.Sprintf(`{"username":"load%d","user_email":"load%d@example.com","password":"password-123","role":"user"}`, i, i))
 	}
 	for i := range 3 {
-		do(t, "POST", api+"/whitelist", admin, fmt.Sprintf(`{"type":"SECRET","name":"sha256:%d","repos":[101]}`, i))
+		do(t, "POST", api+"/whitelist", admin, fmt.Sprintf(`{"type":"SECRET","name":"sha256:%d","repos":[101],"reason":"false_positive"}`, i))
 	}
 	shared := ""
 	if oneCaller {

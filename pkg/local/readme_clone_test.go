@@ -32,6 +32,7 @@ func TestReadmeFromClone(t *testing.T) {
 	if err != nil {
 		t.Skip("not in a git checkout: " + err.Error())
 	}
+	bin := scangateBinary(t) // the client, for the cli-flow block
 	clone := filepath.Join(t.TempDir(), "scangate")
 	git(t, "", "clone", "--quiet", "--no-checkout", "../..", clone)
 	git(t, clone, "checkout", "--quiet", strings.TrimSpace(string(head)))
@@ -59,10 +60,11 @@ func TestReadmeFromClone(t *testing.T) {
 				{"curl-flow", `"action":"allowlist.create"`},
 				{"sarif-flow", `"secrets_updated":1`},
 				{"upload-flow", `"status":"complete"`},
+				{"cli-flow", "#12: not blocked"},
 			} {
 				cmd := exec.Command("bash", "-c", docBlock(t, filepath.Join(clone, "README.md"), b.block))
 				cmd.Dir = clone
-				cmd.Env = append(env, "API="+api)
+				cmd.Env = append(env, "API="+api, "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
 				out, err := cmd.CombinedOutput()
 				switch {
 				case err != nil:

@@ -16,14 +16,14 @@ func TestRoleMatrix(t *testing.T) {
 		do(t, "POST", api+"/users", admin, fmt.Sprintf(`{"username":"as-%s","user_email":"%s@example.com","password":"password-123","role":"%s"}`, role, role, role))
 		tokens[role] = loginToken(t, api, "as-"+role, "password-123")
 	}
-	do(t, "POST", api+"/whitelist", admin, `{"type":"SECRET","name":"x"}`)
+	do(t, "POST", api+"/whitelist", admin, `{"type":"SECRET","name":"x","reason":"revoked"}`)
 	routes := []struct {
 		method, path, body string
 		allowed            []string
 	}{
 		{"GET", "/pr/scan/1", "", []string{"admin", "user", "readonly"}},
 		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"r","webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"}}`, []string{"admin", "user"}},
-		{"POST", "/whitelist", `{"type":"SECRET","name":"y"}`, []string{"admin", "user"}},
+		{"POST", "/whitelist", `{"type":"SECRET","name":"y","reason":"revoked"}`, []string{"admin", "user"}},
 		{"POST", "/pr/scan/sarif/uploads", `{"vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"r","webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"}}`, []string{"admin", "user"}},
 		{"GET", "/pr/scan/sarif/uploads/1", "", []string{"admin", "user", "readonly"}},
 		{"PUT", "/whitelist/1", `{"comment":"c"}`, []string{"admin", "user"}},

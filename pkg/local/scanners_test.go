@@ -103,7 +103,7 @@ func TestScannerUploads(t *testing.T) {
 			best = n
 		}
 	}
-	resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"SECRET","name":"`+best+`","global_":true}`)
+	resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"SECRET","name":"`+best+`","global_":true,"reason":"used_in_tests"}`)
 	if resp.StatusCode != 201 || !strings.Contains(body, fmt.Sprintf(`"secrets_updated":%d`, secretOccurrences[best])) {
 		t.Errorf("the allowlist for %s: %d %s; want secrets_updated %d", best, resp.StatusCode, body, secretOccurrences[best])
 	}
@@ -214,4 +214,139 @@ func readJSON(t *testing.T, path string, v any) {
 		t.Fatal(err)
 	}
 
+}
+
+// TestScannerGate is the gate step of the real-scanner tier: gitleaks',
+// semgrep's, bandit's and checkov's SARIF over the fixtures, uploaded for
+// one pull request one log after the other, and for another in one log,
+// stand side by side as four categories (semgrep's rule tagged secret
+// adds a SECRET scan to its category), each counting what the facts
+// computed on their own say its tool found, the PR counting their sum;
+// gitleaks run again over a checkout without the secrets unblocks its
+// category, and only it.
+func TestScannerGate(t *testing.T) {
+	t.Parallel()
+	dir := os.Getenv("SCANGATE_SARIF_DIR")
+	if dir == "" {
+		t.Skip("set SCANGATE_SARIF_DIR to the scanners' output (make test-scanners)")
+	}
+	var all map[string]json.RawMessage
+	readJSON(t, filepath.Join(dir, "facts.json"), &all)
+	_, api, pwDir, env := startCounted(t, 0)
+	admin := loginToken(t, api, "admin", adminPassword(t, pwDir))
+	tools := map[string]string{"gitleaks": "gitleaks", "semgrep": "semgrep-oss", "bandit": "bandit", "checkov": "checkov"}
+	// What each tool's category must count, from the facts.
+	want := map[string][2]int64{}
+	var runs []json.RawMessage
+	for tool, category := range tools {
+		var f facts
+		if err := json.Unmarshal(all[tool+".sarif"], &f); err != nil {
+			t.Fatalf("%s: no facts: %v", tool, err)
+		}
+		for _, x := range f.Findings {
+			if x.Suppressed {
+				continue
+			}
+			k := x.Type + "/" + category
+			c := want[k]
+			if x.Type == "SECRET" {
+				c[0]++
+			} else {
+				c[1]++
+			}
+			want[k] = c
+		}
+		var log struct{ Runs []json.RawMessage }
+		readJSON(t, filepath.Join(dir, tool+".sarif"), &log)
+		runs = append(runs, log.Runs...)
+	}
+	one, _ := json.Marshal(map[string]any{"version": "2.1.0", "runs": runs})
+	onePath := filepath.Join(t.TempDir(), "four-tools.sarif")
+	if err := os.WriteFile(onePath, one, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for pr, paths := range map[int64][]string{
+		1: {filepath.Join(dir, "gitleaks.sarif"), filepath.Join(dir, "semgrep.sarif"), filepath.Join(dir, "bandit.sarif"), filepath.Join(dir, "checkov.sarif")},
+		2: {onePath},
+	} {
+		var prID int64
+		for _, p := range paths {
+			prID = uploadLogFor(t, api, admin, p, 500, pr)
+		}
+		g := gateOf(t, api, admin, prID)
+		got := map[string][2]int64{}
+		var secrets, vulns int64
+		for _, c := range g.Categories {
+			got[c.ScanType+"/"+c.Category] = [2]int64{c.SecretCount, c.VulnerabilityCount}
+			secrets, vulns = secrets+c.SecretCount, vulns+c.VulnerabilityCount
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || !g.Blocked {
+			t.Errorf("PR %d: blocked %v, categories %v; the facts say %v", pr, g.Blocked, got, want)
+		}
+		_, body := do(t, "GET", fmt.Sprintf("%s/pr/%d", api, prID), admin, "")
+		if !strings.Contains(body, fmt.Sprintf(`"secret_count":%d,"vulnerability_count":%d`, secrets, vulns)) {
+			t.Errorf("PR %d: %s; its categories sum to %d/%d", pr, body, secrets, vulns)
+		}
+		// The clean re-run: gitleaks' category no longer blocks, the others do.
+		uploadLogFor(t, api, admin, filepath.Join(dir, "gitleaks-clean.sarif"), 500, pr)
+		after := gateOf(t, api, admin, prID)
+		for _, r := range after.Reasons {
+			if r.Category == "gitleaks" {
+				t.Errorf("PR %d: after a clean gitleaks run its category still blocks: %+v", pr, r)
+			}
+		}
+		if len(after.Reasons) != len(g.Reasons)-1 || !after.Blocked {
+			t.Errorf("PR %d: reasons %+v before the clean run, %+v after", pr, g.Reasons, after.Reasons)
+		}
+	}
+	if r, err := env.Store.Check(context.Background()); err != nil || len(r.Drift)+len(r.Pending) > 0 {
+		t.Errorf("check: %v %v %v", r.Drift, r.Pending, err)
+	}
+}
+
+// scannerGate is what TestScannerGate reads of a gate.
+type scannerGate struct {
+	Blocked bool
+	Reasons []struct {
+		Kind, Category string
+		ScanType       string `json:"scan_type"`
+	}
+	Categories []struct {
+		ScanType           string `json:"scan_type"`
+		Category           string
+		SecretCount        int64 `json:"secret_count"`
+		VulnerabilityCount int64 `json:"vulnerability_count"`
+	}
+}
+
+func gateOf(t *testing.T, api, token string, prID int64) scannerGate {
+	t.Helper()
+	resp, body := do(t, "GET", fmt.Sprintf("%s/pr/%d/gate", api, prID), token, "")
+	var g scannerGate
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &g) != nil {
+		t.Fatalf("gate of PR %d: %d %s", prID, resp.StatusCode, body)
+	}
+	return g
+}
+
+// uploadLogFor uploads a log for pull request number pr of repo, and
+// returns the PR's id.
+func uploadLogFor(t *testing.T, api, token, path string, repo, pr int64) int64 {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"vc_type":"github","vc_id":1,"vc_name":"acme","repo_id":%d,"repo_name":"acme/fixtures","webhook_id":1,`+
+		`"pr":{"pr_id":%d,"pr_name":"scanners","pr_link":"https://git.example.com/pull/%d"},"sarif":%s}`, repo, pr, pr, raw)
+	resp, out := do(t, "POST", api+"/pr/scan/sarif", token, body)
+	var got struct {
+		Scans []struct {
+			PRID int64 `json:"pr_id"`
+		}
+	}
+	if resp.StatusCode != 201 || json.Unmarshal([]byte(out), &got) != nil || len(got.Scans) == 0 {
+		t.Fatalf("%s: %d %s", filepath.Base(path), resp.StatusCode, out)
+	}
+	return got.Scans[0].PRID
 }

@@ -62,7 +62,7 @@ func TestNoSecretsStoredOrLogged(t *testing.T) {
 	do(t, "POST", api+"/auth/token", "", `{"username":"nobody","password":"`+secrets[2]+`"}`)
 	xavier := loginToken(t, api, "xavier", secrets[1])
 	do(t, "GET", api+"/pr/scan/1", xavier, "")
-	do(t, "POST", api+"/whitelist", xavier, `{"type":"SECRET","name":"sha256:5f2b9c0e8d1a","global_":true}`)
+	do(t, "POST", api+"/whitelist", xavier, `{"type":"SECRET","name":"sha256:5f2b9c0e8d1a","global_":true,"reason":"used_in_tests"}`)
 	_, body := do(t, "POST", api+"/auth/tokens", xavier, `{"name":"ci","scope":"read"}`)
 	personal := regexp.MustCompile(`"access_token":"([^"]+)"`).FindStringSubmatch(body)[1]
 	do(t, "GET", api+"/pr/scan/1", personal, "")

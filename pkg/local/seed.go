@@ -49,7 +49,7 @@ func Seed(ctx context.Context, st *store.Store, now time.Time) error {
 					line := int64(10 + f)
 					ns.Findings = append(ns.Findings, scangate.Finding{Name: name, Rule: "demo-rule", Path: "src/config.go", Line: &line})
 				}
-				if _, _, err := st.RecordScan(ctx, ns, now.Add(time.Duration(n-12)*time.Minute)); err != nil {
+				if _, _, err := st.RecordScan(ctx, ns, scangate.Who{RequestID: "seed"}, now.Add(time.Duration(n-12)*time.Minute)); err != nil {
 					return fmt.Errorf("seed scan %d: %w", n+1, err)
 				}
 				n++

@@ -77,8 +77,9 @@ type Options struct {
 	// and how long a stream waits before it retries a failed batch;
 	// DefaultRedeliverAfter when zero.
 	RedeliverAfter time.Duration
-	// Now is the clock of the event functions and of the queues' delays
-	// (time.Now when nil): tests move it past a retry's wait.
+	// Now is every function's clock (the authorizer's, the scheduled
+	// expiry's and the event functions' too) and the queues' delays';
+	// time.Now when nil. Tests move it past an expiry or a retry's wait.
 	Now func() time.Time
 	// SecretsKey seals webhook secrets and integration tokens; empty: a
 	// random key made at start (sealed values then last as long as the
@@ -111,11 +112,11 @@ const DefaultBucket = "scangate-uploads"
 type Stack struct {
 	Handler   http.Handler
 	Store     *store.Store
-	Embedded  *Embedded      // nil on an external endpoint
-	AdminNote string         // how to log in as the first admin
-	S3        *EmbeddedS3    // nil on an external S3 endpoint
-	Bucket    *bucket.Bucket // the uploads bucket
-	functions map[string]lambda.Handler
+	Embedded  *Embedded          // nil on an external endpoint
+	AdminNote string             // how to log in as the first admin
+	S3        *EmbeddedS3        // nil on an external S3 endpoint
+	Bucket    *bucket.Bucket     // the uploads bucket
+	functions map[string]any     // handlers in the forms lambda.NewHandler takes
 	schedules map[string]string  // logical id: schedule expression
 	queues    map[string]*Queue  // by logical id
 	streams   map[string]*Stream // by the logical id of their function
@@ -148,7 +149,11 @@ func (s *Stack) Invoke(ctx context.Context, logicalID string, event []byte) ([]b
 	if !ok {
 		return nil, fmt.Errorf("invoke: no function %s", logicalID)
 	}
-	return h.Invoke(ctx, event)
+	// A handler of aws-lambda-go serves one invocation at a time (it
+	// encodes every answer into one buffer of its own), as an execution
+	// environment does: each invocation gets its own, as each concurrent
+	// invocation on AWS gets an environment of its own.
+	return lambda.NewHandler(h).Invoke(ctx, event)
 }
 
 // Close stops the triggers (S3 events, queues, streams; after the
@@ -299,7 +304,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 		now = time.Now
 	}
 	rules := egress.Policy{LoopbackHTTP: cfg.LoopbackHTTP, Resolver: o.Resolver}
-	s.functions = map[string]lambda.Handler{}
+	s.functions = map[string]any{}
 	proxies := map[string]gateway.Handler{}
 	var authorizer gateway.AuthorizerHandler
 	for _, op := range append(ops.Operations(), o.Operations...) {
@@ -318,7 +323,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 			}
 		}
 		h := op.Handler(d)
-		s.functions[id] = lambda.NewHandler(h)
+		s.functions[id] = h
 		switch h := h.(type) {
 		case api.Handler:
 			proxies[id] = gateway.Handler(h)

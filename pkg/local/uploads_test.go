@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,10 +284,32 @@ func TestUploadEndToEnd(t *testing.T) {
 	if len(want) != 0 {
 		t.Errorf("no scan of %v", want)
 	}
+	// Each scan has its scan.record entry, naming the user and the token
+	// that created the upload (the ingest function has no caller of its own).
+	resp, body := do(t, "GET", e.api+"/audit?action=scan.record", e.admin, "")
+	var audit struct {
+		Items []struct {
+			Actor struct {
+				UserID  int64 `json:"user_id"`
+				TokenID int64 `json:"token_id"`
+			}
+			Target    struct{ Type, ID string }
+			RequestID string `json:"request_id"`
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &audit); err != nil || resp.StatusCode != 200 || len(audit.Items) != 2 {
+		t.Fatalf("scan.record entries: %d %s", resp.StatusCode, body)
+	}
+	for _, a := range audit.Items {
+		if a.Actor.UserID != 1 || a.Actor.TokenID == 0 || a.Target.Type != "scan" || a.RequestID != "upload-"+strconv.FormatInt(c.ID, 10) ||
+			!slices.Contains(s.ScanIDs, func() int64 { n, _ := strconv.ParseInt(a.Target.ID, 10, 64); return n }()) {
+			t.Errorf("entry %+v", a)
+		}
+	}
 	e.objectGone(t, c.ID)
 	e.check(t, 2)
 	// A body that carries the log itself is refused: it goes to the URL.
-	resp, body := do(t, "POST", e.api+"/pr/scan/sarif/uploads", e.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme",`+
+	resp, body = do(t, "POST", e.api+"/pr/scan/sarif/uploads", e.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme",`+
 		`"repo_id":100,"repo_name":"acme/api","webhook_id":3,"pr":{"pr_id":7,"pr_name":"n","pr_link":"l"},"sarif":{}}`)
 	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, `"/sarif"`) {
 		t.Errorf("an envelope with sarif: %d %s", resp.StatusCode, body)
@@ -360,10 +383,10 @@ func TestUploadObjectLimit(t *testing.T) {
 		if code, body := put(t, small.UploadURL, small.UploadHeaders, gz(t, sarifLog(3, 0, "small"))); code != http.StatusOK {
 			t.Fatalf("PUT %d %s", code, body)
 		}
-		if s := e.await(t, small.ID); s.Status != "complete" || s.Recorded != 3 {
+		if s := e.await(t, small.ID); s.Status != "complete" || s.Recorded != 3 || len(s.ScanIDs) != 2 {
 			t.Errorf("%+v", s)
 		}
-		e.check(t, 1)
+		e.check(t, 2) // gitleaks' 3 secrets, and osv-scanner's clean scan
 	})
 	t.Run("100 MiB", func(t *testing.T) {
 		e := startUploads(t, nil)
@@ -439,22 +462,26 @@ func TestUploadDeliveries(t *testing.T) {
 	complete("at once", atOnce)
 	e.check(t, 4)
 
-	// A delivery claimed the upload and died after recording its SECRET
-	// scan: its lease has ended. The next delivery takes over and records
-	// the VULNERABILITY scan only.
+	// A delivery claimed the upload and died after recording its scans
+	// (one commit: the scans and the once key together): its lease has
+	// ended. The next delivery takes over, records nothing again, and
+	// completes the upload with those scans.
 	died := upload(3)
 	if _, ok, err := e.db.Store.ClaimUpload(ctx, died, time.Now(), time.Now().Add(-time.Second).UnixMilli()); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	first, _, _, err := e.db.Store.RecordScanOnce(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 10, VcName: "acme",
-		RepoID: 100, RepoName: "acme/api", WebhookID: 3, PR: scangate.PRRef{Number: 3, Name: "Big scan", Link: "l"}, Status: "completed",
-		Findings: []scangate.Finding{{Name: "sha256:00"}}}, time.Now(), fmt.Sprintf("upload#%d#SECRET", died))
+	env := scangate.NewScan{VcType: "github", VcID: 10, VcName: "acme", RepoID: 100, RepoName: "acme/api", WebhookID: 3,
+		PR: scangate.PRRef{Number: 3, Name: "Big scan", Link: "l"}, Status: "completed"}
+	sec, vul := env, env
+	sec.Type, sec.Category, sec.Findings = scangate.ScanSecret, "gitleaks", []scangate.Finding{{Name: "sha256:00"}}
+	vul.Type, vul.Category = scangate.ScanVulnerability, "semgrep"
+	first, _, _, err := e.db.Store.RecordScans(ctx, []scangate.NewScan{sec, vul}, scangate.Who{RequestID: "test"}, time.Now(), fmt.Sprintf("upload#%d", died))
 	if err != nil {
 		t.Fatal(err)
 	}
 	invoke(died)
-	if s := e.status(t, died); s.Status != "complete" || len(s.ScanIDs) != 2 || s.ScanIDs[0] != first.ID {
-		t.Errorf("taken over: %+v; the SECRET scan recorded before is %d", s, first.ID)
+	if s := e.status(t, died); s.Status != "complete" || len(s.ScanIDs) != 2 || s.ScanIDs[0] != first[0].ID || s.ScanIDs[1] != first[1].ID {
+		t.Errorf("taken over: %+v; the scans recorded before are %d and %d", s, first[0].ID, first[1].ID)
 	}
 	e.check(t, 6)
 

@@ -5,7 +5,7 @@
 // fixture and the IAM policies derive from it. No Lambda imports it: each
 // functions/<op>/main.go builds its own handler with the same constructor,
 // from exactly what that constructor takes, so that it links nothing of
-// the others (argon2, x/text, the S3 client).
+// the others (argon2, x/text, the S3 client, the dashboard's files).
 package ops
 
 import (
@@ -13,10 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/dashboard"
 	"github.com/scangate/scangate/pkg/delivery"
 	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/egress"
@@ -34,16 +37,17 @@ import (
 type Deps interface {
 	Store() *store.Store
 	Log() *slog.Logger
+	Now() time.Time        // the clock (time.Now in a Lambda; tests move it)
 	Config() config.Config // TOKEN_TTL_SECONDS, UPLOAD_MAX_BYTES, the outbound switches, DASHBOARD_URL
 	Cursors() api.Cursors  // the listings' cursor key
 	Bucket() *bucket.Bucket
+	S3() *s3.Client      // the dashboard's publisher writes its bucket with it
 	Queues() lane.Queues // the delivery queues
 	Bus() dispatch.Bus   // the event bus
 	Box() *seal.Box      // seals and opens webhook secrets and integration tokens (SECRETS_KEY)
 	// Egress is the outbound rules of webhooks (Config's LoopbackHTTP, and
 	// the resolver tests replace).
 	Egress() egress.Policy
-	Now() func() time.Time // the clock of the event functions
 }
 
 // Operation is one Lambda function of template.yaml. Exactly one of the
@@ -59,15 +63,17 @@ type Operation struct {
 	Schedule   func(Deps) trigger.ScheduleHandler // an EventBridge schedule
 	Queue      func(Deps) trigger.QueueHandler    // an SQS queue (partial batch responses)
 	Stream     func(Deps) trigger.StreamHandler   // a DynamoDB stream (partial batch responses)
+	// CustomResource: a CloudFormation custom resource of the template.
+	CustomResource func(Deps) trigger.CustomResourceHandler
 }
 
 // Kind names what invokes the operation (its set builder): "API",
-// "Authorizer", "S3", "Schedule", "Queue" or "Stream"; "" when none or
-// more than one is set.
+// "Authorizer", "S3", "Schedule", "Queue", "Stream" or "CustomResource";
+// "" when none or more than one is set.
 func (o Operation) Kind() string {
 	kind := ""
 	for k, set := range map[string]bool{"API": o.API != nil, "Authorizer": o.Authorizer != nil, "S3": o.S3 != nil,
-		"Schedule": o.Schedule != nil, "Queue": o.Queue != nil, "Stream": o.Stream != nil} {
+		"Schedule": o.Schedule != nil, "Queue": o.Queue != nil, "Stream": o.Stream != nil, "CustomResource": o.CustomResource != nil} {
 		switch {
 		case set && kind != "":
 			return ""
@@ -93,6 +99,8 @@ func (o Operation) Handler(d Deps) any {
 		return o.Queue(d)
 	case "Stream":
 		return o.Stream(d)
+	case "CustomResource":
+		return o.CustomResource(d)
 	}
 	return nil
 }
@@ -112,72 +120,94 @@ func LogicalID(name string) string {
 
 // Operations is the table of every function of the service.
 func Operations() []Operation {
-	return []Operation{
-		{Name: "authorizer", Authorizer: func(d Deps) api.AuthorizerHandler { return api.Authorizer(d.Store(), time.Now, d.Log()) }},
+	return append([]Operation{
+		{Name: "authorizer", Authorizer: func(d Deps) api.AuthorizerHandler { return api.Authorizer(d.Store(), d.Now, d.Log()) }},
 		{Name: "login", API: func(d Deps) api.Handler {
-			return api.Login(d.Store(), password.Argon2id{}, d.Config().TokenTTL, time.Now, d.Log()).Handle
+			return api.Login(d.Store(), password.Argon2id{}, d.Config().TokenTTL, d.Now, d.Log()).Handle
 		}},
 		{Name: "create-user", API: func(d Deps) api.Handler {
-			return api.CreateUser(d.Store(), password.Argon2id{}, fold.Fold, time.Now, d.Log()).Handle
+			return api.CreateUser(d.Store(), password.Argon2id{}, fold.Fold, d.Now, d.Log()).Handle
 		}},
-		{Name: "update-user", API: func(d Deps) api.Handler { return api.UpdateUser(d.Store(), fold.Fold, time.Now, d.Log()).Handle }},
-		{Name: "record-scan", API: func(d Deps) api.Handler { return api.RecordScan(d.Store(), time.Now, d.Log()).Handle }},
-		{Name: "record-sarif", API: func(d Deps) api.Handler { return api.RecordSARIF(d.Store(), time.Now, d.Log()).Handle }},
+		{Name: "update-user", API: func(d Deps) api.Handler { return api.UpdateUser(d.Store(), fold.Fold, d.Now, d.Log()).Handle }},
+		{Name: "record-scan", API: func(d Deps) api.Handler { return api.RecordScan(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "record-sarif", API: func(d Deps) api.Handler { return api.RecordSARIF(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "get-scan", API: func(d Deps) api.Handler { return api.GetScan(d.Store(), d.Log()).Handle }},
-		{Name: "create-allowlist", API: func(d Deps) api.Handler { return api.CreateAllowlist(d.Store(), time.Now, d.Log()).Handle }},
-		{Name: "update-allowlist", API: func(d Deps) api.Handler { return api.UpdateAllowlist(d.Store(), time.Now, d.Log()).Handle }},
+		{Name: "create-allowlist", API: func(d Deps) api.Handler { return api.CreateAllowlist(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "update-allowlist", API: func(d Deps) api.Handler { return api.UpdateAllowlist(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "create-sarif-upload", API: func(d Deps) api.Handler {
-			return api.CreateSARIFUpload(d.Store(), d.Bucket(), time.Now, d.Log()).Handle
+			return api.CreateSARIFUpload(d.Store(), d.Bucket(), d.Now, d.Log()).Handle
 		}},
 		{Name: "get-sarif-upload", API: func(d Deps) api.Handler { return api.GetSARIFUpload(d.Store(), d.Log()).Handle }},
 		{Name: "ingest-sarif-upload", S3: func(d Deps) trigger.S3Handler {
-			return trigger.NewIngest(d.Store(), d.Bucket(), d.Config().UploadMaxBytes, time.Now, d.Log())
+			return trigger.NewIngest(d.Store(), d.Bucket(), d.Config().UploadMaxBytes, d.Now, d.Log())
 		}},
-		{Name: "create-token", API: func(d Deps) api.Handler { return api.CreateToken(d.Store(), time.Now, d.Log()).Handle }},
-		{Name: "revoke-token", API: func(d Deps) api.Handler { return api.RevokeToken(d.Store(), time.Now, d.Log()).Handle }},
-		{Name: "logout", API: func(d Deps) api.Handler { return api.Logout(d.Store(), time.Now, d.Log()).Handle }},
-		{Name: "list-tokens", API: func(d Deps) api.Handler { return api.ListTokens(d.Store(), d.Cursors(), time.Now, d.Log()).Handle }},
+		{Name: "create-token", API: func(d Deps) api.Handler { return api.CreateToken(d.Store(), fold.Fold, d.Now, d.Log()).Handle }},
+		{Name: "revoke-token", API: func(d Deps) api.Handler { return api.RevokeToken(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "logout", API: func(d Deps) api.Handler { return api.Logout(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "list-tokens", API: func(d Deps) api.Handler { return api.ListTokens(d.Store(), d.Cursors(), d.Now, d.Log()).Handle }},
 		{Name: "list-audit", API: func(d Deps) api.Handler { return api.ListAudit(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "expire-allowlists", Schedule: func(d Deps) trigger.ScheduleHandler {
-			return trigger.ExpireAllowlists(d.Store(), time.Now, d.Log())
+			return trigger.ExpireAllowlists(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log())
 		}},
 		{Name: "list-findings", API: func(d Deps) api.Handler { return api.ListFindings(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "get-pr", API: func(d Deps) api.Handler { return api.GetPR(d.Store(), d.Log()).Handle }},
 		{Name: "list-pr-scans", API: func(d Deps) api.Handler { return api.ListPRScans(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "list-prs", API: func(d Deps) api.Handler { return api.ListPRs(d.Store(), d.Cursors(), d.Log()).Handle }},
-		{Name: "get-allowlist", API: func(d Deps) api.Handler { return api.GetAllowlist(d.Store(), time.Now, d.Log()).Handle }},
+		{Name: "get-allowlist", API: func(d Deps) api.Handler { return api.GetAllowlist(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "list-allowlists", API: func(d Deps) api.Handler {
-			return api.ListAllowlists(d.Store(), d.Cursors(), time.Now, d.Log()).Handle
+			return api.ListAllowlists(d.Store(), d.Cursors(), d.Now, d.Log()).Handle
 		}},
 		{Name: "get-user", API: func(d Deps) api.Handler { return api.GetUser(d.Store(), d.Log()).Handle }},
 		{Name: "get-me", API: func(d Deps) api.Handler { return api.GetMe(d.Store(), d.Log()).Handle }},
 		{Name: "list-users", API: func(d Deps) api.Handler { return api.ListUsers(d.Store(), d.Cursors(), d.Log()).Handle }},
-		{Name: "create-webhook", API: func(d Deps) api.Handler {
-			return api.CreateWebhook(d.Store(), d.Box(), d.Egress(), d.Now(), d.Log()).Handle
+		{Name: "publish-dashboard", CustomResource: func(d Deps) trigger.CustomResourceHandler {
+			return trigger.PublishDashboard(dashboard.Publisher{S3: d.S3()}, d.Log())
 		}},
-		{Name: "list-webhooks", API: func(d Deps) api.Handler { return api.ListWebhooks(d.Store(), d.Cursors(), d.Now(), d.Log()).Handle }},
-		{Name: "get-webhook", API: func(d Deps) api.Handler { return api.GetWebhook(d.Store(), d.Now(), d.Log()).Handle }},
-		{Name: "update-webhook", API: func(d Deps) api.Handler { return api.UpdateWebhook(d.Store(), d.Egress(), d.Now(), d.Log()).Handle }},
-		{Name: "delete-webhook", API: func(d Deps) api.Handler { return api.DeleteWebhook(d.Store(), d.Now(), d.Log()).Handle }},
-		{Name: "test-webhook", API: func(d Deps) api.Handler { return api.TestWebhook(d.Store(), d.Now(), d.Log()).Handle }},
+		{Name: "get-pr-gate", API: func(d Deps) api.Handler { return api.GetPRGate(d.Store(), d.Log()).Handle }},
+		{Name: "get-gate-policy", API: func(d Deps) api.Handler { return api.GetGatePolicy(d.Store(), d.Log()).Handle }},
+		{Name: "update-gate-policy", API: func(d Deps) api.Handler {
+			return api.UpdateGatePolicy(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log()).Handle
+		}},
+		{Name: "get-repo-gate-policy", API: func(d Deps) api.Handler { return api.GetRepoGatePolicy(d.Store(), d.Log()).Handle }},
+		{Name: "update-repo-gate-policy", API: func(d Deps) api.Handler {
+			return api.UpdateRepoGatePolicy(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log()).Handle
+		}},
+		{Name: "delete-repo-gate-policy", API: func(d Deps) api.Handler {
+			return api.DeleteRepoGatePolicy(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log()).Handle
+		}},
+	}, eventOperations()...)
+}
+
+// eventOperations are the functions of events: the webhook and
+// integration routes, the dispatcher and the deliverer.
+func eventOperations() []Operation {
+	return []Operation{
+		{Name: "create-webhook", API: func(d Deps) api.Handler {
+			return api.CreateWebhook(d.Store(), d.Box(), d.Egress(), d.Now, d.Log()).Handle
+		}},
+		{Name: "list-webhooks", API: func(d Deps) api.Handler { return api.ListWebhooks(d.Store(), d.Cursors(), d.Now, d.Log()).Handle }},
+		{Name: "get-webhook", API: func(d Deps) api.Handler { return api.GetWebhook(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "update-webhook", API: func(d Deps) api.Handler { return api.UpdateWebhook(d.Store(), d.Egress(), d.Now, d.Log()).Handle }},
+		{Name: "delete-webhook", API: func(d Deps) api.Handler { return api.DeleteWebhook(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "test-webhook", API: func(d Deps) api.Handler { return api.TestWebhook(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "rotate-webhook-secret", API: func(d Deps) api.Handler {
-			return api.RotateWebhookSecret(d.Store(), d.Box(), d.Now(), d.Log()).Handle
+			return api.RotateWebhookSecret(d.Store(), d.Box(), d.Now, d.Log()).Handle
 		}},
 		{Name: "list-webhook-deliveries", API: func(d Deps) api.Handler {
 			return api.ListWebhookDeliveries(d.Store(), d.Cursors(), d.Log()).Handle
 		}},
 		{Name: "redeliver-webhook-delivery", API: func(d Deps) api.Handler {
-			return api.RedeliverWebhookDelivery(d.Store(), d.Queues(), d.Now(), d.Log()).Handle
+			return api.RedeliverWebhookDelivery(d.Store(), d.Queues(), d.Now, d.Log()).Handle
 		}},
 		{Name: "put-integration", API: func(d Deps) api.Handler {
-			return api.PutIntegration(d.Store(), d.Box(), d.Egress().WithPrivate(d.Config().PrivateIntegrations), d.Now(), d.Log()).Handle
+			return api.PutIntegration(d.Store(), d.Box(), d.Egress().WithPrivate(d.Config().PrivateIntegrations), d.Now, d.Log()).Handle
 		}},
 		{Name: "get-integration", API: func(d Deps) api.Handler { return api.GetIntegration(d.Store(), d.Log()).Handle }},
 		{Name: "dispatch-events", Stream: func(d Deps) trigger.StreamHandler {
-			return dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now(), d.Log())
+			return dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now, d.Log())
 		}},
 		{Name: "deliver-events", Queue: func(d Deps) trigger.QueueHandler {
-			return delivery.NewDeliverer(d.Store(), d.Queues(), d.Box(), d.Egress(), d.Config(), d.Now(), d.Log())
+			return delivery.NewDeliverer(d.Store(), d.Queues(), d.Box(), d.Egress(), d.Config(), d.Now, d.Log())
 		}},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -55,7 +56,10 @@ func TestOperationsAgree(t *testing.T) {
 
 // TestMainsCallTheirConstructor: each functions/<op>/main.go opens the
 // function under its name and starts the handler of the constructor its
-// table entry calls (pkg/ops/ops.go, read as Go source), and none imports
+// table entry calls (pkg/ops/ops.go, read as Go source); it opens the
+// store (boot.Open) exactly when that entry gives its constructor the
+// store, else boot.OpenWithoutStore; an API function's handler is wrapped
+// once by boot's API (the dashboard's CORS), no other; and none imports
 // pkg/ops, which would link every handler into every Lambda.
 func TestMainsCallTheirConstructor(t *testing.T) {
 	table, err := tableConstructors("ops.go")
@@ -68,22 +72,38 @@ func TestMainsCallTheirConstructor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opened, started := "", ""
+		opener, opened, started, wraps := "", "", "", 0
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok {
-				switch selector(call.Fun) {
-				case "boot.Open":
+				switch sel := selector(call.Fun); sel {
+				case "boot.Open", "boot.OpenWithoutStore":
+					opener = sel
 					if lit, ok := call.Args[0].(*ast.BasicLit); ok {
 						opened = strings.Trim(lit.Value, `"`)
 					}
 				case "lambda.Start":
-					started = constructor(call.Args[0])
+					arg := call.Args[0]
+					for inner, ok := wrappedByAPI(arg); ok; inner, ok = wrappedByAPI(arg) {
+						arg, wraps = inner, wraps+1
+					}
+					started = constructor(arg)
 				}
 			}
 			return true
 		})
-		if opened != op.Name || started == "" || started != table[op.Name] {
-			t.Errorf("functions/%s/main.go opens %q and starts %q; the table's entry calls %q", op.Name, opened, started, table[op.Name])
+		entry := table[op.Name]
+		if opened != op.Name || started == "" || started != entry.constructor {
+			t.Errorf("functions/%s/main.go opens %q and starts %q; the table's entry calls %q", op.Name, opened, started, entry.constructor)
+		}
+		if (opener == "boot.Open") != entry.store {
+			t.Errorf("functions/%s/main.go calls %s; its table entry gives its constructor the store: %v", op.Name, opener, entry.store)
+		}
+		want := 0
+		if op.Kind() == "API" {
+			want = 1
+		}
+		if wraps != want {
+			t.Errorf("functions/%s/main.go wraps its %s handler with boot's API %d times; want %d", op.Name, op.Kind(), wraps, want)
 		}
 		for _, imp := range f.Imports {
 			if strings.HasSuffix(imp.Path.Value, `/pkg/ops"`) {
@@ -93,14 +113,20 @@ func TestMainsCallTheirConstructor(t *testing.T) {
 	}
 }
 
+// entry is what the table's source says of one operation's builder.
+type entry struct {
+	constructor string // api.GetScan, trigger.NewIngest
+	store       bool   // it passes d.Store()
+}
+
 // tableConstructors reads, from the source of the operations table, the
-// constructor (api.GetScan, trigger.NewIngest) each entry's builder calls.
-func tableConstructors(path string) (map[string]string, error) {
+// constructor each entry's builder calls and whether it gives it the store.
+func tableConstructors(path string) (map[string]entry, error) {
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
+	out := map[string]entry{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		lit, ok := n.(*ast.CompositeLit)
 		if !ok || selector(lit.Type) != "" {
@@ -116,12 +142,31 @@ func tableConstructors(path string) (map[string]string, error) {
 				name = strings.Trim(kv.Value.(*ast.BasicLit).Value, `"`)
 			} else if fn, ok := kv.Value.(*ast.FuncLit); ok && name != "" {
 				ret := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt)
-				out[name] = constructor(ret.Results[0])
+				store := false
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					store = store || selector(n) == "d.Store"
+					return !store
+				})
+				out[name] = entry{constructor: constructor(ret.Results[0]), store: store}
 			}
 		}
 		return true
 	})
 	return out, nil
+}
+
+// wrappedByAPI is h for f.API(h), a main's wrapping of its API handler.
+func wrappedByAPI(e ast.Expr) (ast.Expr, bool) {
+	call, ok := e.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return nil, false
+	}
+	if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "API" {
+		if _, ok := sel.X.(*ast.Ident); ok {
+			return call.Args[0], true
+		}
+	}
+	return nil, false
 }
 
 // constructor is the package-qualified function whose call builds a
@@ -137,7 +182,7 @@ func constructor(e ast.Expr) string {
 }
 
 // selector is pkg.Name for a qualified identifier, "" for anything else.
-func selector(e ast.Expr) string {
+func selector(e ast.Node) string {
 	if sel, ok := e.(*ast.SelectorExpr); ok {
 		if x, ok := sel.X.(*ast.Ident); ok {
 			return x.Name + "." + sel.Sel.Name
@@ -214,6 +259,17 @@ func TestOperationsAgreeDetectsMismatches(t *testing.T) {
 		"an S3 event of an API operation": func() ([]ops.Operation, []string, gateway.Template, []string) {
 			t2 := *tpl
 			t2.S3Events = append(slices.Clone(tpl.S3Events), gateway.S3Event{Function: "GetScanFunction", Prefix: "uploads/"})
+			return table, dirs, t2, openapi
+		},
+		"a custom resource operation without its resource": func() ([]ops.Operation, []string, gateway.Template, []string) {
+			t2 := *tpl
+			t2.CustomResources = nil
+			return table, dirs, t2, openapi
+		},
+		"a custom resource invoking an API operation": func() ([]ops.Operation, []string, gateway.Template, []string) {
+			t2 := *tpl
+			t2.CustomResources = maps.Clone(tpl.CustomResources)
+			t2.CustomResources["GetScanFunction"] = "Dashboard"
 			return table, dirs, t2, openapi
 		},
 		"an operation of no kind": func() ([]ops.Operation, []string, gateway.Template, []string) {

@@ -15,11 +15,17 @@ type reader struct {
 	h     Handler
 	total Counts
 	seen  map[identity]place // every finding made: 24 bytes (and the map's own) each
-	per   map[scangate.ScanType]int
+	per   map[pairKey]int    // findings per (category, scan type)
+}
+
+// pairKey is a (category, scan type): one scan's findings.
+type pairKey struct {
+	category string
+	typ      scangate.ScanType
 }
 
 func newReader(d *decoder, ptr string, lim Limits, h Handler) *reader {
-	return &reader{decoder: d, ptr: ptr, lim: lim, h: h, seen: map[identity]place{}, per: map[scangate.ScanType]int{}}
+	return &reader{decoder: d, ptr: ptr, lim: lim, h: h, seen: map[identity]place{}, per: map[pairKey]int{}}
 }
 
 // read reads a log to its end. After a SchemaError it still reads the rest

@@ -203,10 +203,10 @@ func (r *reader) add(run *Run, t scangate.ScanType, f scangate.Finding, ptr stri
 		}
 		return nil
 	}
-	if r.per[t] >= r.lim.FindingsPerType {
+	if k := (pairKey{run.Category, t}); r.per[k] >= r.lim.FindingsPerType {
 		return &LimitError{Limit: "findings_per_type", Max: int64(r.lim.FindingsPerType), Pointer: ptr}
 	}
-	r.per[t]++
+	r.per[pairKey{run.Category, t}]++
 	r.seen[id] = place{run: int32(run.Index), index: int32(len(*list))}
 	*list = append(*list, f)
 	return nil

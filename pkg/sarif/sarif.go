@@ -32,7 +32,7 @@ type Limits struct {
 	Runs            int   // runs in the log: 20
 	ResultsPerRun   int   // results in one run: 25,000
 	Results         int   // results in the whole log: 500,000 (every run full)
-	FindingsPerType int   // findings of one scan type in the whole log: 25,000
+	FindingsPerType int   // findings of one scan type and category (one scan) in the whole log: 25,000
 	RulesPerRun     int   // rules and tool extensions in one run: 100,000
 	ValueBytes      int64 // one JSON value held at once (a result, a rule, a string): 8 MiB
 }

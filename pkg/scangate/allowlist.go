@@ -34,7 +34,9 @@ var Reasons = []string{"false_positive", "used_in_tests", "accepted_risk", "wont
 const (
 	MaxPaths       = 50
 	MaxPathGlobLen = 256
-	MaxExpiry      = 5 * 365 * 24 * time.Hour
+	// MaxExpiryYears bounds an expiry: at most this many calendar years
+	// ahead (time.AddDate), to the second.
+	MaxExpiryYears = 5
 )
 
 // Rule is what decides which findings an allowlist covers.
@@ -98,15 +100,24 @@ func (f FindingRef) Keys() []string {
 
 // Covers reports whether the rule suppresses the finding: it is active, of
 // the finding's type, named by the finding's name or one of its aliases
-// (ignoring case for vulnerabilities), and global or naming the finding's
-// repository or integration.
+// (SameName: ignoring ASCII case for vulnerabilities), and global or
+// naming the finding's repository or integration.
 //
 // With paths, the finding's repository-relative path must match one of
 // them: `*` and `?` within one segment, `**` across segments; a finding
 // without a path is not covered. An expired rule covers nothing.
 func (r Rule) Covers(f FindingRef) bool {
-	return r.Active && !r.Expired && r.Type == f.Type && slices.Contains(f.Keys(), FindingKey(r.Type, r.Name)) &&
+	return r.Active && !r.Expired && r.Type == f.Type && r.names(f) &&
 		(r.Global || slices.Contains(r.Repos, f.RepoID) || slices.Contains(r.Vcs, f.VcID)) && r.coversPath(f.Path)
+}
+
+// names reports whether the rule's name names the finding's name or, for a
+// vulnerability, one of its aliases.
+func (r Rule) names(f FindingRef) bool {
+	if SameName(r.Type, r.Name, f.Name) {
+		return true
+	}
+	return r.Type == ScanVulnerability && slices.ContainsFunc(f.Aliases, func(a string) bool { return SameName(r.Type, r.Name, a) })
 }
 
 func (r Rule) coversPath(path string) bool {
@@ -253,14 +264,14 @@ func (c AllowlistChange) validatePaths(p *Problems) {
 }
 
 // ValidateExpiry checks a new expiry at now: in the future, at most
-// MaxExpiry ahead.
+// MaxExpiryYears calendar years ahead.
 func (c AllowlistChange) ValidateExpiry(p *Problems, now time.Time) {
 	switch {
 	case c.ExpiresAt == nil:
 	case !c.ExpiresAt.After(now):
 		p.Add("/expires_at", "must be in the future")
-	case c.ExpiresAt.After(now.Add(MaxExpiry)):
-		p.Add("/expires_at", "must be at most 5 years ahead")
+	case c.ExpiresAt.After(now.AddDate(MaxExpiryYears, 0, 0)):
+		p.Add("/expires_at", "must be at most %d calendar years ahead", MaxExpiryYears)
 	}
 }
 

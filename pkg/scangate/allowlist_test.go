@@ -3,6 +3,7 @@ package scangate_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -172,6 +173,27 @@ func TestUpdatedCount(t *testing.T) {
 		}
 		if u != c.want {
 			t.Errorf("%s: %+v; want %+v", c.name, u, c.want)
+		}
+	}
+}
+
+// TestExpiryFiveCalendarYears: an expiry may be five calendar years ahead
+// to the second (1,826 days when they hold a 29 February), not one second
+// more.
+func TestExpiryFiveCalendarYears(t *testing.T) {
+	now := time.Date(2026, 11, 25, 9, 30, 0, 0, time.UTC)
+	for at, ok := range map[time.Time]bool{
+		time.Date(2031, 11, 25, 9, 30, 0, 0, time.UTC): true,
+		time.Date(2031, 11, 25, 9, 30, 1, 0, time.UTC): false,
+		now.Add(1826 * 24 * time.Hour):                 true,
+		now.Add(time.Millisecond):                      true,
+		now:                                            false,
+	} {
+		var p scangate.Problems
+		x := scangate.At(at)
+		scangate.AllowlistChange{ExpiresAt: &x}.ValidateExpiry(&p, now)
+		if (len(p) == 0) != ok {
+			t.Errorf("%s: %v; want accepted %v", x, p, ok)
 		}
 	}
 }

@@ -17,6 +17,8 @@ const (
 	AuditLoginFailure    = "login.failure"
 	AuditLoginThrottled  = "login.throttled"
 	AuditAdminBootstrap  = "admin.bootstrap"
+	AuditScanRecord      = "scan.record"
+	AuditPolicyUpdate    = "gate.policy.update"
 	// Webhooks and integrations (events, docs/API.md).
 	AuditWebhookCreate     = "webhook.create"
 	AuditWebhookUpdate     = "webhook.update"
@@ -30,6 +32,7 @@ const (
 // AuditActions lists every action, for validating filters.
 var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCreate, AuditAllowlistUpdate,
 	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
+	AuditScanRecord, AuditPolicyUpdate,
 	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
 	AuditIntegrationUpdate}
 
@@ -55,9 +58,13 @@ type Who struct {
 
 // Target is what an audit entry is about.
 type Target struct {
-	Type string // "user", "allowlist", "token", "username"
+	Type string // one of AuditTargetTypes
 	ID   string
 }
+
+// AuditTargetTypes lists what audit entries are about: a gate policy's id
+// is "global" or the repository's id.
+var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration"}
 
 // Change is one field's old and new value; a long list of ids is told as
 // the ids added and removed.

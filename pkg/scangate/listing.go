@@ -16,6 +16,14 @@ type RecordedFinding struct {
 	Suppressed bool
 	// SuppressedBy lists the allowlists that cover it, by id, ascending.
 	SuppressedBy []int64
+	Severity     Severity
+}
+
+// FindingFilter selects a scan's findings: by whether they are
+// suppressed, and at or above a severity. Zero values select all.
+type FindingFilter struct {
+	Suppressed *bool
+	Severity   Severity
 }
 
 // Comment is one comment of an allowlist.
@@ -49,4 +57,16 @@ type AllowlistFilter struct {
 type UserFilter struct {
 	Role   Role
 	Active *bool
+}
+
+// Page is one page of a listing: its items, where the listing goes on
+// after each of them (so that a page can be cut short: docs/API.md,
+// Reading), and after the page.
+type Page[T any] struct {
+	Items []T
+	// After[i] is where the listing goes on after Items[i]: the next
+	// page's start, were the page cut after it.
+	After []map[string]string
+	// Next is where the next page starts; nil at the end of the listing.
+	Next map[string]string
 }

@@ -67,6 +67,11 @@ type NewScan struct {
 	StatURL      *string
 	OtherDetails json.RawMessage // a JSON object
 	Findings     []Finding
+	// Category is what produced the scan (DefaultCategory when the client
+	// names none); one scan per (type, category) stands for a PR.
+	Category string
+	// CommitSHA and Ref are the commit and ref scanned, when sent.
+	CommitSHA, Ref string
 }
 
 // Scan is a recorded scan.
@@ -88,6 +93,11 @@ type Scan struct {
 	StatURL            *string
 	SecretCount        int64
 	VulnerabilityCount int64
+	Category           string
+	CommitSHA, Ref     string
+	// Sev counts its unsuppressed findings per severity: the counts above
+	// are their sum, and its block status is judged from them.
+	Sev SevCounts
 }
 
 // PR is the record of one pull request, identified by (VcID, RepoID, Number).
@@ -111,13 +121,43 @@ func Blocks(status string, secrets, vulnerabilities int64) bool {
 	return status != "completed" || secrets > 0 || vulnerabilities > 0
 }
 
-// FindingKey is the form under which a finding's name is matched: exact for
-// secrets, ignoring case for vulnerabilities.
+// FindingKey is the key of the group (docs/DATA.md) a name belongs to:
+// the name for secrets, upper-cased by Unicode's rules for vulnerabilities.
+// Every name that SameName matches with another has its key, so a group
+// holds all the names an allowlist's name matches; it may hold more (ſ
+// upper-cases to S), which SameName tells apart. Kept as it is: it is the
+// key of groups, findings and indexes already stored.
 func FindingKey(t ScanType, name string) string {
 	if t == ScanVulnerability {
 		return strings.ToUpper(name)
 	}
 	return name
+}
+
+// SameName reports whether an allowlist's name names a finding's name (or
+// alias): exactly for secrets; for vulnerabilities, whose names are
+// advisory ids (CVE-..., GHSA-...), ignoring the case of ASCII letters
+// only, so that ghſa-… (U+017F) is not GHSA-….
+func SameName(t ScanType, a, b string) bool {
+	if t != ScanVulnerability {
+		return a == b
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if asciiUpper(a[i]) != asciiUpper(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func asciiUpper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
 }
 
 // Counts returns a scan's secret and vulnerability counts from its findings
@@ -170,6 +210,32 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 	if len(s.OtherDetails) > MaxOtherDetails {
 		p.Add("/other_details", "must be at most %d bytes of JSON", MaxOtherDetails)
 	}
+	if s.Category != "" && !ValidCategory(s.Category) {
+		p.Add("/category", "must be 1 to %d characters of A-Z a-z 0-9 . _ / -", MaxCategoryLen)
+	}
+	if s.CommitSHA != "" && !validSHA(s.CommitSHA) {
+		p.Add("/commit_sha", "must be a commit's hash: 40 or 64 hexadecimal digits")
+	}
+	if s.Ref != "" {
+		text("/ref", s.Ref, 1, MaxRefLen)
+		checkHidden(p, "/ref", s.Ref)
+	}
+}
+
+// MaxRefLen bounds a scan's ref, in characters.
+const MaxRefLen = 255
+
+// validSHA reports a SHA-1 or SHA-256 commit hash: 40 or 64 hex digits.
+func validSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i] | 0x20; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s NewScan) validateFindings(p *Problems) {
@@ -198,6 +264,9 @@ func (s NewScan) validateFindings(p *Problems) {
 		text(ptr+"/path", f.Path, 0, MaxTextLen)
 		if f.Line != nil && *f.Line < 1 {
 			p.Add(ptr+"/line", "must be a positive integer")
+		}
+		if f.Severity != "" && !f.Severity.Valid() {
+			p.Add(ptr+"/severity", "must be one of critical, high, medium, low, none")
 		}
 	}
 }

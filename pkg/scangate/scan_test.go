@@ -7,8 +7,9 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// TestBlocks: a scan blocks unless it completed with nothing unsuppressed;
-// pending, processing and failed scans block whatever they found.
+// TestBlocks: under the default policy a scan blocks unless it completed
+// with nothing unsuppressed; pending, processing and failed scans block
+// whatever they found.
 func TestBlocks(t *testing.T) {
 	t.Parallel()
 	type row struct {
@@ -39,7 +40,10 @@ func TestBlocks(t *testing.T) {
 		{"COMPLETED", 0, 0, true},
 	}
 	for _, c := range rows {
-		if got := scangate.Blocks(c.status, c.secrets, c.vulnerabilities); got != c.want {
+		p := scangate.DefaultPolicy()
+		got := p.ScanBlocks(scangate.ScanSecret, c.status, scangate.SevCounts{0, c.secrets}) ||
+			p.ScanBlocks(scangate.ScanVulnerability, c.status, scangate.SevCounts{0, 0, c.vulnerabilities})
+		if got != c.want {
 			t.Errorf("Blocks(%q, %d, %d) = %v; want %v", c.status, c.secrets, c.vulnerabilities, got, c.want)
 		}
 	}

@@ -1,6 +1,13 @@
 package scangate
 
-import "time"
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
 
 // TimeLayout is the one timestamp format of the API: RFC 3339 in UTC with
 // exactly three fractional digits, so one instant is one string everywhere.
@@ -27,4 +34,41 @@ func ParseTime(s string) (Time, error) {
 		return Time{}, err
 	}
 	return At(t), nil
+}
+
+// rfc3339 is RFC 3339's date-time (section 5.6): full-date "T" full-time,
+// an offset of at most 23:59, a fraction after a dot; T and Z in either
+// case. Go's time.Parse, which then checks the calendar and the clock,
+// also takes an offset of 24 hours or of 60 minutes and a comma before the
+// fraction.
+// It is compiled on first use, not at every Lambda's start.
+var rfc3339 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`)
+})
+
+// ParseRFC3339 reads a time a client sends: RFC 3339 and nothing else.
+// A leap second (:60) is refused: Go's times do not hold one.
+func ParseRFC3339(s string) (Time, error) {
+	if !rfc3339().MatchString(s) {
+		return Time{}, errors.New("not an RFC 3339 date-time")
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.ToUpper(s))
+	if err != nil {
+		return Time{}, err
+	}
+	return At(t), nil
+}
+
+// UnmarshalJSON reads a time written by MarshalJSON (or any RFC 3339 time).
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := ParseTime(s)
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
 }

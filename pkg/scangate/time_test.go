@@ -143,3 +143,27 @@ func TestOneStringPerInstant(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRFC3339: RFC 3339's date-time (section 5.6) and nothing else:
+// Go's parser also takes an offset of +24:00 or 60 minutes and a comma
+// before the fraction.
+func TestParseRFC3339(t *testing.T) {
+	for s, want := range map[string]string{
+		"2027-01-31T00:00:00Z":             "2027-01-31T00:00:00.000Z",
+		"2027-01-31t10:00:00.5z":           "2027-01-31T10:00:00.500Z",
+		"2027-01-31T00:00:00.123456+02:00": "2027-01-30T22:00:00.123Z",
+		"2027-01-31T00:00:00-23:59":        "2027-01-31T23:59:00.000Z",
+	} {
+		got, err := scangate.ParseRFC3339(s)
+		if err != nil || got.String() != want {
+			t.Errorf("%s: %v %v; want %s", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"2027-01-31T00:00:00+24:00", "2027-01-31T00:00:00+00:60", "2027-01-31T00:00:00,5Z",
+		"2027-01-31 00:00:00Z", "2027-01-31T00:00Z", "2027-01-31T00:00:00", "2027-01-31T00:00:00+0100", "2027-02-30T00:00:00Z",
+		"2027-01-31T24:00:00Z", "2027-1-31T00:00:00Z", "2027-01-31T00:00:00.Z", " 2027-01-31T00:00:00Z", "２０２７-01-31T00:00:00Z"} {
+		if got, err := scangate.ParseRFC3339(s); err == nil {
+			t.Errorf("%q: %v; want an error", s, got)
+		}
+	}
+}

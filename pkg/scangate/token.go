@@ -2,7 +2,6 @@ package scangate
 
 import (
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -13,7 +12,7 @@ type Token struct {
 	UserID     int64
 	Kind       string // TokenLogin or TokenPersonal
 	Name       string // a personal token's name
-	Scope      string // ScopeWrite or ScopeRead
+	Scope      string // ScopeWrite, ScopeRead or ScopeScan
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
 	Revoked    bool
@@ -26,7 +25,13 @@ const (
 	TokenPersonal = "personal" // created by its user (or the admin CLI) for a CI job or dashboard
 	ScopeWrite    = "write"
 	ScopeRead     = "read" // GET routes and logging out only
+	// ScopeScan is a CI job's: it records scans (inline, SARIF, uploads),
+	// reads, and logs out; nothing else.
+	ScopeScan = "scan"
 )
+
+// Scopes lists the scopes of personal tokens; the first is the default.
+var Scopes = []string{ScopeWrite, ScopeRead, ScopeScan}
 
 // Limits of personal tokens.
 const (
@@ -54,24 +59,9 @@ func (t NewToken) Validate(p *Problems) {
 	if t.Days < 1 || t.Days > TokenDaysMax {
 		p.Add("/expires_in_days", "must be 1 to %d", TokenDaysMax)
 	}
-	if t.Scope != ScopeWrite && t.Scope != ScopeRead {
-		p.Add("/scope", "must be write or read")
+	if t.Scope != ScopeWrite && t.Scope != ScopeRead && t.Scope != ScopeScan {
+		p.Add("/scope", "must be write, read or scan")
 	}
-}
-
-// TokenNameKey is the form under which a user's token names are unique:
-// each character as the smallest of its simple case folding orbit, so
-// names differing only in case are one.
-func TokenNameKey(name string) string {
-	b := make([]rune, 0, len(name))
-	for _, r := range name {
-		least := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			least = min(least, f)
-		}
-		b = append(b, least)
-	}
-	return string(b)
 }
 
 // Login throttling: at most MaxLoginAttempts password verifications per

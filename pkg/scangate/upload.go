@@ -55,10 +55,17 @@ type UploadOutcome struct {
 // Upload is a large SARIF upload: the envelope its scans are recorded in
 // (a NewScan without type and findings) and where its processing is.
 type Upload struct {
-	ID          int64
-	Status      UploadStatus
-	Envelope    NewScan
-	CreatedBy   int64 // the user who created it
+	ID        int64
+	Status    UploadStatus
+	Envelope  NewScan
+	CreatedBy int64 // the user who created it
+	// TokenHash is the SHA-256 (hex) of the token it was created with: the
+	// ingest records it only while that token and its user may still
+	// record scans. Never the token itself.
+	TokenHash string
+	// Creator is who created it, with the token it used: the actor of
+	// the scan.record entries of its scans.
+	Creator     Actor
 	CreatedAt   Time
 	ExpiresAt   Time  // when its upload URL stops working
 	CompletedAt *Time // when it became complete or failed

@@ -67,7 +67,10 @@ type Caller struct {
 	Role     Role
 	IssuedAt time.Time // when the caller's token was issued
 	TokenID  int64     // the token's id (0 for tokens from before ids)
-	Scope    string    // the token's scope: ScopeWrite, or ScopeRead for GET routes only
+	Scope    string    // the token's scope: ScopeWrite, ScopeRead (GET routes only) or ScopeScan
+	// TokenHash is the SHA-256 of the token (hex), known once a write has
+	// checked it; never the token itself.
+	TokenHash string
 }
 
 // Actor is the caller as an audit entry names it.

@@ -60,13 +60,18 @@ const (
 	aPRLink       = "pr_link"
 	aLastScan     = "last_scan"
 	aLastScanID   = "last_scan_id"
-	aSecScan      = "sec_scan"
-	aSecAt        = "sec_at"
-	aVulnScan     = "vuln_scan"
-	aVulnAt       = "vuln_at"
-	aSecBlock     = "sec_block"  // block status of the newest SECRET scan
-	aVulnBlock    = "vuln_block" // of the newest VULNERABILITY scan
 	aBlocked      = "blocked"
+	aCategory     = "category"
+	aSev          = "sev" // a finding's severity; a scan's unsuppressed counts per severity
+	aCommitSHA    = "commit_sha"
+	aRef          = "ref"
+	aCats         = "cats"     // a PR's newest scan per (type, category)
+	aGate         = "gate"     // a PR's stored decision (JSON)
+	aGateSeq      = "gseq"     // the number of changes of a PR's decision
+	aHeadSHA      = "head_sha" // the commit of a PR's newest scan that named one
+	aHeadAt       = "head_at"  // that scan's place in the PR's order
+	aPolicyVer    = "pv"       // the gate policy's version
+	aPolicy       = "policy"   // a gate policy (JSON)
 
 	// Findings.
 	aRule     = "rule"

@@ -139,7 +139,7 @@ func (s *Store) addAudit(t *tx, e scangate.AuditEntry) scangate.AuditEntry {
 // both, changes and logins together (mergedAuditPage). Target and actor
 // filters read their index; an action reads its partition; the other
 // filters are applied to what is read (listPage).
-func (s *Store) AuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error) {
+func (s *Store) AuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) (scangate.Page[scangate.AuditEntry], error) {
 	if f.Action == "" && f.TargetType == "" && f.ActorID == 0 {
 		return s.mergedAuditPage(ctx, f, limit, after)
 	}
@@ -172,13 +172,9 @@ func (s *Store) AuditPage(ctx context.Context, f scangate.AuditFilter, limit int
 		p, err = s.listPage(ctx, "list audit entries", q, keep.keep(), limit, after)
 	}
 	if err != nil {
-		return nil, nil, err
+		return scangate.Page[scangate.AuditEntry]{}, err
 	}
-	out := make([]scangate.AuditEntry, 0, len(p.Items))
-	for _, it := range p.Items {
-		out = append(out, auditFrom(it))
-	}
-	return out, p.Next, nil
+	return pageOf(q, p, auditFrom), nil
 }
 
 // mergedAuditPage reads a page of the whole log, change and login entries
@@ -188,17 +184,17 @@ func (s *Store) AuditPage(ctx context.Context, f scangate.AuditFilter, limit int
 // that has more: the id of the last entry the page took from it, or "" when
 // it took none and the partition is read from its start; a partition
 // without a position has no more. Two round trips a page at most.
-func (s *Store) mergedAuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) ([]scangate.AuditEntry, map[string]string, error) {
+func (s *Store) mergedAuditPage(ctx context.Context, f scangate.AuditFilter, limit int, after map[string]string) (scangate.Page[scangate.AuditEntry], error) {
 	positions := map[string]string{auditPK: "", auditLoginPK: ""}
 	if after != nil {
 		positions = after
 	}
 	if len(positions) == 0 {
-		return nil, nil, errBadCursor()
+		return scangate.Page[scangate.AuditEntry]{}, errBadCursor()
 	}
 	for pk := range positions {
 		if pk != auditPK && pk != auditLoginPK {
-			return nil, nil, errBadCursor()
+			return scangate.Page[scangate.AuditEntry]{}, errBadCursor()
 		}
 	}
 	from, to := auditRange(f.Since, f.Until)
@@ -216,20 +212,33 @@ func (s *Store) mergedAuditPage(ctx context.Context, f scangate.AuditFilter, lim
 		q := pageQuery{pk: aPK, sk: aSK, value: pk, from: from, to: to, newest: true, strong: true}
 		p, err := s.queryPage(ctx, "list audit entries", q, limit, start)
 		if err != nil {
-			return nil, nil, err
+			return scangate.Page[scangate.AuditEntry]{}, err
 		}
 		read = append(read, p.Items...)
 		more[pk] = p.Next != nil
 	}
 	slices.SortFunc(read, func(a, b item) int { return strings.Compare(getS(b, aSK), getS(a, aSK)) })
-	taken := read[:min(limit, len(read))]
+	n := min(limit, len(read))
+	out := scangate.Page[scangate.AuditEntry]{Next: mergedNext(positions, read, more, n)}
+	for i, it := range read[:n] {
+		out.Items = append(out.Items, auditFrom(it))
+		out.After = append(out.After, mergedNext(positions, read, more, i+1))
+	}
+	return out, nil
+}
+
+// mergedNext is where the merged log goes on after the first n entries of
+// read (the entries of both partitions read, newest first): for each
+// partition that has more, the id of the last of those n taken from it,
+// or its position as it was when none was; nil when neither has more.
+func mergedNext(positions map[string]string, read []item, more map[string]bool, n int) map[string]string {
 	next := map[string]string{}
 	for pk, pos := range positions {
 		left := more[pk]
-		for _, it := range read[len(taken):] {
+		for _, it := range read[n:] {
 			left = left || getS(it, aPK) == pk
 		}
-		for _, it := range taken {
+		for _, it := range read[:n] {
 			if getS(it, aPK) == pk {
 				pos = getS(it, aSK)
 			}
@@ -238,14 +247,10 @@ func (s *Store) mergedAuditPage(ctx context.Context, f scangate.AuditFilter, lim
 			next[pk] = pos
 		}
 	}
-	out := make([]scangate.AuditEntry, 0, len(taken))
-	for _, it := range taken {
-		out = append(out, auditFrom(it))
-	}
 	if len(next) == 0 {
-		return out, nil, nil
+		return nil
 	}
-	return out, next, nil
+	return next
 }
 
 // readKeys reads the items of index entries (keys only), in their order.

@@ -2,52 +2,77 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/work"
 )
 
 // Report is what Check found.
 type Report struct {
 	Scans, Findings, PRs int
 	Drift                []string
+	// Running lists the durable work still running, and Pending the
+	// gates and block statuses that the current policy decides otherwise
+	// than stored while it runs: that work is to correct them, so they
+	// are not drift (yet).
+	Running, Pending []string
 }
 
 // tableImage is every item Check looks at, by kind.
 type tableImage struct {
-	groups   map[groupKey]group
-	scans    map[int64]item
-	findings []item
-	prs      map[string]prRecord
-	blocked  map[string]bool // the blocked attribute the PR listing filters on
+	groups      map[groupKey]group
+	scans       map[int64]item
+	findings    []item
+	prs         map[string]item
+	policyItems []item
+	audited     map[int64]bool // scans named by a scan.record entry
+	firstRec    string         // the id of the oldest scan.record entry
+	running     []work.Item
 }
 
-// Check reads the whole table and recounts every scan from its findings:
+// Check reads the whole table and checks the invariants of docs/DATA.md:
 // each finding's judgement against the allowlist rules of each of its
-// groups, each scan's counts and block status, and each PR's last scan and
-// counts. It changes nothing and lists every disagreement.
+// groups; each scan's counts, per severity too, against a recount of its
+// findings; each PR's newest scan of each (scan type, category), its
+// last scan and its counts (the sums over those scans); the block status
+// of those scans and the PR's gate against what the current policy
+// decides (once no work runs); and a scan.record audit entry for every
+// scan, naming a scan that exists. It changes nothing and lists every
+// disagreement.
 func (s *Store) Check(ctx context.Context) (Report, error) {
 	img, err := s.image(ctx)
 	if err != nil {
 		return Report{}, err
 	}
 	r := Report{Scans: len(img.scans), Findings: len(img.findings), PRs: len(img.prs)}
+	for _, w := range img.running {
+		r.Running = append(r.Running, fmt.Sprintf("work %d (%s) since %s: %d steps", w.ID, w.Kind, scangate.At(w.CreatedAt), w.Steps))
+	}
 	unsuppressed := img.checkFindings(&r)
 	want := img.checkScans(&r, unsuppressed)
-	img.checkPRs(&r, want)
+	pol, err := img.policies()
+	if err != nil {
+		return r, err
+	}
+	img.checkPRs(&r, want, pol)
+	img.checkAudit(&r)
 	sort.Strings(r.Drift)
+	sort.Strings(r.Pending)
 	return r, nil
 }
 
 // image reads the table with a consistent Scan.
 func (s *Store) image(ctx context.Context) (tableImage, error) {
-	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]prRecord{}, blocked: map[string]bool{}}
+	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]item{}, audited: map[int64]bool{}}
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -75,15 +100,46 @@ func (img *tableImage) add(it item) {
 	case strings.HasPrefix(sk, "FINDING#"):
 		img.findings = append(img.findings, it)
 	case sk == "PR":
-		img.prs[pk] = prFrom(it)
-		img.blocked[pk] = getBool(it, aBlocked, true)
+		img.prs[pk] = it
+	case pk == policyPK:
+		img.policyItems = append(img.policyItems, it)
+	case pk == auditPK && getS(it, aAction) == scangate.AuditScanRecord:
+		id, _ := strconv.ParseInt(getS(it, aTargetID), 10, 64)
+		img.audited[id] = true
+		if img.firstRec == "" || sk < img.firstRec {
+			img.firstRec = sk
+		}
+	case sk == "WORK" && getS(it, aStatus) == work.Running:
+		img.running = append(img.running, workFrom(it))
 	}
 }
 
+// policies reads the policy items of the image.
+func (img tableImage) policies() (policies, error) {
+	p := policies{global: scangate.DefaultPolicy(), repos: map[int64]*scangate.PolicyOverride{}}
+	for _, it := range img.policyItems {
+		sk := getS(it, aSK)
+		if sk == "GLOBAL" {
+			p.pv = getN(it, aPolicyVer)
+			if err := json.Unmarshal([]byte(getS(it, aPolicy)), &p.global); err != nil {
+				return p, fmt.Errorf("the global gate policy: %w", err)
+			}
+			continue
+		}
+		repo, _ := strconv.ParseInt(strings.TrimPrefix(sk, "REPO#"), 10, 64)
+		var o scangate.PolicyOverride
+		if err := json.Unmarshal([]byte(getS(it, aPolicy)), &o); err != nil {
+			return p, fmt.Errorf("the gate policy of repository %d: %w", repo, err)
+		}
+		p.repos[repo] = &o
+	}
+	return p, nil
+}
+
 // checkFindings compares each finding's judgement with its groups' rules
-// and returns the unsuppressed findings of each scan.
-func (img tableImage) checkFindings(r *Report) map[int64]int64 {
-	unsuppressed := map[int64]int64{}
+// and returns the unsuppressed findings of each scan, per severity.
+func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
+	unsuppressed := map[int64]scangate.SevCounts{}
 	for _, it := range img.findings {
 		row := rowFrom(it)
 		if _, ok := img.scans[row.scanID]; !ok {
@@ -103,7 +159,9 @@ func (img tableImage) checkFindings(r *Report) map[int64]int64 {
 			r.Drift = append(r.Drift, fmt.Sprintf("scan %d %s: suppressed is %v, its allowlists say %v", row.scanID, getS(it, aSK), !sup, sup))
 		}
 		if !sup {
-			unsuppressed[row.scanID]++
+			c := unsuppressed[row.scanID]
+			c.Add(row.sev, 1)
+			unsuppressed[row.scanID] = c
 		}
 	}
 	return unsuppressed
@@ -121,54 +179,123 @@ func sameJudgement(a, b map[int][]int64) bool {
 	return true
 }
 
-// newest is a scan's place in its PR's order.
-type newest struct {
-	at string
-	id int64
-}
-
 // checkScans compares each scan's counts with its findings and returns
-// the scans as they should be.
-func (img tableImage) checkScans(r *Report, unsuppressed map[int64]int64) map[int64]scangate.Scan {
+// the scans as they should be (their block status as stored).
+func (img tableImage) checkScans(r *Report, unsuppressed map[int64]scangate.SevCounts) map[int64]scangate.Scan {
 	want := map[int64]scangate.Scan{}
 	for id, it := range img.scans {
 		sc := scanFrom(it)
 		exp := sc
-		exp.SecretCount, exp.VulnerabilityCount = scangate.Counts(sc.Type, make([]bool, unsuppressed[id]))
-		exp.BlockStatus = scangate.Blocks(sc.Status, exp.SecretCount, exp.VulnerabilityCount)
+		exp.Sev = unsuppressed[id]
+		exp.SecretCount, exp.VulnerabilityCount = scangate.CategoryScan{Type: sc.Type, Sev: exp.Sev}.Counts()
 		want[id] = exp
-		if sc.SecretCount != exp.SecretCount || sc.VulnerabilityCount != exp.VulnerabilityCount || sc.BlockStatus != exp.BlockStatus {
-			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: counts %d/%d block %v, its findings say %d/%d block %v", id,
-				sc.SecretCount, sc.VulnerabilityCount, sc.BlockStatus, exp.SecretCount, exp.VulnerabilityCount, exp.BlockStatus))
+		if sc.SecretCount != exp.SecretCount || sc.VulnerabilityCount != exp.VulnerabilityCount || sc.Sev != exp.Sev {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: counts %d/%d by severity %v, its findings say %d/%d by severity %v", id,
+				sc.SecretCount, sc.VulnerabilityCount, sc.Sev, exp.SecretCount, exp.VulnerabilityCount, exp.Sev))
 		}
 	}
 	return want
 }
 
-// checkPRs compares each PR's last scan and counts with its scans.
-func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan) {
-	newestOf := map[string]map[string]newest{}
+// checkPRs compares each PR's newest scans, last scan, counts and gate
+// with its scans and the current policy.
+func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol policies) {
+	type newest struct {
+		at string
+		id int64
+	}
+	last := map[string]newest{}
+	cats := map[string]map[catKey]newest{}
 	for id, sc := range want {
 		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
-		if newestOf[pk] == nil {
-			newestOf[pk] = map[string]newest{}
+		if n := last[pk]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			last[pk] = newest{sc.CreatedAt.String(), id}
 		}
-		for _, k := range []string{"all", string(sc.Type)} {
-			n := newestOf[pk][k]
-			if newer(sc.CreatedAt.String(), id, n.at, n.id) {
-				newestOf[pk][k] = newest{sc.CreatedAt.String(), id}
-			}
+		if cats[pk] == nil {
+			cats[pk] = map[catKey]newest{}
+		}
+		if n := cats[pk][catKeyOf(sc)]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			cats[pk][catKeyOf(sc)] = newest{sc.CreatedAt.String(), id}
 		}
 	}
-	for pk, pr := range img.prs {
-		n := newestOf[pk]
-		sec, vul := n[string(scangate.ScanSecret)].id, n[string(scangate.ScanVulnerability)].id
-		wantSec, wantVul := want[sec].SecretCount, want[vul].VulnerabilityCount
-		blocked := sec != 0 && want[sec].BlockStatus || vul != 0 && want[vul].BlockStatus
-		if pr.LastScan.String() != n["all"].at || pr.SecretCount != wantSec || pr.VulnerabilityCount != wantVul || pr.blocked() != blocked ||
-			img.blocked[pk] != blocked {
-			r.Drift = append(r.Drift, fmt.Sprintf("PR %d: last scan %s counts %d/%d blocked %v (listed %v), its scans say %s %d/%d blocked %v", pr.ID,
-				pr.LastScan, pr.SecretCount, pr.VulnerabilityCount, pr.blocked(), img.blocked[pk], n["all"].at, wantSec, wantVul, blocked))
+	for pk, it := range img.prs {
+		pr := prFrom(it)
+		drift := func(format string, args ...any) {
+			r.Drift = append(r.Drift, fmt.Sprintf("PR %d: ", pr.ID)+fmt.Sprintf(format, args...))
+		}
+		if pr.LastScan.String() != last[pk].at {
+			drift("last scan %s, its scans say %s", pr.LastScan, last[pk].at)
+		}
+		var exp []scangate.CategoryScan
+		for k, n := range cats[pk] {
+			sc := want[n.id]
+			exp = append(exp, scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID, CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev})
+			c, ok := pr.cats[k]
+			switch {
+			case !ok || c.ScanID != n.id:
+				drift("its newest %s scan is %d, its scans say %d", k.attr(), c.ScanID, n.id)
+			case c.Sev != sc.Sev || !pr.legacy && (c.Status != sc.Status || c.cver != getN(img.scans[n.id], aCountVer) || c.block != sc.BlockStatus):
+				drift("its newest %s scan %d reads %v %s (count version %d, block %v); the scan says %v %s (%d, %v)", k.attr(), n.id,
+					c.Sev, c.Status, c.cver, c.block, sc.Sev, sc.Status, getN(img.scans[n.id], aCountVer), sc.BlockStatus)
+			}
+		}
+		if len(pr.cats) != len(cats[pk]) {
+			drift("%d newest scans, its scans say %d", len(pr.cats), len(cats[pk]))
+		}
+		secrets, vulns := int64(0), int64(0)
+		for _, c := range exp {
+			s, v := c.Counts()
+			secrets, vulns = secrets+s, vulns+v
+		}
+		if getN(it, aSecretCount) != secrets || getN(it, aVulnCount) != vulns {
+			drift("counts %d/%d, its newest scans say %d/%d", getN(it, aSecretCount), getN(it, aVulnCount), secrets, vulns)
+		}
+		img.checkGate(r, pr, it, exp, want, pol.effective(pr.RepoID))
+	}
+}
+
+// checkGate compares a PR's stored gate, and the block status of its
+// newest scans, with what the policy p decides from exp: a disagreement
+// is drift when no work runs, and pending while some does.
+func (img tableImage) checkGate(r *Report, pr prRecord, it item, exp []scangate.CategoryScan, want map[int64]scangate.Scan, p scangate.Policy) {
+	var wrong []string
+	g := scangate.Decide(p, exp, pr.gate.EvaluatedAt)
+	// A record of before categories has no stored gate: its listed
+	// blocked flag is its decision.
+	if !pr.judged && getBool(it, aBlocked, true) != g.Blocked || pr.judged && (!g.Same(pr.gate) || getBool(it, aBlocked, true) != g.Blocked) {
+		a, _ := json.Marshal(pr.gate)
+		b, _ := json.Marshal(g)
+		wrong = append(wrong, fmt.Sprintf("PR %d: gate %s (listed blocked %v), the policy decides %s", pr.ID, a, getBool(it, aBlocked, true), b))
+	}
+	for _, c := range exp {
+		if b := p.ScanBlocks(c.Type, c.Status, c.Sev); want[c.ScanID].BlockStatus != b {
+			wrong = append(wrong, fmt.Sprintf("scan %d (newest %s#%s of PR %d): block status %v, the policy decides %v",
+				c.ScanID, c.Type, c.Category, pr.ID, want[c.ScanID].BlockStatus, b))
+		}
+	}
+	if len(img.running) > 0 {
+		r.Pending = append(r.Pending, wrong...)
+	} else {
+		r.Drift = append(r.Drift, wrong...)
+	}
+}
+
+// checkAudit checks that every scan recorded since scan.record entries
+// exist has one, and that every entry names a scan that exists. Scans
+// recorded before (older than the oldest entry) have none; entries that
+// expired with the table's TTL take their scans with them into that past.
+func (img tableImage) checkAudit(r *Report) {
+	for id := range img.audited {
+		if _, ok := img.scans[id]; !ok {
+			r.Drift = append(r.Drift, fmt.Sprintf("audit entry scan.record of scan %d: no such scan", id))
+		}
+	}
+	if img.firstRec == "" {
+		return
+	}
+	for id, it := range img.scans {
+		if !img.audited[id] && ulidString(getTime(it, aCreatedAt).Time, [10]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) > img.firstRec {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: no scan.record audit entry", id))
 		}
 	}
 }

@@ -24,7 +24,7 @@ func TestLoneChangeMeetsNoConflict(t *testing.T) {
 		names[i] = "CVE-2021-44228"
 	}
 	for repo := int64(1); repo <= 40; repo++ {
-		if _, _, err := env.Store.RecordScan(ctx, vulnScan(repo, names...), time.Now()); err != nil {
+		if _, _, err := env.Store.RecordScan(ctx, vulnScan(repo, names...), testWho, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

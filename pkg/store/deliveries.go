@@ -201,16 +201,12 @@ func (s *Store) Redeliver(ctx context.Context, webhookID int64, eventID string, 
 }
 
 // DeliveriesPage reads a page of a webhook's deliveries, newest first.
-func (s *Store) DeliveriesPage(ctx context.Context, webhookID int64, limit int, after map[string]string) ([]scangate.Delivery, map[string]string, error) {
+func (s *Store) DeliveriesPage(ctx context.Context, webhookID int64, limit int, after map[string]string) (scangate.Page[scangate.Delivery], error) {
 	q := pageQuery{pk: aPK, sk: aSK, value: destinationPK(scangate.Destination{Kind: scangate.DestWebhook, ID: webhookID}),
 		prefix: "DELIVERY#", newest: true, strong: true}
 	p, err := s.queryPage(ctx, "list deliveries", q, limit, after)
 	if err != nil {
-		return nil, nil, err
+		return scangate.Page[scangate.Delivery]{}, err
 	}
-	out := make([]scangate.Delivery, len(p.Items))
-	for i, it := range p.Items {
-		out[i] = deliveryFrom(it)
-	}
-	return out, p.Next, nil
+	return pageOf(q, p, deliveryFrom), nil
 }

@@ -57,18 +57,28 @@ type findingRow struct {
 	key    item
 	scanID int64
 	ref    scangate.FindingRef
-	src    bool            // suppressed in source
-	by     map[int][]int64 // covering allowlist ids by group index
-	fv     int64           // version of the judgement
-	groups []groupKey      // by index: ref.Keys() as groups
+	src    bool              // suppressed in source
+	sev    scangate.Severity // how severe it is
+	by     map[int][]int64   // covering allowlist ids by group index
+	fv     int64             // version of the judgement
+	groups []groupKey        // by index: ref.Keys() as groups
 }
 
-func newRow(k item, scanID int64, ref scangate.FindingRef, src bool) findingRow {
-	r := findingRow{key: k, scanID: scanID, ref: ref, src: src, by: map[int][]int64{}}
+func newRow(k item, scanID int64, ref scangate.FindingRef, src bool, sev scangate.Severity) findingRow {
+	r := findingRow{key: k, scanID: scanID, ref: ref, src: src, sev: severityOf(sev), by: map[int][]int64{}}
 	for _, key := range ref.Keys() {
 		r.groups = append(r.groups, groupKey{typ: ref.Type, key: key})
 	}
 	return r
+}
+
+// severityOf is a finding's severity as stored: high when none was given
+// (POST /pr/scan's default, and findings recorded before severities).
+func severityOf(s scangate.Severity) scangate.Severity {
+	if s.Valid() {
+		return s
+	}
+	return scangate.SeverityHigh
 }
 
 // sup reports whether the finding is suppressed: in source, or by a group.
@@ -115,7 +125,7 @@ func byFrom(it item) map[int][]int64 {
 func rowFrom(it item) findingRow {
 	ref := scangate.FindingRef{Type: scangate.ScanType(getS(it, aType)), Name: getS(it, aName),
 		Aliases: getStrings(it, aAliases), RepoID: getN(it, aRepoID), VcID: getN(it, aVcID), Path: getS(it, aPath)}
-	r := newRow(keyOf(it), parseScanPK(getS(it, aPK)), ref, getBool(it, aInSource, false))
+	r := newRow(keyOf(it), parseScanPK(getS(it, aPK)), ref, getBool(it, aInSource, false), scangate.Severity(getS(it, aSev)))
 	r.by, r.fv = byFrom(it), getN(it, aFindVer)
 	return r
 }
@@ -138,6 +148,7 @@ func findingItems(r findingRow, i int, f scangate.Finding) []item {
 	setStrings(it, aAliases, r.ref.Aliases)
 	it[aRepoID] = num(r.ref.RepoID)
 	it[aVcID] = num(r.ref.VcID)
+	it[aSev] = str(string(r.sev))
 	if r.src {
 		it[aInSource] = boolean(true)
 	}
@@ -196,13 +207,13 @@ func recentItems(scanID int64, rows []findingRow, at time.Time) []item {
 	return items
 }
 
-// putFindings writes a recording's findings, alias entries and RECENT
-// items, batched, before its scan is committed.
-func (s *Store) putFindings(ctx context.Context, scanID int64, rows []findingRow, fs []scangate.Finding, at time.Time) error {
+// findingWrites are the writes of a recording's findings and alias
+// entries, and, with recent, its RECENT items.
+func findingWrites(rows []findingRow, fs []scangate.Finding, at time.Time, recent bool) []types.WriteRequest {
 	var reqs []types.WriteRequest
 	put := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
-	if s.recentWindow > 0 {
-		for _, it := range recentItems(scanID, rows, at) {
+	if recent && len(rows) > 0 {
+		for _, it := range recentItems(rows[0].scanID, rows, at) {
 			put(it)
 		}
 	}
@@ -211,7 +222,7 @@ func (s *Store) putFindings(ctx context.Context, scanID int64, rows []findingRow
 			put(it)
 		}
 	}
-	return s.batchWrite(ctx, "put findings", reqs)
+	return reqs
 }
 
 // groupRows lists the findings of a group: the keys the index shows and

@@ -187,7 +187,21 @@ type groupVersion struct{ gv, n int64 }
 
 // groupVersions reads the version items of groups, strongly consistent.
 func (s *Store) groupVersions(ctx context.Context, keys []groupKey) (map[groupKey]groupVersion, error) {
-	ks := make([]item, 0, len(keys))
+	out, _, err := s.readVersions(ctx, keys, nil)
+	return out, err
+}
+
+// groupVersionsAndPolicy reads the version items of groups and the
+// policy version, in the same batches.
+func (s *Store) groupVersionsAndPolicy(ctx context.Context, keys []groupKey) (map[groupKey]groupVersion, int64, error) {
+	return s.readVersions(ctx, keys, []item{globalPolicyKey()})
+}
+
+// readVersions reads the version items of groups, and the items of more
+// (the policy's global item), strongly consistent: the groups' versions
+// and the policy version.
+func (s *Store) readVersions(ctx context.Context, keys []groupKey, more []item) (map[groupKey]groupVersion, int64, error) {
+	ks := more
 	out := map[groupKey]groupVersion{}
 	for _, g := range keys {
 		if _, ok := out[g]; !ok {
@@ -197,12 +211,17 @@ func (s *Store) groupVersions(ctx context.Context, keys []groupKey) (map[groupKe
 	}
 	items, err := s.batchGetAll(ctx, "read allowlist groups", ks)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	var pv int64
 	for _, it := range items {
+		if getS(it, aPK) == policyPK {
+			pv = getN(it, aPolicyVer)
+			continue
+		}
 		out[parseGroupPK(getS(it, aPK))] = groupVersion{gv: getN(it, aGroupVer), n: getN(it, aN)}
 	}
-	return out, nil
+	return out, pv, nil
 }
 
 // groupCheck conditions a transaction on the group being at version gv.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -42,26 +43,39 @@ func TestNewerTieBreak(t *testing.T) {
 
 func TestPRRecordFollowsNewestScans(t *testing.T) {
 	at := func(ms int) scangate.Time { return scangate.At(time.UnixMilli(int64(1_700_000_000_000 + ms))) }
-	r := prRecord{PR: scangate.PR{ID: 1}}
-	sec := scangate.Scan{ID: 1, Type: scangate.ScanSecret, CreatedAt: at(10), SecretCount: 3}
+	counts := func(r prRecord) (int64, int64) { return r.counts() }
+	r := prRecord{PR: scangate.PR{ID: 1}, cats: map[catKey]catScan{}}
+	sec := scangate.Scan{ID: 1, Type: scangate.ScanSecret, Category: "gitleaks", CreatedAt: at(10), Sev: scangate.SevCounts{0, 3}}
 	r, changed := r.with(sec, scangate.PRRef{Name: "first", Link: "l1"})
-	if !changed || r.SecretCount != 3 || r.LastScan != at(10) || r.Name != "first" {
+	if s, _ := counts(r); !changed || s != 3 || r.LastScan != at(10) || r.Name != "first" {
 		t.Fatalf("after the first scan: %+v", r)
 	}
 	// An older vulnerability scan sets the vulnerability count but not last_scan or the name.
-	vul := scangate.Scan{ID: 2, Type: scangate.ScanVulnerability, CreatedAt: at(5), VulnerabilityCount: 4}
+	vul := scangate.Scan{ID: 2, Type: scangate.ScanVulnerability, Category: "semgrep", CreatedAt: at(5), Sev: scangate.SevCounts{1, 0, 3}}
 	r, changed = r.with(vul, scangate.PRRef{Name: "older", Link: "l2"})
-	if !changed || r.VulnerabilityCount != 4 || r.LastScan != at(10) || r.Name != "first" {
+	if _, v := counts(r); !changed || v != 4 || r.LastScan != at(10) || r.Name != "first" {
 		t.Fatalf("after an older scan of the other type: %+v", r)
 	}
-	// An older secret scan changes nothing.
-	if _, changed = r.with(scangate.Scan{ID: 3, Type: scangate.ScanSecret, CreatedAt: at(9), SecretCount: 9}, scangate.PRRef{}); changed {
-		t.Error("an older secret scan changed the record")
+	// An older secret scan of the same category changes nothing.
+	if _, changed = r.with(scangate.Scan{ID: 3, Type: scangate.ScanSecret, Category: "gitleaks", CreatedAt: at(9), Sev: scangate.SevCounts{9}}, scangate.PRRef{}); changed {
+		t.Error("an older secret scan of its category changed the record")
+	}
+	// An older one of another category stands beside it: the counts are sums.
+	r, _ = r.with(scangate.Scan{ID: 3, Type: scangate.ScanSecret, Category: "trufflehog", CreatedAt: at(9), Sev: scangate.SevCounts{0, 0, 0, 2}}, scangate.PRRef{})
+	if s, _ := counts(r); s != 5 || len(r.cats) != 3 {
+		t.Fatalf("after a secret scan of another category: %d secrets, %d categories", s, len(r.cats))
 	}
 	// A tie in time goes to the greater id.
-	r, _ = r.with(scangate.Scan{ID: 4, Type: scangate.ScanSecret, CreatedAt: at(10), SecretCount: 0}, scangate.PRRef{Name: "tie"})
-	if r.SecretCount != 0 || r.lastScanID != 4 || r.Name != "tie" {
+	r, _ = r.with(scangate.Scan{ID: 4, Type: scangate.ScanSecret, Category: "gitleaks", CreatedAt: at(10)}, scangate.PRRef{Name: "tie"})
+	if s, _ := counts(r); s != 2 || r.lastScanID != 4 || r.Name != "tie" {
 		t.Fatalf("after a scan at the same instant with a greater id: %+v", r)
+	}
+	// The newest scan that named a commit sets the head.
+	r, _ = r.with(scangate.Scan{ID: 6, Type: scangate.ScanSecret, Category: "x", CreatedAt: at(20), CommitSHA: strings.Repeat("a", 40)}, scangate.PRRef{})
+	r, _ = r.with(scangate.Scan{ID: 5, Type: scangate.ScanSecret, Category: "y", CreatedAt: at(15), CommitSHA: strings.Repeat("b", 40)}, scangate.PRRef{})
+	r, _ = r.with(scangate.Scan{ID: 7, Type: scangate.ScanSecret, Category: "z", CreatedAt: at(30)}, scangate.PRRef{})
+	if r.headSHA != strings.Repeat("a", 40) {
+		t.Errorf("head %q; want the newest scan's that named one", r.headSHA)
 	}
 }
 
@@ -188,8 +202,10 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	url := maxRunes(scangate.MaxTextLen)
 	scan := scangate.Scan{ID: maxID, PRID: maxID, PRNumber: maxID, VcID: maxID, WebhookID: maxID, RepoID: maxID,
 		VcType: maxRunes(64), Type: scangate.ScanVulnerability, CreatedAt: at, VcName: maxRunes(scangate.MaxNameLen),
-		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(strings.Repeat("x", scangate.MaxOtherDetails)),
-		StatURL: &url, SecretCount: maxID, VulnerabilityCount: maxID}
+		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(`{"x":"` + strings.Repeat("x", scangate.MaxOtherDetails-8) + `"}`),
+		StatURL: &url, SecretCount: maxID, VulnerabilityCount: maxID, Category: strings.Repeat("c", scangate.MaxCategoryLen),
+		CommitSHA: strings.Repeat("f", 64), Ref: maxRunes(scangate.MaxRefLen), Sev: scangate.SevCounts{maxID, maxID, maxID, maxID, maxID}}
+	scan.OtherDetails = scanDetails(scan.OtherDetails, scan)
 	name := maxRunes(scangate.MaxNameLen)
 	aliases := make([]string, 20)
 	for i := range aliases {
@@ -198,7 +214,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	line := maxID
 	f := scangate.Finding{Name: name, Aliases: aliases, Rule: maxRunes(scangate.MaxNameLen), Path: maxRunes(scangate.MaxTextLen), Line: &line}
 	ref := scangate.FindingRef{Type: scangate.ScanVulnerability, Name: name, Aliases: aliases, RepoID: maxID, VcID: maxID, Path: f.Path}
-	row := newRow(key(scanPK(maxID), findingSK(99_999)), maxID, ref, true)
+	row := newRow(key(scanPK(maxID), findingSK(99_999)), maxID, ref, true, scangate.SeverityCritical)
 	for j := range row.groups {
 		row.by[j] = ids(maxCovering)
 	}
@@ -210,8 +226,25 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		rows[i] = row
 	}
 	pr := prRecord{PR: scangate.PR{ID: maxID, Number: maxID, Name: url, Link: url, RepoID: maxID, VcID: maxID, WebhookID: maxID,
-		CreatedAt: at, LastScan: at, SecretCount: maxID, VulnerabilityCount: maxID}, lastScanID: maxID, secScan: maxID,
-		secAt: at.String(), vulnScan: maxID, vulnAt: at.String(), ver: maxID}
+		CreatedAt: at, LastScan: at, SecretCount: maxID, VulnerabilityCount: maxID}, lastScanID: maxID, cats: map[catKey]catScan{},
+		headSHA: strings.Repeat("f", 64), headAt: at.String() + "#" + strings.Repeat("9", 19), gseq: maxID, ver: maxID}
+	policy := scangate.Policy{BlockSeverity: map[scangate.ScanType]scangate.Severity{scangate.ScanSecret: scangate.SeverityMedium,
+		scangate.ScanVulnerability: scangate.SeverityMedium}, BlockOnMissing: true}
+	for i := range scangate.MaxCategories {
+		cat := strings.Repeat("c", scangate.MaxCategoryLen-2) + fmt.Sprintf("%02d", i)
+		pr.cats[catKey{scangate.ScanVulnerability, cat}] = catScan{CategoryScan: scangate.CategoryScan{Type: scangate.ScanVulnerability,
+			Category: cat, ScanID: maxID, CreatedAt: at, Status: "processing", Sev: scan.Sev}, cver: maxID}
+		policy.Required = append(policy.Required, scangate.Requirement{Type: scangate.ScanSecret, Category: cat})
+	}
+	pr, _ = pr.judge(policy, at)
+	if len(pr.gate.Reasons) != 2*scangate.MaxCategories {
+		t.Fatalf("the largest PR record's gate has %d reasons", len(pr.gate.Reasons))
+	}
+	polJSON, _ := json.Marshal(policy)
+	_, workItem, err := newWork(maxID, KindPolicy, policyParams{Version: maxID}, time.Now(), maxID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	login := loginFailKey(strings.Repeat("u", scangate.UsernameMax))
 	for i := range scangate.MaxLoginAttempts {
 		login[slotAttr(i)], login[failedAttr(i)] = num(time.Now().UnixMilli()), boolean(true)
@@ -232,6 +265,10 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		"rule":           ruleItem(groupOf(rule.Type, rule.Name), maxID, rule),
 		"comment":        commentItem(maxID, maxID, maxID, maxRunes(scangate.MaxCommentLen), time.Now()),
 		"group version":  merge(groupOf(rule.Type, rule.Name).versionKey(), item{aGroupVer: num(maxID), aN: num(maxID)}),
+		"global policy":  merge(globalPolicyKey(), item{aPolicy: str(string(polJSON)), aPolicyVer: num(maxID), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
+		"repo policy":    merge(repoPolicyKey(maxID), item{aPolicy: str(string(polJSON)), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
+		"work":           merge(workItem, item{aSteps: num(maxID), aPlan: str(`{"prs":9223372036854775807}`), aTotals: str(`{"prs":9223372036854775807,"changed":9223372036854775807}`)}),
+		"once":           merge(onceKey("upload#9223372036854775807#99"), item{aScanID: numList(ids(scansPerCommit)), aTTL: num(maxID)}),
 	}
 	for kind, it := range kinds {
 		size := itemSize(it)

@@ -56,14 +56,14 @@ func TestIndexLag(t *testing.T) {
 						}
 						return
 					}
-					if _, _, err := st.RecordScan(ctx, vulnScan(repo, name, name), time.Now()); err != nil {
+					if _, _, err := st.RecordScan(ctx, vulnScan(repo, name, name), testWho, time.Now()); err != nil {
 						t.Error(err)
 					}
 				})
 			}
 			wg.Wait()
 			// A recording, then at once an allowlist that covers it.
-			if _, _, err := st.RecordScan(ctx, vulnScan(9, "CVE-9"), time.Now()); err != nil {
+			if _, _, err := st.RecordScan(ctx, vulnScan(9, "CVE-9"), testWho, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: "cve-9", Active: true, Global: true}
@@ -92,7 +92,7 @@ func TestIndexServesOldVersions(t *testing.T) {
 	env := ddbtest.New(t)
 	st, _ := env.Lagged(t, 400*time.Millisecond, store.WithRetry(retry.Default))
 	ctx := context.Background()
-	sc, _, err := st.RecordScan(ctx, vulnScan(1, "CVE-7"), time.Now())
+	sc, _, err := st.RecordScan(ctx, vulnScan(1, "CVE-7"), testWho, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +139,11 @@ func TestReevaluationPacking(t *testing.T) {
 	for i := range names {
 		names[i] = "CVE-2021-44228"
 	}
-	if _, _, err := env.Store.RecordScan(ctx, vulnScan(1, names...), time.Now()); err != nil {
+	if _, _, err := env.Store.RecordScan(ctx, vulnScan(1, names...), testWho, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for repo := int64(2); repo <= 4; repo++ {
-		if _, _, err := env.Store.RecordScan(ctx, vulnScan(repo, names[:30]...), time.Now()); err != nil {
+		if _, _, err := env.Store.RecordScan(ctx, vulnScan(repo, names[:30]...), testWho, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

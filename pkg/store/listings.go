@@ -97,17 +97,20 @@ func stringIs(name, want string) func(item) bool {
 }
 
 // FindingsPage reads a page of a scan's findings in the order they were
-// recorded; with suppressed set, only those that are (or are not)
-// suppressed. The findings are read strongly consistent, so they show the
+// recorded; with f.Suppressed set, only those that are (or are not)
+// suppressed; with f.Severity, only those at or above it. The findings are read strongly consistent, so they show the
 // judgement of every allowlist change that has answered. The first page
 // also reads the scan, alongside: a scan that does not exist (or whose
 // recording has not committed) is not found. Two round trips for the first
 // page, one for the next.
-func (s *Store) FindingsPage(ctx context.Context, scanID int64, suppressed *bool, limit int, after map[string]string) ([]scangate.RecordedFinding, map[string]string, error) {
+func (s *Store) FindingsPage(ctx context.Context, scanID int64, ff scangate.FindingFilter, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error) {
 	q := pageQuery{pk: aPK, sk: aSK, value: scanPK(scanID), prefix: "FINDING#", strong: true}
 	var f filters
-	if suppressed != nil {
-		f = append(f, boolIs(aSup, suppressed, false))
+	if ff.Suppressed != nil {
+		f = append(f, boolIs(aSup, ff.Suppressed, false))
+	}
+	if ff.Severity != "" {
+		f = append(f, func(it item) bool { return severityOf(scangate.Severity(getS(it, aSev))).AtLeast(ff.Severity) })
 	}
 	var scan []item
 	var scanErr error
@@ -119,17 +122,13 @@ func (s *Store) FindingsPage(ctx context.Context, scanID int64, suppressed *bool
 	wg.Wait()
 	switch {
 	case scanErr != nil:
-		return nil, nil, scanErr
+		return scangate.Page[scangate.RecordedFinding]{}, scanErr
 	case err != nil:
-		return nil, nil, err
+		return scangate.Page[scangate.RecordedFinding]{}, err
 	case after == nil && len(scan) == 0:
-		return nil, nil, scangate.Errorf(scangate.KindNotFound, "no scan has the id %d", scanID)
+		return scangate.Page[scangate.RecordedFinding]{}, scangate.Errorf(scangate.KindNotFound, "no scan has the id %d", scanID)
 	}
-	out := make([]scangate.RecordedFinding, 0, len(p.Items))
-	for _, it := range p.Items {
-		out = append(out, recordedFinding(it))
-	}
-	return out, p.Next, nil
+	return pageOf(q, p, recordedFinding), nil
 }
 
 // recordedFinding reads a finding item as the API shows it.
@@ -144,6 +143,7 @@ func recordedFinding(it item) scangate.RecordedFinding {
 		Index: i, Name: getS(it, aName), Aliases: getStrings(it, aAliases),
 		Rule: getS(it, aRule), Path: getS(it, aPath), Line: getNp(it, aLine),
 		Suppressed: getBool(it, aSup, false), SuppressedBy: slices.Compact(by),
+		Severity: severityOf(scangate.Severity(getS(it, aSev))),
 	}
 }
 
@@ -160,7 +160,7 @@ func prScansSK(sc scangate.Scan) string {
 // scan shows it), read by the key its scans name; a page without scans
 // reads the PR's id item instead, to tell an unknown PR (not found). One
 // Query and one BatchGetItem.
-func (s *Store) PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) ([]scangate.Scan, scangate.PR, map[string]string, error) {
+func (s *Store) PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) (scangate.Page[scangate.Scan], scangate.PR, error) {
 	q := pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: prScansPK(prID), newest: true}
 	var f filters
 	if t != "" {
@@ -168,34 +168,31 @@ func (s *Store) PRScansPage(ctx context.Context, prID int64, t scangate.ScanType
 	}
 	p, err := s.listPage(ctx, "list a PR's scans", q, f.keep(), limit, after)
 	if err != nil {
-		return nil, scangate.PR{}, nil, err
+		return scangate.Page[scangate.Scan]{}, scangate.PR{}, err
 	}
-	scans := make([]scangate.Scan, 0, len(p.Items))
-	for _, it := range p.Items {
-		scans = append(scans, scanFrom(it))
-	}
+	scans := pageOf(q, p, scanFrom)
 	k := prIDKey(prID)
-	if len(scans) > 0 {
-		k = prKey(scans[0].VcID, scans[0].RepoID, scans[0].PRNumber)
+	if len(scans.Items) > 0 {
+		k = prKey(scans.Items[0].VcID, scans.Items[0].RepoID, scans.Items[0].PRNumber)
 	}
 	items, err := s.batchGet(ctx, "get PR", []item{k})
 	switch {
 	case err != nil:
-		return nil, scangate.PR{}, nil, err
-	case len(items) == 0 && len(scans) > 0:
-		return nil, scangate.PR{}, nil, fmt.Errorf("PR %d: its record is missing, its scans are not", prID)
+		return scangate.Page[scangate.Scan]{}, scangate.PR{}, err
+	case len(items) == 0 && len(scans.Items) > 0:
+		return scangate.Page[scangate.Scan]{}, scangate.PR{}, fmt.Errorf("PR %d: its record is missing, its scans are not", prID)
 	case len(items) == 0:
-		return nil, scangate.PR{}, nil, scangate.Errorf(scangate.KindNotFound, "no pull request has the id %d", prID)
-	case len(scans) == 0:
-		return scans, scangate.PR{}, p.Next, nil
+		return scangate.Page[scangate.Scan]{}, scangate.PR{}, scangate.Errorf(scangate.KindNotFound, "no pull request has the id %d", prID)
+	case len(scans.Items) == 0:
+		return scans, scangate.PR{}, nil
 	}
-	return scans, prFrom(items[0]).PR, p.Next, nil
+	return scans, prFrom(items[0]).PR, nil
 }
 
 // PRsPage reads a page of pull requests by last scan, newest first: all of
 // them, or one repository's; with f.Blocked set, only those that are (or
 // are not) blocked. One Query.
-func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) ([]scangate.PR, map[string]string, error) {
+func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) (scangate.Page[scangate.PR], error) {
 	if f.Number != 0 {
 		return s.prByNumber(ctx, f)
 	}
@@ -209,37 +206,34 @@ func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, aft
 	}
 	p, err := s.listPage(ctx, "list PRs", q, keep.keep(), limit, after)
 	if err != nil {
-		return nil, nil, err
+		return scangate.Page[scangate.PR]{}, err
 	}
-	out := make([]scangate.PR, 0, len(p.Items))
-	for _, it := range p.Items {
-		out = append(out, prFrom(it).PR)
-	}
-	return out, p.Next, nil
+	return pageOf(q, p, func(it item) scangate.PR { return prFrom(it).PR }), nil
 }
 
 // prByNumber is the page of the one PR of a number in a repository (none
 // if it has no scan, or if Blocked leaves it out): one GetItem of its
 // record, keyed by that identity. The page never has a next one.
-func (s *Store) prByNumber(ctx context.Context, f scangate.PRFilter) ([]scangate.PR, map[string]string, error) {
+func (s *Store) prByNumber(ctx context.Context, f scangate.PRFilter) (scangate.Page[scangate.PR], error) {
 	r, found, err := s.prRecord(ctx, f.VcID, f.RepoID, f.Number)
-	if err != nil || !found || f.Blocked != nil && r.blocked() != *f.Blocked {
-		return []scangate.PR{}, nil, err
+	if err != nil || !found || f.Blocked != nil && r.gate.Blocked != *f.Blocked {
+		return scangate.Page[scangate.PR]{Items: []scangate.PR{}}, err
 	}
-	return []scangate.PR{r.PR}, nil, nil
+	return scangate.Page[scangate.PR]{Items: []scangate.PR{r.PR}, After: []map[string]string{nil}}, nil
 }
 
 // AllowlistsPage reads a page of allowlists, newest first, by f. A name
-// reads the GSI3 partition of that name ignoring case and keeps the
-// vulnerability allowlists (matched ignoring case) and the secret ones of
-// exactly that name. One Query.
-func (s *Store) AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) ([]scangate.Allowlist, map[string]string, error) {
+// reads the GSI3 partition of that name's key (scangate.FindingKey) and
+// keeps the allowlists whose name names it as suppression matches
+// (scangate.SameName: vulnerabilities ignoring ASCII case, secrets
+// exactly). One Query.
+func (s *Store) AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, limit int, after map[string]string) (scangate.Page[scangate.Allowlist], error) {
 	q := pageQuery{index: GSI2, pk: aGSI2PK, sk: aGSI2SK, value: allAllowlistsPK, newest: true}
 	var keep filters
 	if f.Name != "" {
 		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: allowNamePK(f.Name), newest: true}
 		keep = append(keep, func(it item) bool {
-			return getS(it, aType) == string(scangate.ScanVulnerability) || getS(it, aName) == f.Name
+			return scangate.SameName(scangate.ScanType(getS(it, aType)), getS(it, aName), f.Name)
 		})
 	}
 	if f.Type != "" {
@@ -250,18 +244,13 @@ func (s *Store) AllowlistsPage(ctx context.Context, f scangate.AllowlistFilter, 
 	}
 	p, err := s.listPage(ctx, "list allowlists", q, keep.keep(), limit, after)
 	if err != nil {
-		return nil, nil, err
+		return scangate.Page[scangate.Allowlist]{}, err
 	}
-	out := make([]scangate.Allowlist, 0, len(p.Items))
-	for _, it := range p.Items {
-		a, _ := allowFrom(it)
-		out = append(out, a)
-	}
-	return out, p.Next, nil
+	return pageOf(q, p, func(it item) scangate.Allowlist { a, _ := allowFrom(it); return a }), nil
 }
 
 // UsersPage reads a page of users by id, by f. One Query.
-func (s *Store) UsersPage(ctx context.Context, f scangate.UserFilter, limit int, after map[string]string) ([]scangate.User, map[string]string, error) {
+func (s *Store) UsersPage(ctx context.Context, f scangate.UserFilter, limit int, after map[string]string) (scangate.Page[scangate.User], error) {
 	q := pageQuery{index: GSI2, pk: aGSI2PK, sk: aGSI2SK, value: allUsersPK}
 	var keep filters
 	if f.Role != "" {
@@ -272,13 +261,9 @@ func (s *Store) UsersPage(ctx context.Context, f scangate.UserFilter, limit int,
 	}
 	p, err := s.listPage(ctx, "list users", q, keep.keep(), limit, after)
 	if err != nil {
-		return nil, nil, err
+		return scangate.Page[scangate.User]{}, err
 	}
-	out := make([]scangate.User, 0, len(p.Items))
-	for _, it := range p.Items {
-		out = append(out, userFrom(it))
-	}
-	return out, p.Next, nil
+	return pageOf(q, p, userFrom), nil
 }
 
 // AllowlistDetail reads an allowlist with its comments, oldest first: one

@@ -24,13 +24,20 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 	for i := range n {
 		ns.Findings = append(ns.Findings, scangate.Finding{Name: fmt.Sprintf("sha256:%02d", i%10), Rule: "rule", Path: "p", InSource: i%1000 == 7})
 	}
-	sc, _, err := env.Store.RecordScan(ctx, ns, time.Now())
+	sc, _, err := env.Store.RecordScan(ctx, ns, testWho, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var page []scangate.RecordedFinding
 	var next map[string]string
-	trips := env.CountTrips(func() { page, next, err = env.Store.FindingsPage(ctx, sc.ID, nil, 100, nil) })
+	findings := func(f scangate.FindingFilter, after map[string]string) func() {
+		return func() {
+			var p scangate.Page[scangate.RecordedFinding]
+			p, err = env.Store.FindingsPage(ctx, sc.ID, f, 100, after)
+			page, next = p.Items, p.Next
+		}
+	}
+	trips := env.CountTrips(findings(scangate.FindingFilter{}, nil))
 	if err != nil || len(page) != 100 || next == nil || page[0].Index != 0 || page[99].Index != 99 {
 		t.Fatalf("first page: %d findings from %v, next %v, %v", len(page), page[0], next, err)
 	}
@@ -39,7 +46,7 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 	}
 	// Further pages: one Query each, in order, without a gap.
 	for p := 1; p < 3; p++ {
-		trips = env.CountTrips(func() { page, next, err = env.Store.FindingsPage(ctx, sc.ID, nil, 100, next) })
+		trips = env.CountTrips(findings(scangate.FindingFilter{}, next))
 		if err != nil || len(page) != 100 || page[0].Index != 100*p || trips != 1 {
 			t.Fatalf("page %d: %d findings from %d, %d round trips, %v", p+1, len(page), page[0].Index, trips, err)
 		}
@@ -51,7 +58,8 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 	pages := 0
 	for first := true; first || after != nil; first = false {
 		sup := true
-		trips = env.CountTrips(func() { page, after, err = env.Store.FindingsPage(ctx, sc.ID, &sup, 100, after) })
+		trips = env.CountTrips(findings(scangate.FindingFilter{Suppressed: &sup}, after))
+		after = next
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +90,7 @@ func TestPRByNumberIsOneGetItem(t *testing.T) {
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	sc, _, err := env.Store.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v",
-		RepoID: 2, RepoName: "r", WebhookID: 3, PR: scangate.PRRef{Number: 42, Name: "n", Link: "l"}}, time.Now())
+		RepoID: 2, RepoName: "r", WebhookID: 3, PR: scangate.PRRef{Number: 42, Name: "n", Link: "l"}}, testWho, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +101,10 @@ func TestPRByNumberIsOneGetItem(t *testing.T) {
 		want   []int64
 	}{{42, []int64{sc.PRID}}, {43, nil}} {
 		ops = nil
-		prs, next, err := st.PRsPage(ctx, scangate.PRFilter{VcID: 1, RepoID: 2, Number: c.number}, 50, nil)
+		prs, err := st.PRsPage(ctx, scangate.PRFilter{VcID: 1, RepoID: 2, Number: c.number}, 50, nil)
+		next := prs.Next
 		var got []int64
-		for _, pr := range prs {
+		for _, pr := range prs.Items {
 			got = append(got, pr.ID)
 		}
 		if err != nil || next != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || fmt.Sprint(ops) != "[GetItem]" {

@@ -7,7 +7,11 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/pkg/scangate"
 )
+
+// testWho is who records the tests' scans.
+var testWho = scangate.Who{RequestID: "test"}
 
 // TestRecordScanOnce: deliveries of the same work under one key, at once
 // and later, record one scan; all answer with it.
@@ -20,18 +24,20 @@ func TestRecordScanOnce(t *testing.T) {
 	fresh := make([]bool, 6)
 	for i := range 5 {
 		wg.Go(func() {
-			sc, _, recorded, err := env.Store.RecordScanOnce(ctx, vulnScan(1, "CVE-1", "CVE-2"), time.Now(), "upload#7#VULNERABILITY")
+			scans, _, recorded, err := env.Store.RecordScans(ctx, []scangate.NewScan{vulnScan(1, "CVE-1", "CVE-2")}, testWho, time.Now(), "upload#7")
 			if err != nil {
 				t.Error(err)
+				return
 			}
-			ids[i], fresh[i] = sc.ID, recorded
+			ids[i], fresh[i] = scans[0].ID, recorded
 		})
 	}
 	wg.Wait()
-	sc, _, recorded, err := env.Store.RecordScanOnce(ctx, vulnScan(1, "CVE-1"), time.Now(), "upload#7#VULNERABILITY")
+	scans, _, recorded, err := env.Store.RecordScans(ctx, []scangate.NewScan{vulnScan(1, "CVE-1")}, testWho, time.Now(), "upload#7")
 	if err != nil {
 		t.Fatal(err)
 	}
+	sc := scans[0]
 	ids[5], fresh[5] = sc.ID, recorded
 	n := 0
 	for i, id := range ids {

@@ -125,6 +125,17 @@ func (q pageQuery) startKey(after map[string]string) (item, error) {
 	return start, nil
 }
 
+// pageOf is a page read by q as the listing's items, each converted by
+// conv, with where the listing goes on after each.
+func pageOf[T any](q pageQuery, p Page, conv func(item) T) scangate.Page[T] {
+	out := scangate.Page[T]{Items: make([]T, 0, len(p.Items)), After: make([]map[string]string, 0, len(p.Items)), Next: p.Next}
+	for _, it := range p.Items {
+		out.Items = append(out.Items, conv(it))
+		out.After = append(out.After, q.pageKey(it))
+	}
+	return out
+}
+
 // pageKey is the key of an item as a page key.
 func (q pageQuery) pageKey(it map[string]types.AttributeValue) map[string]string {
 	k := map[string]string{}

@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -11,12 +15,19 @@ import (
 // A PR record is keyed by its identity (integration, repository, number),
 // so it is its own uniqueness marker; a PRID item maps its internal id to
 // that identity. It keeps, besides the PR object of the API, its newest
-// scan of each type with that scan's block status, and whether the PR is
-// blocked (the newest scan of either type blocks), for the listing of PRs
-// by last scan (GSI2 for all PRs, GSI3 per repository).
+// scan of each (scan type, category) with what judging them needs (cats),
+// its stored gate, and whether it is blocked (the gate's decision), for
+// the listing of PRs by last scan (GSI2 for all PRs, GSI3 per repository).
 //
 //	PR#<vc>#<repo>#<number> / PR    GSI2: PRS / <last_scan>#<id>; GSI3: PRS#<vc>#<repo> / same
 //	PRID#<id> / PRID                vc_id, repo_id, pr_number
+//
+// cats maps <TYPE>#<category> to {id, at, st (status), sev (unsuppressed
+// findings per severity), cv (the scan's count version)}. Every write of a
+// scan's counts that is the newest of its pair writes its cats entry in
+// the same transaction, so cv names the counts the PR knows. Records
+// written before categories have no cats: their newest scan of each type
+// (sec_*, vuln_*) reads as category default (legacyCats).
 
 func prKey(vcID, repoID, number int64) item {
 	return key(fmt.Sprintf("PR#%d#%d#%d", vcID, repoID, number), "PR")
@@ -24,23 +35,79 @@ func prKey(vcID, repoID, number int64) item {
 
 func prIDKey(id int64) item { return key("PRID#"+strconv.FormatInt(id, 10), "PRID") }
 
-// prRecord is a PR record with what deciding its newest scans needs.
+// catKey names one (scan type, category) of a PR.
+type catKey struct {
+	typ      scangate.ScanType
+	category string
+}
+
+func (k catKey) attr() string { return string(k.typ) + "#" + k.category }
+
+func catKeyOf(sc scangate.Scan) catKey { return catKey{sc.Type, categoryOf(sc)} }
+
+// categoryOf is a scan's category: DefaultCategory for scans recorded
+// before categories.
+func categoryOf(sc scangate.Scan) string {
+	if sc.Category == "" {
+		return scangate.DefaultCategory
+	}
+	return sc.Category
+}
+
+// catScan is a PR's newest scan of one pair: its count version, and its
+// block status as stored on the scan (which a policy change re-judges).
+type catScan struct {
+	scangate.CategoryScan
+	cver  int64
+	block bool
+}
+
+// prRecord is a PR record with what deciding its gate needs.
 type prRecord struct {
 	scangate.PR
 	lastScanID int64 // newest scan overall
-	secScan    int64 // newest SECRET scan, 0 if none
-	secAt      string
-	secBlock   bool  // its block status
-	vulnScan   int64 // newest VULNERABILITY scan, 0 if none
-	vulnAt     string
-	vulnBlock  bool
+	cats       map[catKey]catScan
+	gate       scangate.Gate // the stored decision
+	judged     bool          // the record has a stored gate
+	gseq       int64         // changes of the decision so far
+	headSHA    string        // the commit of its newest scan that named one
+	headAt     string        // that scan's place in the order (at#id)
 	ver        int64
+	legacy     bool // read from a record of before categories
 }
 
-// blocked reports whether the PR is blocked: the newest scan of either
-// type blocks.
-func (r prRecord) blocked() bool {
-	return r.secScan != 0 && r.secBlock || r.vulnScan != 0 && r.vulnBlock
+// categories lists the newest scans of the PR's pairs, in order.
+func (r prRecord) categories() []scangate.CategoryScan {
+	out := make([]scangate.CategoryScan, 0, len(r.cats))
+	for _, c := range r.cats {
+		out = append(out, c.CategoryScan)
+	}
+	scangate.SortCategories(out)
+	return out
+}
+
+// counts sums the counts of the newest scans.
+func (r prRecord) counts() (secrets, vulnerabilities int64) {
+	for _, c := range r.cats {
+		s, v := c.Counts()
+		secrets, vulnerabilities = secrets+s, vulnerabilities+v
+	}
+	return secrets, vulnerabilities
+}
+
+// judge decides the PR's gate under p at at. The decision's sequence moves
+// when it blocks otherwise or for other reasons. It reports whether the
+// stored gate changes (its decision or its policy).
+func (r prRecord) judge(p scangate.Policy, at scangate.Time) (prRecord, bool) {
+	g := scangate.Decide(p, r.categories(), at)
+	changed := !r.judged || !g.Same(r.gate)
+	if !r.judged || g.Blocked != r.gate.Blocked || !scangate.SameReasons(g.Reasons, r.gate.Reasons) {
+		r.gseq++
+	}
+	if changed {
+		r.gate, r.judged = g, true
+	}
+	return r, changed
 }
 
 // listingSK orders PRs by last scan, newest last (queries read backwards).
@@ -58,15 +125,22 @@ func (r prRecord) item() item {
 	it[aCreatedAt] = str(r.CreatedAt.String())
 	it[aLastScan] = str(r.LastScan.String())
 	it[aLastScanID] = num(r.lastScanID)
-	it[aSecScan] = num(r.secScan)
-	it[aSecAt] = str(r.secAt)
-	it[aSecBlock] = boolean(r.secBlock)
-	it[aSecretCount] = num(r.SecretCount)
-	it[aVulnScan] = num(r.vulnScan)
-	it[aVulnAt] = str(r.vulnAt)
-	it[aVulnBlock] = boolean(r.vulnBlock)
-	it[aVulnCount] = num(r.VulnerabilityCount)
-	it[aBlocked] = boolean(r.blocked())
+	secrets, vulns := r.counts()
+	it[aSecretCount] = num(secrets)
+	it[aVulnCount] = num(vulns)
+	cats := item{}
+	for k, c := range r.cats {
+		cats[k.attr()] = &types.AttributeValueMemberM{Value: item{
+			aID: num(c.ScanID), "at": str(c.CreatedAt.String()), "st": str(c.Status), aSev: sevAttr(c.Sev), "cv": num(c.cver), "b": boolean(c.block)}}
+	}
+	it[aCats] = &types.AttributeValueMemberM{Value: cats}
+	g, _ := json.Marshal(r.gate) // plain values only
+	it[aGate] = str(string(g))
+	it[aBlocked] = boolean(r.gate.Blocked)
+	it[aGateSeq] = num(r.gseq)
+	if r.headSHA != "" {
+		it[aHeadSHA], it[aHeadAt] = str(r.headSHA), str(r.headAt)
+	}
 	it[aVer] = num(r.ver)
 	it[aGSI2PK] = str(allPRsPK)
 	it[aGSI2SK] = str(r.listingSK())
@@ -76,7 +150,7 @@ func (r prRecord) item() item {
 }
 
 func prFrom(it item) prRecord {
-	return prRecord{
+	r := prRecord{
 		PR: scangate.PR{
 			ID:                 getN(it, aID),
 			Number:             getN(it, aPRNumber),
@@ -91,14 +165,121 @@ func prFrom(it item) prRecord {
 			VulnerabilityCount: getN(it, aVulnCount),
 		},
 		lastScanID: getN(it, aLastScanID),
-		secScan:    getN(it, aSecScan),
-		secAt:      getS(it, aSecAt),
-		secBlock:   getBool(it, aSecBlock, true),
-		vulnScan:   getN(it, aVulnScan),
-		vulnAt:     getS(it, aVulnAt),
-		vulnBlock:  getBool(it, aVulnBlock, true),
+		cats:       map[catKey]catScan{},
+		gseq:       getN(it, aGateSeq),
+		headSHA:    getS(it, aHeadSHA),
+		headAt:     getS(it, aHeadAt),
 		ver:        getN(it, aVer),
 	}
+	m, ok := it[aCats].(*types.AttributeValueMemberM)
+	if !ok {
+		r.legacyCats(it)
+	} else {
+		for k, v := range m.Value {
+			e, _ := v.(*types.AttributeValueMemberM)
+			if e == nil {
+				continue
+			}
+			typ, cat, _ := strings.Cut(k, "#")
+			r.cats[catKey{scangate.ScanType(typ), cat}] = catScan{CategoryScan: scangate.CategoryScan{
+				Type: scangate.ScanType(typ), Category: cat, ScanID: getN(e.Value, aID), CreatedAt: getTime(e.Value, "at"),
+				Status: getS(e.Value, "st"), Sev: sevFrom(e.Value, aSev)}, cver: getN(e.Value, "cv"), block: getBool(e.Value, "b", true)}
+		}
+	}
+	if g := getS(it, aGate); g != "" && json.Unmarshal([]byte(g), &r.gate) == nil {
+		r.judged = true
+	} else {
+		r.gate = scangate.Decide(scangate.DefaultPolicy(), r.categories(), r.LastScan)
+		r.gate.Blocked = getBool(it, aBlocked, true)
+	}
+	return r
+}
+
+// Attributes of records of before categories: the newest scan of each
+// type, its time and its block status.
+const (
+	aSecScan   = "sec_scan"
+	aSecAt     = "sec_at"
+	aSecBlock  = "sec_block"
+	aVulnScan  = "vuln_scan"
+	aVulnAt    = "vuln_at"
+	aVulnBlock = "vuln_block"
+)
+
+// legacyCats reads a record of before categories: its newest scan of each
+// type stands as category default, its count as findings of severity high
+// (findings of before severities read as high). Such a record kept no
+// status: a scan that blocked with no finding reads as pending (it
+// blocked for its status). Writers read the scans themselves instead
+// (exactCats), so the first write makes the record exact.
+func (r *prRecord) legacyCats(it item) {
+	r.legacy = true
+	for _, t := range []struct {
+		typ                        scangate.ScanType
+		scan, at, block, countAttr string
+	}{{scangate.ScanSecret, aSecScan, aSecAt, aSecBlock, aSecretCount}, {scangate.ScanVulnerability, aVulnScan, aVulnAt, aVulnBlock, aVulnCount}} {
+		id := getN(it, t.scan)
+		if id == 0 {
+			continue
+		}
+		n, status := getN(it, t.countAttr), "completed"
+		if getBool(it, t.block, true) && n == 0 {
+			status = "pending"
+		}
+		at, _ := scangate.ParseTime(getS(it, t.at))
+		r.cats[catKey{t.typ, scangate.DefaultCategory}] = catScan{CategoryScan: scangate.CategoryScan{Type: t.typ,
+			Category: scangate.DefaultCategory, ScanID: id, CreatedAt: at, Status: status, Sev: scangate.SevCounts{0, n}},
+			block: getBool(it, t.block, true)}
+	}
+}
+
+// exactCats replaces the approximated cats of records of before
+// categories with their scans as stored: one BatchGetItem, only when such
+// a record is among recs.
+func (s *Store) exactCats(ctx context.Context, recs map[string]prRecord) error {
+	var keys []item
+	for _, r := range recs {
+		if r.legacy {
+			for _, c := range r.cats {
+				keys = append(keys, scanKey(c.ScanID))
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	items, err := s.batchGetAll(ctx, "get scans", keys)
+	if err != nil {
+		return err
+	}
+	scans := map[int64]item{}
+	for _, it := range items {
+		scans[getN(it, aID)] = it
+	}
+	for pk, r := range recs {
+		if !r.legacy {
+			continue
+		}
+		for k, c := range r.cats {
+			if it, ok := scans[c.ScanID]; ok {
+				sc := scanFrom(it)
+				c.Status, c.Sev, c.cver, c.block = sc.Status, sc.Sev, getN(it, aCountVer), sc.BlockStatus
+				r.cats[k] = c
+			}
+		}
+		r.legacy = false
+		recs[pk] = r
+	}
+	return nil
+}
+
+// sevAttr is a list of counts per severity.
+func sevAttr(c scangate.SevCounts) types.AttributeValue { return numList(c[:]) }
+
+func sevFrom(it item, name string) scangate.SevCounts {
+	var c scangate.SevCounts
+	copy(c[:], getIDs(it, name))
+	return c
 }
 
 func prIDItem(r prRecord) item {
@@ -114,9 +295,15 @@ func newer(at string, id int64, oldAt string, oldID int64) bool {
 	return oldID == 0 || at > oldAt || at == oldAt && id > oldID
 }
 
+// orderOf is a scan's place in its PR's order, as one string.
+func orderOf(sc scangate.Scan) string {
+	return sc.CreatedAt.String() + "#" + fmt.Sprintf("%019d", sc.ID)
+}
+
 // with returns the record once sc is recorded: the newest scan overall sets
-// last_scan and the PR's name and link; the newest of each type sets that
-// type's count and block status. It reports whether anything changed.
+// last_scan and the PR's name and link; the newest of its (type, category)
+// stands for that pair; the newest that named a commit sets head_sha. It
+// reports whether anything changed. The gate is judged apart (judge).
 func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 	at := sc.CreatedAt.String()
 	changed := false
@@ -124,36 +311,41 @@ func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 		r.LastScan, r.lastScanID, r.Name, r.Link = sc.CreatedAt, sc.ID, ref.Name, ref.Link
 		changed = true
 	}
-	switch sc.Type {
-	case scangate.ScanSecret:
-		if newer(at, sc.ID, r.secAt, r.secScan) {
-			r.secScan, r.secAt, r.SecretCount, r.secBlock = sc.ID, at, sc.SecretCount, sc.BlockStatus
-			changed = true
+	k := catKeyOf(sc)
+	if old, ok := r.cats[k]; !ok || newer(at, sc.ID, old.CreatedAt.String(), old.ScanID) {
+		cats := make(map[catKey]catScan, len(r.cats)+1)
+		for kk, v := range r.cats {
+			cats[kk] = v
 		}
-	case scangate.ScanVulnerability:
-		if newer(at, sc.ID, r.vulnAt, r.vulnScan) {
-			r.vulnScan, r.vulnAt, r.VulnerabilityCount, r.vulnBlock = sc.ID, at, sc.VulnerabilityCount, sc.BlockStatus
-			changed = true
-		}
+		cats[k] = catScan{CategoryScan: scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID,
+			CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev}, block: sc.BlockStatus}
+		r.cats, changed = cats, true
+	}
+	if sc.CommitSHA != "" && orderOf(sc) > r.headAt {
+		r.headSHA, r.headAt, changed = sc.CommitSHA, orderOf(sc), true
 	}
 	return r, changed
 }
 
-// withCounts returns the record with the counts and block status of its
-// newest scan of a type changed, as a re-evaluation leaves them.
-func (r prRecord) withCounts(sc scangate.Scan, n int64, block bool) prRecord {
-	switch sc.Type {
-	case scangate.ScanSecret:
-		r.SecretCount, r.secBlock = n, block
-	case scangate.ScanVulnerability:
-		r.VulnerabilityCount, r.vulnBlock = n, block
+// withSev returns the record with the counts and block status of its
+// newest scan of a pair as a re-evaluation leaves them, at the scan's
+// next count version.
+func (r prRecord) withSev(k catKey, sev scangate.SevCounts, block bool, cver int64) prRecord {
+	cats := make(map[catKey]catScan, len(r.cats))
+	for kk, v := range r.cats {
+		cats[kk] = v
 	}
+	c := cats[k]
+	c.Sev, c.block, c.cver = sev, block, cver
+	cats[k] = c
+	r.cats = cats
 	return r
 }
 
-// newest reports whether sc is the PR's newest scan of its type.
+// newest reports whether sc is the PR's newest scan of its pair.
 func (r prRecord) newest(sc scangate.Scan) bool {
-	return sc.Type == scangate.ScanSecret && r.secScan == sc.ID || sc.Type == scangate.ScanVulnerability && r.vulnScan == sc.ID
+	c, ok := r.cats[catKeyOf(sc)]
+	return ok && c.ScanID == sc.ID
 }
 
 // prRecord reads a PR record by its identity with a consistent read.
@@ -167,15 +359,32 @@ func (s *Store) prRecord(ctx context.Context, vcID, repoID, number int64) (prRec
 
 // PR reads a pull request by its internal id: two round trips.
 func (s *Store) PR(ctx context.Context, id int64) (scangate.PR, error) {
+	r, err := s.prByID(ctx, id)
+	return r.PR, err
+}
+
+// prByID reads a PR record by its internal id: its id item, then the
+// record.
+func (s *Store) prByID(ctx context.Context, id int64) (prRecord, error) {
 	it, err := s.getItem(ctx, "get PR id", prIDKey(id))
 	if err != nil {
-		return scangate.PR{}, err
+		return prRecord{}, err
 	}
 	if it != nil {
 		r, found, err := s.prRecord(ctx, getN(it, aVcID), getN(it, aRepoID), getN(it, aPRNumber))
 		if err != nil || found {
-			return r.PR, err
+			return r, err
 		}
 	}
-	return scangate.PR{}, scangate.Errorf(scangate.KindNotFound, "no pull request has the id %d", id)
+	return prRecord{}, scangate.Errorf(scangate.KindNotFound, "no pull request has the id %d", id)
+}
+
+// PRGate reads a pull request's stored gate with its newest scans and its
+// head commit: two round trips (its id item, then its record).
+func (s *Store) PRGate(ctx context.Context, id int64) (scangate.PRGate, error) {
+	r, err := s.prByID(ctx, id)
+	if err != nil {
+		return scangate.PRGate{}, err
+	}
+	return scangate.PRGate{PRID: r.ID, RepoID: r.RepoID, HeadSHA: r.headSHA, Gate: r.gate, Categories: r.categories()}, nil
 }

@@ -35,6 +35,14 @@ func scanItem(sc scangate.Scan) item {
 	}
 	it[aSecretCount] = num(sc.SecretCount)
 	it[aVulnCount] = num(sc.VulnerabilityCount)
+	it[aSev] = sevAttr(sc.Sev)
+	it[aCategory] = str(categoryOf(sc))
+	if sc.CommitSHA != "" {
+		it[aCommitSHA] = str(sc.CommitSHA)
+	}
+	if sc.Ref != "" {
+		it[aRef] = str(sc.Ref)
+	}
 	it[aCountVer] = num(0)
 	// Listed with its PR's scans (GSI3), newest first.
 	it[aGSI3PK], it[aGSI3SK] = str(prScansPK(sc.PRID)), str(prScansSK(sc))
@@ -42,7 +50,9 @@ func scanItem(sc scangate.Scan) item {
 }
 
 // scanFrom reads a scan item. Absent attributes read as the spec's
-// defaults: status pending, block_status true, counts 0, other_details {}.
+// defaults: status pending, block_status true, counts 0, other_details {};
+// a scan of before categories is of category default, and its counts are
+// of findings of severity high (as findings of before severities read).
 func scanFrom(it item) scangate.Scan {
 	sc := scangate.Scan{
 		ID:                 getN(it, aID),
@@ -61,6 +71,16 @@ func scanFrom(it item) scangate.Scan {
 		OtherDetails:       json.RawMessage(getS(it, aOtherDetails)),
 		SecretCount:        getN(it, aSecretCount),
 		VulnerabilityCount: getN(it, aVulnCount),
+		Category:           getS(it, aCategory),
+		CommitSHA:          getS(it, aCommitSHA),
+		Ref:                getS(it, aRef),
+		Sev:                sevFrom(it, aSev),
+	}
+	if _, ok := it[aSev]; !ok {
+		sc.Sev = scangate.SevCounts{0, sc.SecretCount + sc.VulnerabilityCount}
+	}
+	if sc.Category == "" {
+		sc.Category = scangate.DefaultCategory
 	}
 	if sc.Status == "" {
 		sc.Status = scangate.ScanStatuses[0]

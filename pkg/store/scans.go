@@ -3,7 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -16,24 +23,22 @@ const (
 	lOnce = "once"
 )
 
-// RecordScan stores a scan with its findings and creates or updates its PR
-// record, judging the findings by the allowlists as they are.
-//
-// The findings are written first, in batches; the scan and its PR record
-// are then committed in one transaction, so a reader never sees a scan
-// without its findings.
-//
-// The handshake with concurrent allowlist changes: the recording reads the
-// versions of its findings' groups before judging them, and again after
-// its commit. A change that moved a group in between re-evaluates from
-// the index and the RECENT items, but skips this scan while it is not
-// committed; so for every group whose version moved, the recording settles
-// its own findings against the group's new rules. A change that comes
-// after the second read finds the findings through the index, or, while
-// the index lags, through the RECENT items written with them.
-func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, now time.Time) (scangate.Scan, scangate.PR, error) {
-	sc, pr, _, err := s.RecordScanOnce(ctx, ns, now, "")
-	return sc, pr, err
+// scansPerCommit bounds the scans of one recording's commit: each with its
+// audit entry and the room for its event (scan.recorded), with the PR, its
+// id item, the once key and the room for the gate's event, well under
+// DynamoDB's 100 items. An upload has at most 40 scans (20 runs, two
+// types): almost always one commit, so one upload is one gate change.
+const scansPerCommit = 30
+
+// RecordScan stores a scan with its findings and creates or updates its
+// PR record, judging the findings by the allowlists as they are and its
+// block status and the PR's gate by the gate policy.
+func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, who scangate.Who, now time.Time) (scangate.Scan, scangate.PR, error) {
+	scans, pr, _, err := s.RecordScans(ctx, []scangate.NewScan{ns}, who, now, "")
+	if err != nil {
+		return scangate.Scan{}, scangate.PR{}, err
+	}
+	return scans[0], pr, nil
 }
 
 // onceTTL is how long a recording remembers its once key: far beyond the
@@ -42,62 +47,219 @@ const onceTTL = 7 * 24 * time.Hour
 
 func onceKey(k string) item { return key("ONCE#"+k, "ONCE") }
 
-// RecordScanOnce is RecordScan for work that may be delivered more than
-// once (an S3 event): the first recording under the key once records the
-// scan; any other, concurrent or later, records nothing and returns that
-// scan, with recorded false. An empty key records every time.
-func (s *Store) RecordScanOnce(ctx context.Context, ns scangate.NewScan, now time.Time, once string) (scangate.Scan, scangate.PR, bool, error) {
+// onceKeys are the keys of a recording's commits: once, then once#<i> for
+// the commits after the first.
+func onceKeys(once string, commits int) []string {
+	keys := []string{once}
+	for i := 1; i < commits; i++ {
+		keys = append(keys, once+"#"+strconv.Itoa(i))
+	}
+	return keys
+}
+
+// RecordScans records scans of one pull request (an upload's, one per
+// (type, category)) and updates its PR record: the findings first, in
+// batches, then the scans, their audit entries and the PR record in one
+// transaction (scansPerCommit scans a transaction), so a reader never
+// sees a scan without its findings and one upload is one change of the
+// gate.
+//
+// With a key once (an S3 event, which may be delivered more than once),
+// each commit also writes its once key, and a delivery that finds a
+// commit's key recorded already records nothing of it: recorded is false
+// when nothing was recorded, and the scans returned are those of the
+// first delivery.
+//
+// The handshake with concurrent allowlist and policy changes: the
+// recording reads the versions of its findings' groups and the gate
+// policy before judging, and again after its commit. A change that moved
+// a group in between re-evaluates from the index and the RECENT items,
+// but skips these scans while they are not committed; so for every group
+// whose version moved, the recording settles its own findings against
+// the group's new rules. A policy that moved is judged again for the PR.
+// A change that comes after the second read finds the findings through
+// the index, or, while the index lags, through the RECENT items written
+// with them; a policy change re-judges every PR after its commit.
+func (s *Store) RecordScans(ctx context.Context, nss []scangate.NewScan, who scangate.Who, now time.Time, once string) ([]scangate.Scan, scangate.PR, bool, error) {
+	if len(nss) == 0 {
+		return nil, scangate.PR{}, false, fmt.Errorf("record scans: none to record")
+	}
+	commits := (len(nss) + scansPerCommit - 1) / scansPerCommit
+	var done map[int][]int64
 	if once != "" {
-		sc, pr, found, err := s.recordedOnce(ctx, once)
-		if err != nil || found {
-			return sc, pr, false, err
+		var err error
+		if done, err = s.recordedOnce(ctx, onceKeys(once, commits)); err != nil {
+			return nil, scangate.PR{}, false, err
 		}
 	}
-	sc, pr, err := s.record(ctx, ns, now, once)
-	if failed(err, lOnce) { // a concurrent delivery recorded it first
-		sc, pr, _, err = s.recordedOnce(ctx, once)
-		return sc, pr, false, err
-	}
-	return sc, pr, err == nil, err
-}
-
-// recordedOnce reads the scan recorded under a once key, if any.
-func (s *Store) recordedOnce(ctx context.Context, once string) (scangate.Scan, scangate.PR, bool, error) {
-	it, err := s.getItem(ctx, "get recording key", onceKey(once))
-	if err != nil || it == nil {
-		return scangate.Scan{}, scangate.PR{}, false, err
-	}
-	sc, pr, err := s.Scan(ctx, getN(it, aScanID))
-	return sc, pr, err == nil, err
-}
-
-func (s *Store) record(ctx context.Context, ns scangate.NewScan, now time.Time, once string) (scangate.Scan, scangate.PR, error) {
-	id, err := s.nextID(ctx, "scan")
-	if err != nil {
-		return scangate.Scan{}, scangate.PR{}, err
-	}
-	rows := recordingRows(id, ns)
-	before, err := s.readGroups(ctx, rowGroups(rows))
-	if err != nil {
-		return scangate.Scan{}, scangate.PR{}, err
-	}
-	for i := range rows {
-		for j, g := range rows[i].groups {
-			rows[i].by = rows[i].judged(j, before[g].covering(rows[i].ref))
+	var ids []int64
+	var todo []scangate.NewScan
+	var chunks []int // the commit of each scan to record
+	for i, ns := range nss {
+		c := i / scansPerCommit
+		if recorded, ok := done[c]; ok {
+			if i%scansPerCommit == 0 {
+				ids = append(ids, recorded...)
+			}
+			continue
 		}
+		todo, chunks = append(todo, ns), append(chunks, c)
 	}
-	if err := s.putFindings(ctx, id, rows, ns.Findings, now); err != nil {
-		return scangate.Scan{}, scangate.PR{}, err
+	recorded := len(todo) > 0
+	if recorded {
+		newIDs, err := s.record(ctx, todo, chunks, who, now, once)
+		if failed(err, lOnce) { // a concurrent delivery recorded it first: answer with its scans
+			scans, pr, _, err := s.RecordScans(ctx, nss, who, now, once)
+			return scans, pr, false, err
+		}
+		if err != nil {
+			return nil, scangate.PR{}, false, err
+		}
+		ids = append(ids, newIDs...)
 	}
-	sc, pr, err := s.commitScan(ctx, newScan(id, ns, rows, now), ns.PR, once)
+	scans, pr, err := s.scansOf(ctx, ids)
+	return scans, pr, recorded, err
+}
+
+// recordedOnce reads the once keys of a recording's commits: the scans
+// each recorded, by commit.
+func (s *Store) recordedOnce(ctx context.Context, keys []string) (map[int][]int64, error) {
+	ks := make([]item, len(keys))
+	at := map[string]int{}
+	for i, k := range keys {
+		ks[i] = onceKey(k)
+		at["ONCE#"+k] = i
+	}
+	items, err := s.batchGetAll(ctx, "get recording keys", ks)
 	if err != nil {
-		return scangate.Scan{}, scangate.PR{}, err
+		return nil, err
 	}
-	moved, err := s.settleRecording(ctx, rows, before)
-	if err != nil || !moved {
-		return sc, pr, err
+	done := map[int][]int64{}
+	for _, it := range items {
+		done[at[getS(it, aPK)]] = getIDs(it, aScanID)
 	}
-	return s.Scan(ctx, id)
+	return done, nil
+}
+
+// scansOf reads recorded scans and their PR record, in the order of ids.
+func (s *Store) scansOf(ctx context.Context, ids []int64) ([]scangate.Scan, scangate.PR, error) {
+	keys := make([]item, len(ids))
+	for i, id := range ids {
+		keys[i] = scanKey(id)
+	}
+	items, err := s.batchGetAll(ctx, "get scans", keys)
+	if err != nil {
+		return nil, scangate.PR{}, err
+	}
+	items = inOrder(items, keys)
+	if len(items) != len(ids) {
+		return nil, scangate.PR{}, fmt.Errorf("scans %v: %d of them are missing", ids, len(ids)-len(items))
+	}
+	scans := make([]scangate.Scan, len(items))
+	for i, it := range items {
+		scans[i] = scanFrom(it)
+	}
+	sc := scans[0]
+	pr, found, err := s.prRecord(ctx, sc.VcID, sc.RepoID, sc.PRNumber)
+	if err != nil {
+		return nil, scangate.PR{}, err
+	}
+	if !found {
+		return nil, scangate.PR{}, fmt.Errorf("scan %d: its PR record (%d, %d, %d) is missing", sc.ID, sc.VcID, sc.RepoID, sc.PRNumber)
+	}
+	return scans, pr.PR, nil
+}
+
+// nextIDs allocates n ids of an entity at once: one UpdateItem ADD n.
+func (s *Store) nextIDs(ctx context.Context, entity string, n int) ([]int64, error) {
+	out, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key:                       key("COUNTER#"+entity, "COUNTER"),
+		UpdateExpression:          aws.String("ADD " + ref(aN) + " :n"),
+		ExpressionAttributeValues: item{":n": num(int64(n))},
+		ReturnValues:              types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return nil, dbErr("allocate "+entity+" ids", err)
+	}
+	last := getN(out.Attributes, aN)
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = last - int64(n-1-i)
+	}
+	return ids, nil
+}
+
+// record records scans (chunks: the commit of each) and returns their ids.
+func (s *Store) record(ctx context.Context, nss []scangate.NewScan, chunks []int, who scangate.Who, now time.Time, once string) ([]int64, error) {
+	ids, err := s.nextIDs(ctx, "scan", len(nss))
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]findingRow, len(nss))
+	var all []findingRow
+	for i, ns := range nss {
+		rows[i] = recordingRows(ids[i], ns)
+		all = append(all, rows[i]...)
+	}
+	before, pol, err := s.readGroupsAndPolicy(ctx, rowGroups(all), nss[0].RepoID)
+	if err != nil {
+		return nil, err
+	}
+	all = all[:0]
+	scans := make([]scangate.Scan, len(nss))
+	for i, ns := range nss {
+		for k := range rows[i] {
+			r := &rows[i][k]
+			for j, g := range r.groups {
+				r.by = r.judged(j, before[g].covering(r.ref))
+			}
+		}
+		scans[i] = newScan(ids[i], ns, rows[i], pol.effective(ns.RepoID), now)
+		all = append(all, rows[i]...)
+	}
+	if err := s.putRecordings(ctx, rows, nss, now); err != nil {
+		return nil, err
+	}
+	for start := 0; start < len(scans); {
+		end := start
+		for end < len(scans) && chunks[end] == chunks[start] {
+			end++
+		}
+		k := ""
+		if once != "" {
+			k = onceKeys(once, chunks[start]+1)[chunks[start]]
+		}
+		if err := s.commitScans(ctx, scans[start:end], nss[start].PR, k, who, pol); err != nil {
+			return nil, err
+		}
+		start = end
+	}
+	return ids, s.settleRecording(ctx, all, before, pol.pv, prKey(nss[0].VcID, nss[0].RepoID, nss[0].PR.Number), now)
+}
+
+// readGroupsAndPolicy reads the groups of a recording's findings and the
+// gate policy of its repository, at once.
+func (s *Store) readGroupsAndPolicy(ctx context.Context, gs []groupKey, repo int64) (map[groupKey]group, policies, error) {
+	var pol policies
+	var polErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { pol, polErr = s.readPolicies(ctx, []int64{repo}) })
+	groups, err := s.readGroups(ctx, gs)
+	wg.Wait()
+	if err == nil {
+		err = polErr
+	}
+	return groups, pol, err
+}
+
+// putRecordings writes the findings of scans, with their alias entries
+// and RECENT items, batched, before the scans are committed.
+func (s *Store) putRecordings(ctx context.Context, rows [][]findingRow, nss []scangate.NewScan, at time.Time) error {
+	var reqs []types.WriteRequest
+	for i, ns := range nss {
+		reqs = append(reqs, findingWrites(rows[i], ns.Findings, at, s.recentWindow > 0)...)
+	}
+	return s.batchWrite(ctx, "put findings", reqs)
 }
 
 // recordingRows are a new scan's findings as judgement sees them.
@@ -108,7 +270,7 @@ func recordingRows(scanID int64, ns scangate.NewScan) []findingRow {
 		if ns.Type == scangate.ScanVulnerability {
 			ref.Aliases = f.Aliases
 		}
-		rows[i] = newRow(key(scanPK(scanID), findingSK(i)), scanID, ref, f.InSource)
+		rows[i] = newRow(key(scanPK(scanID), findingSK(i)), scanID, ref, f.InSource, f.Severity)
 	}
 	return rows
 }
@@ -128,108 +290,150 @@ func rowGroups(rows []findingRow) []groupKey {
 	return gs
 }
 
-// newScan is the scan record of a recording, its counts from its rows.
-func newScan(id int64, ns scangate.NewScan, rows []findingRow, now time.Time) scangate.Scan {
+// newScan is the scan record of a recording: its counts per severity from
+// its rows, its block status by the policy p. Its category, commit and
+// ref are also in other_details, where the spec's scan shape shows them.
+func newScan(id int64, ns scangate.NewScan, rows []findingRow, p scangate.Policy, now time.Time) scangate.Scan {
 	sc := scangate.Scan{
 		ID: id, PRNumber: ns.PR.Number, VcID: ns.VcID, WebhookID: ns.WebhookID, RepoID: ns.RepoID,
 		VcType: ns.VcType, Type: ns.Type, CreatedAt: scangate.At(now), VcName: ns.VcName, RepoName: ns.RepoName,
 		Status: ns.Status, OtherDetails: ns.OtherDetails, StatURL: ns.StatURL,
+		Category: ns.Category, CommitSHA: ns.CommitSHA, Ref: ns.Ref,
 	}
-	if len(sc.OtherDetails) == 0 {
-		sc.OtherDetails = json.RawMessage("{}")
+	if sc.Category == "" {
+		sc.Category = scangate.DefaultCategory
 	}
-	suppressed := make([]bool, len(rows))
-	for i, r := range rows {
-		suppressed[i] = r.sup()
+	sc.OtherDetails = scanDetails(ns.OtherDetails, sc)
+	for _, r := range rows {
+		if !r.sup() {
+			sc.Sev.Add(r.sev, 1)
+		}
 	}
-	sc.SecretCount, sc.VulnerabilityCount = scangate.Counts(ns.Type, suppressed)
-	sc.BlockStatus = scangate.Blocks(sc.Status, sc.SecretCount, sc.VulnerabilityCount)
+	sc.SecretCount, sc.VulnerabilityCount = scangate.CategoryScan{Type: sc.Type, Sev: sc.Sev}.Counts()
+	sc.BlockStatus = p.ScanBlocks(sc.Type, sc.Status, sc.Sev)
 	return sc
 }
 
-// commitScan puts the scan and creates or updates its PR record in one
+// scanDetails is a scan's other_details with its category, and its
+// commit and ref when it has them, set.
+func scanDetails(details json.RawMessage, sc scangate.Scan) json.RawMessage {
+	obj := map[string]json.RawMessage{}
+	_ = json.Unmarshal(details, &obj) // an object, checked when the request was read
+	set := func(name, v string) {
+		if v != "" {
+			b, _ := json.Marshal(v)
+			obj[name] = b
+		}
+	}
+	set("category", sc.Category)
+	set("commit_sha", sc.CommitSHA)
+	set("ref", sc.Ref)
+	b, _ := json.Marshal(obj) // raw JSON values only
+	return b
+}
+
+// commitScans puts scans of one PR, with their audit entries, and creates
+// or updates its PR record (its gate judged by the policy pol) in one
 // transaction. The first scan of a PR puts the record under
 // attribute_not_exists; a racing first scan loses that condition, reads
 // the record and updates it under its version instead.
-func (s *Store) commitScan(ctx context.Context, sc scangate.Scan, pref scangate.PRRef, once string) (scangate.Scan, scangate.PR, error) {
-	var pr scangate.PR
+func (s *Store) commitScans(ctx context.Context, scans []scangate.Scan, pref scangate.PRRef, once string, who scangate.Who, pol policies) error {
 	var newPRID int64
-	err := s.retry.Do(ctx, "record scan", func(int) (bool, error) {
-		old, found, err := s.prRecord(ctx, sc.VcID, sc.RepoID, sc.PRNumber)
+	first := scans[0]
+	return s.retry.Do(ctx, "record scan", func(int) (bool, error) {
+		recs, err := s.prRecords(ctx, []item{prKey(first.VcID, first.RepoID, first.PRNumber)})
 		if err != nil {
 			return true, err
 		}
+		old, found := recs[getS(prKey(first.VcID, first.RepoID, first.PRNumber), aPK)]
 		if !found {
 			if newPRID == 0 {
 				if newPRID, err = s.nextID(ctx, "pr"); err != nil {
 					return true, err
 				}
 			}
-			old = prRecord{PR: scangate.PR{ID: newPRID, Number: sc.PRNumber, RepoID: sc.RepoID, VcID: sc.VcID,
-				WebhookID: sc.WebhookID, CreatedAt: sc.CreatedAt}}
+			old = prRecord{PR: scangate.PR{ID: newPRID, Number: first.PRNumber, RepoID: first.RepoID, VcID: first.VcID,
+				WebhookID: first.WebhookID, CreatedAt: first.CreatedAt}, cats: map[catKey]catScan{}}
 		}
-		sc.PRID = old.ID
-		next, changed := old.with(sc, pref)
+		next := old
 		t := s.newTx()
-		t.put(lScan, scanItem(sc), when("attribute_not_exists("+ref(aPK)+")"))
-		k := prKey(sc.VcID, sc.RepoID, sc.PRNumber)
-		onPR := when("attribute_not_exists(" + ref(aPK) + ")")
-		if found {
-			onPR = when(ref(aVer)+" = :ver", ":ver", num(old.ver))
+		var ids []int64
+		for i := range scans {
+			scans[i].PRID = old.ID
+			next, _ = next.with(scans[i], pref)
+			t.put(lScan, scanItem(scans[i]), when("attribute_not_exists("+ref(aPK)+")"))
+			s.addAudit(t, scangate.NewAudit(scangate.AuditScanRecord, who, scanTarget(scans[i].ID), scanChanges(scans[i]), first.CreatedAt.Time))
+			ids = append(ids, scans[i].ID)
 		}
-		switch {
-		case changed:
-			next.ver = old.ver + 1
-			t.put(lPR, next.item(), onPR)
-		default: // the PR is unchanged, but it must still be as read
-			t.check(lPR, k, onPR)
+		if len(next.cats) > scangate.MaxCategories {
+			return true, scangate.Errorf(scangate.KindConflict, "pull request %d would have %d (scan type, category) pairs; it may have at most %d",
+				old.ID, len(next.cats), scangate.MaxCategories)
 		}
+		next, _ = next.judge(pol.effective(first.RepoID), first.CreatedAt)
+		next, _ = putPR(t, old, found, next)
 		if !found {
 			t.put(lPRID, prIDItem(next), nil)
 		}
 		if once != "" {
-			it := merge(onceKey(once), item{aScanID: num(sc.ID), aTTL: num(sc.CreatedAt.Add(onceTTL).Unix())})
+			it := merge(onceKey(once), item{aScanID: numList(ids), aTTL: num(first.CreatedAt.Add(onceTTL).Unix())})
 			t.put(lOnce, it, when("attribute_not_exists("+ref(aPK)+")"))
 		}
 		err = s.commit(ctx, "record scan", t)
 		switch {
-		case err == nil:
-			pr = next.PR
-			return true, nil
-		case failed(err, lOnce):
+		case err == nil, failed(err, lOnce):
 			return true, err
 		case lostRace(err, lPR):
 			return false, nil
 		}
 		return true, err
 	})
-	return sc, pr, err
+}
+
+func scanTarget(id int64) scangate.Target {
+	return scangate.Target{Type: "scan", ID: strconv.FormatInt(id, 10)}
+}
+
+// scanChanges are what a scan.record audit entry tells of the scan.
+func scanChanges(sc scangate.Scan) scangate.Changes {
+	c := scangate.Changes{}
+	c.Set("pr_id", nil, sc.PRID)
+	c.Set("scan_type", nil, string(sc.Type))
+	c.Set("category", nil, sc.Category)
+	c.Set("status", nil, sc.Status)
+	c.Set("secret_count", nil, sc.SecretCount)
+	c.Set("vulnerability_count", nil, sc.VulnerabilityCount)
+	if sc.CommitSHA != "" {
+		c.Set("commit_sha", nil, sc.CommitSHA)
+	}
+	return c
 }
 
 // settleRecording is the second half of the handshake: it reads the
-// versions of the recording's groups again and, for each one that moved
-// since before, settles the recording's findings of that group against
-// its new rules. It reports whether any moved.
-func (s *Store) settleRecording(ctx context.Context, rows []findingRow, before map[groupKey]group) (bool, error) {
-	after, err := s.groupVersions(ctx, rowGroups(rows))
+// versions of the recording's groups and the policy's again and, for each
+// group that moved since before, settles the recording's findings of that
+// group against its new rules; if the policy moved, it judges the PR
+// again.
+func (s *Store) settleRecording(ctx context.Context, rows []findingRow, before map[groupKey]group, pv int64, pr item, now time.Time) error {
+	after, pvAfter, err := s.groupVersionsAndPolicy(ctx, rowGroups(rows))
 	if err != nil {
-		return false, err
+		return err
 	}
-	moved := false
 	for g, v := range after {
 		if v.gv == before[g].gv {
 			continue
 		}
-		moved = true
 		var mine []findingRow
 		for _, r := range rows {
 			if r.groupIndex(g) >= 0 {
 				mine = append(mine, r)
 			}
 		}
-		if err := s.reconcile(ctx, g, mine); err != nil {
-			return true, err
+		if err := s.reconcile(ctx, g, mine, now); err != nil {
+			return err
 		}
 	}
-	return moved, nil
+	if pvAfter != pv {
+		_, err = s.rejudge(ctx, []item{pr}, now)
+	}
+	return err
 }

@@ -54,7 +54,7 @@ func (s *Store) settle(ctx context.Context, old, new scangate.Rule, now time.Tim
 				upd.Count(old, new, r.ref)
 			}
 		}
-		if err := s.reconcile(ctx, g, rows); err != nil {
+		if err := s.reconcile(ctx, g, rows, now); err != nil {
 			return upd, err
 		}
 	}
@@ -62,34 +62,58 @@ func (s *Store) settle(ctx context.Context, old, new scangate.Rule, now time.Tim
 }
 
 // reconcile makes the rows' judgement by group g, their scans' counts and
-// block status, and their PRs' counts agree with the group's current
-// rules, starting again from a new snapshot whenever the group moves.
-func (s *Store) reconcile(ctx context.Context, g groupKey, rows []findingRow) error {
-	return s.retry.Do(ctx, "re-evaluate "+g.pk(), func(int) (bool, error) {
+// block status, and their PRs' counts and gates agree with the group's
+// current rules, starting again from a new snapshot whenever the group
+// moves. Then, the handshake with policy changes: if the policy version
+// is not the one every write was judged by, the PRs written are judged
+// again.
+func (s *Store) reconcile(ctx context.Context, g groupKey, rows []findingRow, now time.Time) error {
+	w := &written{prs: map[string]item{}, pvs: map[int64]bool{}}
+	err := s.retry.Do(ctx, "re-evaluate "+g.pk(), func(int) (bool, error) {
 		gs, err := s.readGroups(ctx, []groupKey{g})
 		if err != nil {
 			return true, err
 		}
-		err = s.apply(ctx, gs[g], rows)
+		err = s.apply(ctx, gs[g], rows, w, now)
 		if errors.Is(err, errSuperseded) {
 			return false, nil
 		}
 		return true, err
 	})
+	if err != nil || len(w.prs) == 0 {
+		return err
+	}
+	pv, err := s.policyVersion(ctx)
+	if err != nil || len(w.pvs) == 1 && w.pvs[pv] {
+		return err
+	}
+	keys := make([]item, 0, len(w.prs))
+	for _, k := range w.prs {
+		keys = append(keys, k)
+	}
+	_, err = s.rejudge(ctx, keys, now)
+	return err
+}
+
+// written is what a re-evaluation wrote of PR records: their keys, and
+// the policy versions it judged them by.
+type written struct {
+	prs map[string]item
+	pvs map[int64]bool
 }
 
 // apply judges every row by the snapshot g and writes the changes, in
 // rounds until none is left: a round plans every scan's steps from fresh
 // reads of the scans and PRs, and a step refused because a finding, scan
 // or PR moved sends that scan's rows to be read again for the next round.
-func (s *Store) apply(ctx context.Context, g group, rows []findingRow) error {
+func (s *Store) apply(ctx context.Context, g group, rows []findingRow, w *written, now time.Time) error {
 	skip := map[int64]bool{} // scans not committed yet: their recorder settles them
 	return s.retry.Do(ctx, "apply "+g.pk(), func(int) (bool, error) {
 		pending, scanIDs := s.pending(g, rows, skip)
 		if len(scanIDs) == 0 {
 			return true, nil
 		}
-		chains, err := s.plan(ctx, g, rows, pending, scanIDs, skip)
+		chains, err := s.plan(ctx, g, rows, pending, scanIDs, skip, w, now)
 		if err != nil {
 			return true, err
 		}
@@ -120,23 +144,42 @@ func (s *Store) pending(g group, rows []findingRow, skip map[int64]bool) (map[in
 	return pending, scanIDs
 }
 
-// unit is one step of one scan: new judgements of some of its findings
-// and the scan's counts after them.
+// unit is one step of one scan: new judgements of some of its findings,
+// the scan's counts after them, and its PR's when it is the PR's newest
+// of its pair.
 type unit struct {
 	scanID int64
 	rows   []int             // indexes into the rows
 	by     []map[int][]int64 // each row's new judgement
 	t      *tx
+	pr     bool // the step writes its PR record
 }
 
-// plan reads the scans and PRs of the pending rows and builds each scan's
-// chain of steps.
-func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending map[int64][]int, scanIDs []int64, skip map[int64]bool) ([][]unit, error) {
+// size is the items the step takes in a transaction, with the room its
+// PR's write keeps for an event.
+func (u unit) size() int {
+	if u.pr {
+		return u.t.len() + eventReserve
+	}
+	return u.t.len()
+}
+
+// plan reads the scans and PRs of the pending rows and the gate policy
+// of their repositories, and builds the chains of steps: one chain per
+// PR, its scans' steps one after the other, since two steps of one PR
+// must not write its record in one transaction (nor under one version).
+func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending map[int64][]int, scanIDs []int64, skip map[int64]bool, w *written, now time.Time) ([][]unit, error) {
 	scanItems, prs, err := s.scansAndPRs(ctx, scanIDs)
 	if err != nil {
 		return nil, err
 	}
-	var chains [][]unit
+	pol, err := s.readPolicies(ctx, reposOf(prs))
+	if err != nil {
+		return nil, err
+	}
+	w.pvs[pol.pv] = true
+	var order []string
+	byPR := map[string][]int64{}
 	for _, id := range scanIDs {
 		it, ok := scanItems[id]
 		if !ok {
@@ -144,7 +187,26 @@ func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending ma
 			continue
 		}
 		sc := scanFrom(it)
-		chains = append(chains, s.chain(g, rows, pending[id], sc, getN(it, aCountVer), prs[getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)]))
+		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
+		if byPR[pk] == nil {
+			order = append(order, pk)
+		}
+		byPR[pk] = append(byPR[pk], id)
+	}
+	var chains [][]unit
+	for _, pk := range order {
+		pr := prs[pk]
+		var units []unit
+		for _, id := range byPR[pk] {
+			it := scanItems[id]
+			var us []unit
+			us, pr = s.chain(g, rows, pending[id], scanFrom(it), getN(it, aCountVer), pr, pol.effective(pr.RepoID), now)
+			units = append(units, us...)
+		}
+		if pr.ver != prs[pk].ver {
+			w.prs[pk] = prKey(pr.VcID, pr.RepoID, pr.Number)
+		}
+		chains = append(chains, units)
 	}
 	return chains, nil
 }
@@ -166,24 +228,18 @@ func (s *Store) scansAndPRs(ctx context.Context, scanIDs []int64) (map[int64]ite
 		scans[sc.ID] = it
 		prKeys = append(prKeys, prKey(sc.VcID, sc.RepoID, sc.PRNumber))
 	}
-	prItems, err := s.batchGetAll(ctx, "get PRs", prKeys)
-	if err != nil {
-		return nil, nil, err
-	}
-	prs := map[string]prRecord{}
-	for _, it := range prItems {
-		prs[getS(it, aPK)] = prFrom(it)
-	}
-	return scans, prs, nil
+	prs, err := s.prRecords(ctx, prKeys)
+	return scans, prs, err
 }
 
 // chain builds the steps of one scan: each step's finding updates, and
-// the scan's counts (and its PR's, when it is the PR's newest of its type)
-// as they stand after the step, under the count version (and PR version)
-// the previous step leaves.
-func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord) []unit {
+// the scan's counts and block status (by the policy p) and its PR's
+// record, when it is the PR's newest of its pair, as they stand after
+// the step, under the count version (and PR version) the previous step
+// leaves. It returns the PR record as its last step leaves it.
+func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord, p scangate.Policy, now time.Time) ([]unit, prRecord) {
 	var units []unit
-	sec, vul := sc.SecretCount, sc.VulnerabilityCount
+	sev := sc.Sev
 	for start := 0; start < len(idx); start += unitRows {
 		u := unit{scanID: sc.ID, t: s.newTx()}
 		moved := false
@@ -196,31 +252,25 @@ func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, c
 				if is {
 					d = -1
 				}
-				if r.ref.Type == scangate.ScanSecret {
-					sec += d
-				} else {
-					vul += d
-				}
+				sev.Add(r.sev, d)
 			}
 			u.rows, u.by = append(u.rows, i), append(u.by, by)
 			setJudgement(u.t, r, by)
 		}
 		if moved {
-			setCounts(u.t, sc, cver, sec, vul)
+			block := p.ScanBlocks(sc.Type, sc.Status, sev)
+			setCounts(u.t, sc, cver, sev, block)
 			cver++
 			if pr.newest(sc) {
-				n := sec
-				if sc.Type == scangate.ScanVulnerability {
-					n = vul
-				}
-				pr = pr.withCounts(sc, n, scangate.Blocks(sc.Status, sec, vul))
-				setPRCounts(u.t, pr)
-				pr.ver++
+				next := pr.withSev(catKeyOf(sc), sev, block, cver)
+				next, _ = next.judge(p, scangate.At(now))
+				pr, _ = putPR(u.t, pr, true, next)
+				u.pr = true
 			}
 		}
 		units = append(units, u)
 	}
-	return units
+	return units, pr
 }
 
 // setJudgement writes a finding's new judgement under its version.
@@ -236,27 +286,17 @@ func setJudgement(t *tx, r findingRow, by map[int][]int64) {
 	t.update(lFinding, r.key, set, vals, c)
 }
 
-// setCounts writes a scan's counts and block status under its count version.
-func setCounts(t *tx, sc scangate.Scan, cver, sec, vul int64) {
+// setCounts writes a scan's counts (per severity and their sums) and
+// block status under its count version.
+func setCounts(t *tx, sc scangate.Scan, cver int64, sev scangate.SevCounts, block bool) {
 	c := when(ref(aCountVer)+" = :cv", ":cv", num(cver))
 	if cver == 0 {
 		c = when("attribute_not_exists("+ref(aCountVer)+") OR "+ref(aCountVer)+" = :cv", ":cv", num(cver))
 	}
+	secrets, vulns := scangate.CategoryScan{Type: sc.Type, Sev: sev}.Counts()
 	t.update(lCounts, scanKey(sc.ID),
-		"SET "+ref(aSecretCount)+" = :s, "+ref(aVulnCount)+" = :v, "+ref(aBlockStatus)+" = :b, "+ref(aCountVer)+" = :next",
-		item{":s": num(sec), ":v": num(vul), ":b": boolean(scangate.Blocks(sc.Status, sec, vul)), ":next": num(cver + 1)}, c)
-}
-
-// setPRCounts writes a PR's counts and block status, as its newest scans'
-// re-evaluation leaves them, under the record's version (a racing
-// recording or re-evaluation of the same PR makes this step start again).
-func setPRCounts(t *tx, r prRecord) {
-	t.update(lPRCount, prKey(r.VcID, r.RepoID, r.Number),
-		"SET "+ref(aSecretCount)+" = :s, "+ref(aSecBlock)+" = :sb, "+ref(aVulnCount)+" = :v, "+ref(aVulnBlock)+" = :vb, "+
-			ref(aBlocked)+" = :b, "+ref(aVer)+" = :next",
-		item{":s": num(r.SecretCount), ":sb": boolean(r.secBlock), ":v": num(r.VulnerabilityCount), ":vb": boolean(r.vulnBlock),
-			":b": boolean(r.blocked()), ":next": num(r.ver + 1)},
-		when(ref(aVer)+" = :ver", ":ver", num(r.ver)))
+		"SET "+ref(aSecretCount)+" = :s, "+ref(aVulnCount)+" = :v, "+ref(aSev)+" = :sev, "+ref(aBlockStatus)+" = :b, "+ref(aCountVer)+" = :next",
+		item{":s": num(secrets), ":v": num(vulns), ":sev": sevAttr(sev), ":b": boolean(block), ":next": num(cver + 1)}, c)
 }
 
 // runChains commits the chains step by step: the step of every live chain
@@ -302,7 +342,7 @@ func (s *Store) commitStep(ctx context.Context, g group, rows []findingRow, chai
 	var cur []int
 	n := 1 // the group check
 	for _, c := range live {
-		size := chains[c][step].t.len()
+		size := chains[c][step].size()
 		if n+size > txMaxItems && len(cur) > 0 {
 			packs, cur, n = append(packs, cur), nil, 1
 		}

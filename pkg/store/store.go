@@ -26,6 +26,7 @@ type DB interface {
 	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	TransactGetItems(context.Context, *dynamodb.TransactGetItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error)
 	Scan(context.Context, *dynamodb.ScanInput, ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
@@ -61,7 +62,7 @@ const DefaultRecentWindow = 10 * time.Minute
 
 // New returns a store on the named table.
 func New(db DB, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow, auditRetention: DefaultAuditRetention}
+	s := &Store{db: storable{db}, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow, auditRetention: DefaultAuditRetention}
 	for _, o := range opts {
 		o(s)
 	}

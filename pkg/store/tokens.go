@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -187,16 +188,19 @@ func (r registry) write(t *tx, userID int64) {
 
 // CreatePersonalToken stores a personal token (its hash; the secret is
 // the caller's to show once): at most MaxPersonalTokens unexpired ones per
-// user, names unique per user ignoring case, exact under concurrency.
-func (s *Store) CreatePersonalToken(ctx context.Context, tok scangate.Token, who scangate.Who) error {
-	key := scangate.TokenNameKey(tok.Name)
+// user, names unique per user once folded by fold (pkg/fold.Fold, the
+// rules of e-mail addresses), exact under concurrency. The registry keeps
+// each name folded; a name kept by an earlier rule (simple case folding)
+// is folded again when compared, which gives the same form.
+func (s *Store) CreatePersonalToken(ctx context.Context, tok scangate.Token, fold func(string) string, who scangate.Who) error {
+	key := fold(tok.Name)
 	return s.retry.Do(ctx, "create token", func(int) (bool, error) {
 		reg, err := s.readRegistry(ctx, tok.UserID, tok.CreatedAt)
 		if err != nil {
 			return true, err
 		}
 		for _, e := range reg.entries {
-			if e.nameKey == key {
+			if fold(e.nameKey) == key {
 				return true, scangate.Errorf(scangate.KindConflict, "a token named %q exists already", tok.Name)
 			}
 		}
@@ -315,23 +319,17 @@ func (s *Store) revoke(ctx context.Context, hash string, who scangate.Who, now t
 
 // TokensPage lists a user's tokens that are neither expired nor revoked,
 // newest first: one query of the index (keys) and one batch read a page.
-func (s *Store) TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) ([]scangate.Token, map[string]string, error) {
+func (s *Store) TokensPage(ctx context.Context, userID int64, now time.Time, limit int, after map[string]string) (scangate.Page[scangate.Token], error) {
 	q := pageQuery{index: GSI1, pk: aGSI1PK, sk: aGSI1SK, value: userTokensPK(userID), newest: true}
 	p, err := s.queryPage(ctx, "list tokens", q, limit, after)
+	if err == nil {
+		p.Items, err = s.readKeys(ctx, "get tokens", p.Items)
+	}
 	if err != nil {
-		return nil, nil, err
+		return scangate.Page[scangate.Token]{}, err
 	}
-	items, err := s.readKeys(ctx, "get tokens", p.Items)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := []scangate.Token{}
-	for _, it := range items {
-		if t := tokenFrom(it); !t.Revoked && now.Before(t.ExpiresAt) {
-			out = append(out, t)
-		}
-	}
-	return out, p.Next, nil
+	p.Items = slices.DeleteFunc(p.Items, func(it item) bool { t := tokenFrom(it); return t.Revoked || !now.Before(t.ExpiresAt) })
+	return pageOf(q, p, tokenFrom), nil
 }
 
 // RevokeUserTokens revokes every live token of a user (the admin CLI) and

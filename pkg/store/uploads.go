@@ -18,7 +18,8 @@ import (
 //
 //	UPLOAD#<id> / UPLOAD
 //
-// with its envelope (env, JSON), its status, the lease of the delivery
+// with its envelope (env, JSON), its creator and the hash of the token it
+// was created with, its status, the lease of the delivery
 // processing it, its outcome and the table's TTL. Ids come from the
 // counter COUNTER#upload. Status changes are conditional writes: only one
 // delivery of its event claims it, and a final status never changes.
@@ -56,18 +57,21 @@ type envelope struct {
 	Status       string          `json:"status"`
 	StatURL      *string         `json:"stat_url"`
 	OtherDetails json.RawMessage `json:"other_details,omitempty"`
+	Category     string          `json:"category,omitempty"`
+	CommitSHA    string          `json:"commit_sha,omitempty"`
+	Ref          string          `json:"ref,omitempty"`
 }
 
 func envelopeOf(ns scangate.NewScan) envelope {
 	return envelope{VcType: ns.VcType, VcID: ns.VcID, VcName: ns.VcName, RepoID: ns.RepoID, RepoName: ns.RepoName,
 		WebhookID: ns.WebhookID, PRNumber: ns.PR.Number, PRName: ns.PR.Name, PRLink: ns.PR.Link, Status: ns.Status,
-		StatURL: ns.StatURL, OtherDetails: ns.OtherDetails}
+		StatURL: ns.StatURL, OtherDetails: ns.OtherDetails, Category: ns.Category, CommitSHA: ns.CommitSHA, Ref: ns.Ref}
 }
 
 func (e envelope) scan() scangate.NewScan {
 	return scangate.NewScan{VcType: e.VcType, VcID: e.VcID, VcName: e.VcName, RepoID: e.RepoID, RepoName: e.RepoName,
 		WebhookID: e.WebhookID, PR: scangate.PRRef{Number: e.PRNumber, Name: e.PRName, Link: e.PRLink}, Status: e.Status,
-		StatURL: e.StatURL, OtherDetails: e.OtherDetails}
+		StatURL: e.StatURL, OtherDetails: e.OtherDetails, Category: e.Category, CommitSHA: e.CommitSHA, Ref: e.Ref}
 }
 
 // CreateUpload stores a new upload awaiting its object, under the next
@@ -83,7 +87,8 @@ func (s *Store) CreateUpload(ctx context.Context, u scangate.Upload, retention t
 	}
 	u.ID, u.Status, u.Lease, u.UploadOutcome, u.CompletedAt = id, scangate.UploadAwaiting, 0, scangate.UploadOutcome{}, nil
 	it := merge(uploadKey(id), item{
-		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy),
+		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy), aTokenHash: str(u.TokenHash),
+		aActorName: str(u.Creator.Username), aActorToken: num(u.Creator.TokenID),
 		aCreatedAt: str(u.CreatedAt.String()), aExpiresURL: str(u.ExpiresAt.String()), aLease: num(0),
 		aTTL: num(u.CreatedAt.Add(retention).Unix()),
 	})
@@ -151,22 +156,24 @@ func (s *Store) FinishUpload(ctx context.Context, u scangate.Upload, lease int64
 	if err != nil {
 		return false, fmt.Errorf("encode upload errors: %w", err)
 	}
-	if o.ScanIDs == nil {
-		o.ScanIDs = []int64{}
-	}
 	at := scangate.At(now)
 	done := u
 	done.Status, done.Lease, done.CompletedAt, done.UploadOutcome = status, 0, &at, o
+	set := "SET " + ref(aStatus) + " = :status, " + ref(aLease) + " = :zero, " +
+		ref(aCompletedAt) + " = :at, " + ref(aResults) + " = :results, " +
+		ref(aRecorded) + " = :recorded, " + ref(aSuppressed) + " = :sup, " + ref(aSkipped) + " = :skipped, " +
+		ref(aErrors) + " = :errors"
+	values := item{
+		":status": str(string(status)), ":zero": num(0), ":at": str(at.String()),
+		":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
+		":sup": num(int64(o.SuppressedInSource)), ":skipped": num(int64(o.Skipped)), ":errors": str(string(problems)),
+	}
+	if len(o.ScanIDs) > 0 { // none is left out, and reads back as none (no empty list is ever written)
+		set += ", " + ref(aScanIDs) + " = :ids"
+		values[":ids"] = numList(o.ScanIDs)
+	}
 	t := s.newTx()
-	t.update(lUpload, uploadKey(u.ID), "SET "+ref(aStatus)+" = :status, "+ref(aLease)+" = :zero, "+
-		ref(aCompletedAt)+" = :at, "+ref(aScanIDs)+" = :ids, "+ref(aResults)+" = :results, "+
-		ref(aRecorded)+" = :recorded, "+ref(aSuppressed)+" = :sup, "+ref(aSkipped)+" = :skipped, "+
-		ref(aErrors)+" = :errors",
-		item{
-			":status": str(string(status)), ":zero": num(0), ":at": str(at.String()),
-			":ids": numList(o.ScanIDs), ":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
-			":sup": num(int64(o.SuppressedInSource)), ":skipped": num(int64(o.Skipped)), ":errors": str(string(problems)),
-		},
+	t.update(lUpload, uploadKey(u.ID), set, values,
 		when(ref(aStatus)+" = :processing AND "+ref(aLease)+" = :lease",
 			":processing", str(string(scangate.UploadProcessing)), ":lease", num(lease)))
 	s.addEvent(t, scangate.NewEvent(typ, now, scangate.ViewUpload(done)))
@@ -206,8 +213,9 @@ func uploadFrom(it item) (scangate.Upload, error) {
 	}
 	u := scangate.Upload{
 		ID: getN(it, aID), Status: scangate.UploadStatus(getS(it, aStatus)), Envelope: env.scan(),
-		CreatedBy: getN(it, aUserID), CreatedAt: getTime(it, aCreatedAt), ExpiresAt: getTime(it, aExpiresURL),
-		Lease: getN(it, aLease),
+		CreatedBy: getN(it, aUserID), TokenHash: getS(it, aTokenHash), CreatedAt: getTime(it, aCreatedAt), ExpiresAt: getTime(it, aExpiresURL),
+		Creator: scangate.Actor{UserID: getN(it, aUserID), Username: getS(it, aActorName), TokenID: getN(it, aActorToken)},
+		Lease:   getN(it, aLease),
 		UploadOutcome: scangate.UploadOutcome{
 			ScanIDs: getIDs(it, aScanIDs), Results: int(getN(it, aResults)), Recorded: int(getN(it, aRecorded)),
 			SuppressedInSource: int(getN(it, aSuppressed)), Skipped: int(getN(it, aSkipped)),

@@ -190,16 +190,13 @@ func (s *Store) Webhooks(ctx context.Context) ([]scangate.Webhook, error) {
 }
 
 // WebhooksPage reads a page of the subscriptions, by id.
-func (s *Store) WebhooksPage(ctx context.Context, limit int, after map[string]string) ([]scangate.Webhook, map[string]string, error) {
-	p, err := s.queryPage(ctx, "list webhooks", pageQuery{pk: aPK, sk: aSK, value: webhooksPK, strong: true}, limit, after)
+func (s *Store) WebhooksPage(ctx context.Context, limit int, after map[string]string) (scangate.Page[scangate.Webhook], error) {
+	q := pageQuery{pk: aPK, sk: aSK, value: webhooksPK, strong: true}
+	p, err := s.queryPage(ctx, "list webhooks", q, limit, after)
 	if err != nil {
-		return nil, nil, err
+		return scangate.Page[scangate.Webhook]{}, err
 	}
-	out := make([]scangate.Webhook, len(p.Items))
-	for i, it := range p.Items {
-		out[i], _ = webhookFrom(it)
-	}
-	return out, p.Next, nil
+	return pageOf(q, p, func(it item) scangate.Webhook { w, _ := webhookFrom(it); return w }), nil
 }
 
 // changeWebhook reads a subscription, changes it with fn (which may refuse)

@@ -15,13 +15,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/sarif"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
 // IngestStore is what the ingest function reads and writes.
 type IngestStore interface {
-	api.OnceStore
+	api.ScanStore
 	Upload(ctx context.Context, id int64) (scangate.Upload, error)
 	ClaimUpload(ctx context.Context, id int64, now time.Time, lease int64) (scangate.Upload, bool, error)
 	FinishUpload(ctx context.Context, u scangate.Upload, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
@@ -58,8 +59,8 @@ const (
 // claims the upload (a conditional write, under a lease that ends with its
 // function's time); another waits while that lease lasts, and takes over
 // only if it ends with the upload still processing. Scans are recorded
-// under once keys (upload#<id>#<type>), so no redelivery or takeover
-// records one twice.
+// under once keys (upload#<id>), so no redelivery or takeover records
+// one twice.
 type Ingest struct {
 	Store    IngestStore
 	Bucket   api.Bucket
@@ -161,7 +162,13 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 	var o scangate.UploadOutcome
 	rep, err := g.read(work, key, size)
 	if err == nil {
-		out, rerr := api.RecordReportOnce(work, g.Store, "upload#"+strconv.FormatInt(u.ID, 10), u.Envelope, rep, g.Now())
+		err = g.authority(work, u)
+	}
+	if err == nil {
+		creator := u.Creator
+		who := scangate.Who{Actor: &creator, RequestID: "upload-" + strconv.FormatInt(u.ID, 10)}
+		out, rerr := api.RecordReport(work, g.Store, u.Envelope, rep, api.Recording{Who: who, At: g.Now(),
+			Once: "upload#" + strconv.FormatInt(u.ID, 10), MaxFindings: g.Limits.FindingsPerType})
 		o = scangate.UploadOutcome{Results: out.Results, Recorded: out.Recorded,
 			SuppressedInSource: out.SuppressedInSource, Skipped: out.Skipped}
 		for _, sc := range out.Scans {
@@ -186,6 +193,28 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 	g.delete(ctx, key, u.ID)
 	g.Log.InfoContext(ctx, "upload processed", "upload_id", u.ID, "failed", len(o.Errors) > 0, "results", o.Results,
 		"recorded", o.Recorded, "scan_ids", o.ScanIDs, "latency_ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// recorders are the roles that may record scans (POST /pr/scan/sarif).
+var recorders = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}
+
+// authority checks an upload's creator as a write checks its caller, as
+// of now, when its scans are about to be recorded: the token it was
+// created with and the creator's record, in one round trip. A token
+// revoked or expired, a creator deactivated since the token was issued
+// (401) or no longer allowed to record scans (403) fails the upload.
+func (g Ingest) authority(ctx context.Context, u scangate.Upload) error {
+	tok, user, err := g.Store.TokenUser(ctx, u.TokenHash, u.CreatedBy)
+	if err != nil {
+		return fmt.Errorf("check the upload's creator: %w", err)
+	}
+	if reason := auth.Refusal(tok, user, u.CreatedBy, g.Now()); reason != "" {
+		return api.Failf(http.StatusUnauthorized, "the upload's creator may no longer record scans with the token it was created with: %s", reason)
+	}
+	if !(scangate.Caller{Role: user.Role}).Allowed(recorders...) {
+		return api.Failf(http.StatusForbidden, "the upload's creator may no longer record scans: the role %s may not", user.Role)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 // Package trigger holds the functions that no HTTP request invokes: S3's
 // ObjectCreated events (the ingest of uploads), EventBridge schedules (the
-// expiry of allowlists), and the kinds of trigger the operations table
+// expiry of allowlists), CloudFormation's custom resources (the publishing
+// of the dashboard), and the kinds of trigger the operations table
 // (pkg/ops) knows for the functions to come: SQS queues and DynamoDB
 // streams. Each handler has the signature aws-lambda-go's lambda.Start
 // takes for its event.
@@ -9,6 +10,7 @@ package trigger
 import (
 	"context"
 
+	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/events"
 )
 
@@ -31,3 +33,9 @@ type QueueHandler func(context.Context, events.SQSEvent) (events.SQSEventRespons
 // record BatchItemFailures names (its sequence number); an error fails the
 // whole batch.
 type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
+
+// CustomResourceHandler is the signature of the function of a
+// CloudFormation custom resource: it answers CloudFormation's presigned
+// response URL itself (cfn.LambdaWrap), success or failure, so that a
+// stack never waits for an answer that will not come.
+type CustomResourceHandler func(context.Context, cfn.Event) (reason string, err error)

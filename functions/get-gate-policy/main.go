@@ -1,0 +1,14 @@
+// Command get-gate-policy is the Lambda of GET /api/gate/policy (the global gate policy).
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("get-gate-policy")
+	lambda.Start(f.API(api.GetGatePolicy(f.Store, f.Log).Handle))
+}

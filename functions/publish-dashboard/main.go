@@ -1,0 +1,24 @@
+// Command publish-dashboard is the Lambda of the template's Dashboard
+// custom resource: at each deployment it writes the dashboard's files, and
+// a config.json naming the API, into the dashboard's bucket, and empties
+// the bucket when the stack is deleted. It uses no table, so it builds no
+// store.
+package main
+
+import (
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/bucket"
+	"github.com/scangate/scangate/pkg/dashboard"
+	"github.com/scangate/scangate/pkg/trigger"
+)
+
+func main() {
+	f := boot.OpenWithoutStore("publish-dashboard")
+	s3, err := bucket.NewClient(os.Getenv)
+	f.Check(err)
+	lambda.Start(trigger.PublishDashboard(dashboard.Publisher{S3: s3}, f.Log))
+}

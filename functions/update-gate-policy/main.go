@@ -1,0 +1,16 @@
+// Command update-gate-policy is the Lambda of PUT /api/gate/policy (the global gate policy; re-judges every pull request's gate).
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("update-gate-policy")
+	lambda.Start(f.API(api.UpdateGatePolicy(f.Store, f.Store.Runner(time.Now), time.Now, f.Log).Handle))
+}

@@ -1,0 +1,34 @@
+// Names the API's objects lack: a pull request object carries its
+// repository's id, not its name, which each of its scans carries. Each
+// repository's name is read once (one scan of one of its PRs) and kept for
+// the session.
+
+import {call} from './api.js';
+
+const repos = new Map(); // "vc_id/repo_id": Promise of {repo, vc}
+
+function key(pr) {
+  return `${pr.vc_id}/${pr.repo_id}`;
+}
+
+// repoOf answers {repo, vc}: the repository's and the integration's names
+// of a PR, from its newest scan.
+export function repoOf(pr) {
+  const k = key(pr);
+  if (!repos.has(k)) {
+    repos.set(k, call('GET', `/pr/${pr.id}/scans`, {query: {limit: 1}}).then((page) => {
+      const s = page.items[0];
+      return s ? {repo: s.repo_name, vc: s.vc_name} : {repo: `repository ${pr.repo_id}`, vc: `integration ${pr.vc_id}`};
+    }, (err) => {
+      repos.delete(k);
+      throw err;
+    }));
+  }
+  return repos.get(k);
+}
+
+// learn keeps the names a scan carries.
+export function learn(scan) {
+  const k = `${scan.vc_id}/${scan.repo_id}`;
+  if (!repos.has(k)) repos.set(k, Promise.resolve({repo: scan.repo_name, vc: scan.vc_name}));
+}

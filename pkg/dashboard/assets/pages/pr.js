@@ -1,0 +1,149 @@
+// A pull request: its gate (with reasons per category), its scans, and
+// each scan's findings, from which a finding can be allowlisted.
+
+import {call, find, session} from '../api.js';
+import {h, when, table, plural, safeURL, missing} from '../dom.js';
+import {loadGate, reasonText} from '../gate.js';
+import {repoOf, learn} from '../names.js';
+import {allowThis} from './allowthis.js';
+
+export const name = 'pr';
+
+export async function render(view, ctx) {
+  const id = ctx.params[0];
+  const pr = await find(`/pr/${id}`);
+  if (!pr) {
+    missing(view, 'pull request', id, '#/', 'Show the blocked pull requests.');
+    return;
+  }
+  const [names, gate, scans] = await Promise.all([
+    repoOf(pr), loadGate(pr.id), call('GET', `/pr/${pr.id}/scans`, {query: {limit: 20, cursor: ctx.query.get('scans')}}),
+  ]);
+  scans.items.forEach(learn);
+  const link = safeURL(pr.pr_link);
+  view.append(
+    h('h1', {}, `${names.repo} #${pr.pr_id}`),
+    h('p', {class: 'lead'}, pr.pr_name, link ? ' · ' : null, link ? h('a', {href: link, rel: 'noopener noreferrer', target: '_blank'}, 'Open the pull request', h('span', {class: 'vh'}, ' (in a new tab)')) : null),
+    h('dl', {class: 'facts'},
+      h('dt', {}, 'Repository'), h('dd', {}, `${names.repo} (id ${pr.repo_id})`),
+      h('dt', {}, 'Integration'), h('dd', {}, `${names.vc} (id ${pr.vc_id})`),
+      h('dt', {}, 'First scan'), h('dd', {}, when(pr.created_at)),
+      h('dt', {}, 'Last scan'), h('dd', {}, when(pr.last_scan)),
+      h('dt', {}, 'Unsuppressed'), h('dd', {}, `${plural(pr.secret_count, 'secret')}, ${plural(pr.vulnerability_count, 'vulnerability', 'vulnerabilities')}`)),
+    gateSection(gate));
+  const newest = new Set(gate.categories.map((c) => c.scan_id));
+  const section = h('section', {'aria-labelledby': 'scans-heading'}, h('h2', {id: 'scans-heading'}, 'Scans and findings'));
+  view.append(section);
+  if (!scans.items.length) {
+    section.append(h('p', {class: 'empty'}, 'No scan.'));
+    return;
+  }
+  const loads = scans.items.map((s) => {
+    const d = scanDetails(s, newest.has(s.id), names, ctx);
+    section.append(d.el);
+    return d.loaded;
+  });
+  const q = (cursor) => `#/pr/${pr.id}` + (cursor ? '?' + new URLSearchParams({scans: cursor}) : '');
+  section.append(h('nav', {class: 'pager', 'aria-label': 'Pages of scans'},
+    ctx.query.get('scans') ? h('a', {href: q(null)}, 'Newest scans') : null,
+    scans.next_cursor ? h('a', {href: q(scans.next_cursor), rel: 'next'}, 'Older scans') : null));
+  await Promise.all(loads);
+}
+
+// gateSection shows whether the PR may merge, and why not.
+function gateSection(gate) {
+  const word = gate.blocked ? 'Blocked' : 'Not blocked';
+  return h('section', {class: 'gate', 'aria-labelledby': 'gate-heading'},
+    h('h2', {id: 'gate-heading'}, 'Gate'),
+    h('p', {class: `gate-state ${gate.blocked ? 'is-blocked' : 'is-clear'}`},
+      h('span', {'data-gate': ''}, word)),
+    gate.reasons.length ? h('ul', {class: 'reasons'}, gate.reasons.map((r) => h('li', {}, reasonText(r)))) : h('p', {}, 'No scan blocks it.'),
+    gate.categories.length ? table('Newest scan of each type and category',
+      ['Type', 'Category', 'Scan', 'Status', 'Blocks', 'Secrets', 'Vulnerabilities', 'Recorded'],
+      gate.categories.map((c) => [c.scan_type, c.category, `#${c.scan_id}`, c.status, c.block_status ? 'yes' : 'no',
+        String(c.secret_count), String(c.vulnerability_count), when(c.created_at)])) : h('p', {}, 'No scan yet.'),
+    h('p', {class: 'hint'}, 'Evaluated ', when(gate.evaluated_at), '.'));
+}
+
+// scanDetails is a scan, with its findings inside (loaded when opened;
+// the newest of each type open from the start).
+function scanDetails(s, open, names, ctx) {
+  const summary = h('summary', {},
+    h('span', {class: 'scan-title'}, `Scan #${s.id}`), ' ',
+    h('span', {class: 'tag'}, s.scan_type), ' ',
+    h('span', {class: `tag status-${s.status}`}, s.status), ' ',
+    h('span', {class: s.block_status ? 'blocks' : 'passes'}, s.block_status ? 'blocks' : 'passes'), ' · ',
+    `${plural(s.secret_count, 'secret')}, ${plural(s.vulnerability_count, 'vulnerability', 'vulnerabilities')} · `,
+    when(s.created_at), open ? ' · newest of its type' : '');
+  const body = h('div', {class: 'findings'});
+  const el = h('details', {open, id: `scan-${s.id}`}, summary, body);
+  let loading = null;
+  const load = () => {
+    loading = loading || findings(s, body, names, ctx).catch((err) => {
+      loading = null;
+      body.append(h('p', {role: 'alert', class: 'notice error'}, err.message));
+    });
+    return loading;
+  };
+  el.addEventListener('toggle', () => el.open && load());
+  return {el, loaded: open ? load() : Promise.resolve()};
+}
+
+// findings lists a scan's findings, page by page.
+async function findings(s, body, names, ctx, cursor) {
+  const page = await call('GET', `/pr/scan/${s.id}/findings`, {query: {cursor, limit: 100}});
+  if (!cursor && !page.items.length) {
+    body.append(h('p', {class: 'empty'}, 'This scan recorded no finding.'));
+    return;
+  }
+  const severity = page.items.some((f) => 'severity' in f);
+  const headers = ['Finding', ...(severity ? ['Severity'] : []), 'Rule', 'Path', 'Line', 'State', 'Action'];
+  const rows = page.items.map((f) => [
+    h('span', {class: 'mono wrap'}, f.name, f.aliases.length ? h('span', {class: 'aliases'}, ' also ', f.aliases.join(', ')) : null),
+    ...(severity ? [f.severity ?? '—'] : []),
+    f.rule ?? '—',
+    f.path ? h('span', {class: 'mono wrap'}, f.path) : '—',
+    f.line === null ? '—' : String(f.line),
+    stateOf(f),
+    f.suppressed || !canWrite() ? '' : h('button', {type: 'button', class: 'small', onclick: (e) => open(e.currentTarget, f, s, names, ctx)},
+      'Allowlist this', h('span', {class: 'vh'}, ` (${f.name}${f.path ? ' at ' + f.path : ''})`)),
+  ]);
+  let t = body.querySelector('table');
+  if (!t) {
+    t = table(`Findings of scan #${s.id}`, headers, rows);
+    body.append(t);
+  } else {
+    const tb = t.tBodies[0];
+    table('', headers, rows).tBodies[0].querySelectorAll('tr').forEach((tr) => tb.append(tr));
+  }
+  body.querySelector('.more')?.remove();
+  if (page.next_cursor) {
+    body.append(h('button', {type: 'button', class: 'secondary more', onclick: () => findings(s, body, names, ctx, page.next_cursor)}, 'More findings'));
+  }
+}
+
+// canWrite: a readonly user may not create allowlists (the API answers
+// 403), so it is not offered.
+function canWrite() {
+  return session.user()?.role !== 'readonly';
+}
+
+function stateOf(f) {
+  if (!f.suppressed) return h('strong', {class: 'active'}, 'Active');
+  if (!f.suppressed_by.length) return 'Suppressed in source';
+  return h('span', {}, 'Suppressed by ', f.suppressed_by.flatMap((id, i) => [i ? ', ' : '', h('a', {href: `#/whitelist/${id}`}, `allowlist #${id}`)]));
+}
+
+// open shows the "allowlist this" form below the scan's findings.
+function open(button, f, s, names, ctx) {
+  document.querySelector('.allowlist-form')?.remove();
+  const {form, focus} = allowThis(f, s, names, (message) => {
+    ctx.say(message);
+    ctx.reload();
+  }, () => {
+    form.remove();
+    button.focus();
+  });
+  button.closest('.findings').append(form);
+  focus();
+}

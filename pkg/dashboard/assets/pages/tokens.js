@@ -1,0 +1,102 @@
+// Tokens: the caller's sign-in and personal tokens (GET /auth/tokens),
+// creating a personal token (shown once) and revoking one.
+
+import {call, session, Problem} from '../api.js';
+import {h, when, table, field, select, fieldError, alert, status} from '../dom.js';
+
+export const name = 'tokens';
+
+export async function render(view, ctx) {
+  let list = null;
+  const form = createForm(async () => list.replaceWith(list = await listSection(ctx)));
+  view.append(h('h1', {}, 'Tokens'), form);
+  list = await listSection(ctx);
+  view.append(list);
+}
+
+// listSection lists the tokens.
+async function listSection(ctx) {
+  const page = await call('GET', '/auth/tokens', {query: {cursor: ctx.query.get('cursor'), limit: 50}});
+  const mine = session.tokenID();
+  const errors = h('div', {'aria-live': 'assertive'});
+  const section = h('section', {'aria-labelledby': 'list-heading'}, h('h2', {id: 'list-heading'}, 'Your tokens'), errors);
+  if (!page.items.length) {
+    section.append(h('p', {class: 'empty'}, 'No token.'));
+  } else {
+    section.append(table('Tokens that are neither expired nor revoked, newest first',
+      ['Name', 'Kind', 'Scope', 'Created', 'Expires', 'Last used', 'Action'],
+      page.items.map((t) => [
+        t.id === mine ? h('span', {}, t.name ?? 'Sign-in', h('strong', {class: 'tag'}, 'this session')) : (t.name ?? 'Sign-in'),
+        t.kind, t.scope, when(t.created_at), when(t.expires_at), t.last_used_at ? when(t.last_used_at) : 'Never',
+        h('button', {type: 'button', class: 'small danger', onclick: () => revoke(t, t.id === mine, errors, ctx)},
+          t.id === mine ? 'Revoke and sign out' : 'Revoke', h('span', {class: 'vh'}, ` token ${t.name ?? t.id}`)),
+      ])));
+  }
+  section.append(h('nav', {class: 'pager', 'aria-label': 'Pages'},
+    ctx.query.get('cursor') ? h('a', {href: '#/tokens'}, 'First page') : null,
+    page.next_cursor ? h('a', {href: '#/tokens?' + new URLSearchParams({cursor: page.next_cursor}), rel: 'next'}, 'Next page') : null));
+  return section;
+}
+
+async function revoke(t, current, errors, ctx) {
+  if (current) {
+    ctx.signOut('You revoked this session\'s token and are signed out.');
+    return;
+  }
+  try {
+    await call('DELETE', `/auth/tokens/${t.id}`);
+    ctx.say(`Revoked the token ${t.name ?? t.id}.`);
+    ctx.reload();
+  } catch (err) {
+    errors.replaceChildren(alert(err.message));
+  }
+}
+
+function createForm(created) {
+  const name = h('input', {id: 'tk-name', maxlength: 100, autocomplete: 'off', required: true});
+  const scope = select('tk-scope', [['read', 'Read only'], ['write', 'Read and write']], 'read');
+  const days = h('input', {id: 'tk-days', type: 'number', min: 1, max: 366, value: 90, required: true});
+  const errors = h('div', {'aria-live': 'assertive'});
+  const shown = h('div', {});
+  const form = h('form', {class: 'create', novalidate: true, 'aria-labelledby': 'create-heading'},
+    h('h2', {id: 'create-heading'}, 'Create a personal token'),
+    h('p', {}, 'For a CI job or a script. Its secret is shown once, here, and never again.'),
+    errors,
+    h('div', {class: 'grid'},
+      field('Name', name, 'Unique among your tokens, such as "ci-payments".'),
+      field('Scope', scope),
+      field('Expires in (days)', days, 'From 1 to 366.')),
+    h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Create token')),
+    shown);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    errors.replaceChildren();
+    shown.replaceChildren();
+    fieldError(name, name.value.trim() ? '' : 'Enter a name.');
+    const n = Number(days.value);
+    fieldError(days, Number.isInteger(n) && n >= 1 && n <= 366 ? '' : 'Enter a number of days from 1 to 366.');
+    const bad = form.querySelector('[aria-invalid="true"]');
+    if (bad) {
+      bad.focus();
+      return;
+    }
+    try {
+      const t = await call('POST', '/auth/tokens', {body: {name: name.value, scope: scope.value, expires_in_days: n}});
+      name.value = '';
+      const out = h('input', {id: 'tk-secret', readonly: true, value: t.access_token, spellcheck: 'false', autocomplete: 'off', class: 'mono'});
+      const copy = h('button', {type: 'button', class: 'secondary', onclick: async () => {
+        await navigator.clipboard.writeText(out.value);
+        copy.textContent = 'Copied';
+      }}, 'Copy');
+      shown.append(status(h('span', {}, `Created the token ${t.name} (${t.scope}), expiring `, when(t.expires_at), '. Copy it now: it is not shown again.')),
+        h('div', {class: 'secret'}, field('New token', out), copy));
+      out.focus();
+      out.select();
+      await created();
+    } catch (err) {
+      errors.append(alert(err.message));
+      if (err instanceof Problem && err.status === 409) fieldError(name, err.message);
+    }
+  });
+  return form;
+}
