@@ -162,12 +162,14 @@ func TestBrowser(t *testing.T) {
 			b.page(t, "pull-request")
 		}},
 		{"severity", func(t *testing.T) {
-			// A scanner's findings of every severity, in a category of their own.
+			// A scanner's findings of every severity, in a category of their
+			// own, of the PR's head commit.
+			const head = "9fceb02d0ae598e95dc970b74767f19372d61af8"
 			var findings []string
 			for i, sev := range []string{"low", "critical", "none", "high", "medium"} {
 				findings = append(findings, fmt.Sprintf(`{"name":"CVE-2024-000%d","path":"go.sum","line":%d,"severity":%q}`, i+1, i+1, sev))
 			}
-			code, body := call(t, "POST", b.api+"/pr/scan", admin, `{"scan_type":"VULNERABILITY","status":"completed","category":"trivy","vc_type":"github","vc_id":1,"vc_name":"acme-github",`+
+			code, body := call(t, "POST", b.api+"/pr/scan", admin, `{"scan_type":"VULNERABILITY","status":"completed","category":"trivy","commit_sha":"`+head+`","vc_type":"github","vc_id":1,"vc_name":"acme-github",`+
 				`"repo_id":101,"repo_name":"acme/payments","webhook_id":1001,"pr":{"pr_id":12,"pr_name":"Bump the dependencies","pr_link":"https://git.example.com/acme/payments/pull/12"},`+
 				`"findings":[`+strings.Join(findings, ",")+`]}`)
 			if code != 201 {
@@ -177,6 +179,9 @@ func TestBrowser(t *testing.T) {
 			b.open(t, fmt.Sprintf("#/pr/%d", pr12), "pr")
 			if got := b.text(t, ".reasons"); !strings.HasPrefix(got, "VULNERABILITY (trivy): 5 unsuppressed findings in scan #") {
 				t.Errorf("the gate's reasons: %q", got)
+			}
+			if got := b.text(t, ".gate .hint"); !strings.Contains(got, "; head commit "+head+".") {
+				t.Errorf("the gate's head commit: %q", got)
 			}
 			severities := `[...document.querySelectorAll('main .findings tbody tr')].map((tr) => tr.cells[0].textContent + ' ' + tr.cells[1].textContent)`
 			if got := eval[[]string](t, b, severities); !slices.Equal(got, []string{"CVE-2024-0001 low", "CVE-2024-0002 critical", "CVE-2024-0003 none", "CVE-2024-0004 high", "CVE-2024-0005 medium"}) {

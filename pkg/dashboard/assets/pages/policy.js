@@ -5,7 +5,7 @@
 import {call} from '../api.js';
 import {h, when, field, fieldError} from '../dom.js';
 import {policyFacts} from '../gate.js';
-import {policyForm, savedText, forbidden, put} from './policyform.js';
+import {policyForm, savedText, forbidden, put, userText} from './policyform.js';
 
 export const name = 'policy';
 
@@ -21,9 +21,9 @@ export async function render(view, ctx) {
   view.append(
     h('p', {class: 'lead'}, 'What blocks a pull request, in every repository without a policy of its own. A change judges the gate of every pull request again.'),
     h('section', {'aria-labelledby': 'now-heading'},
-      h('h2', {id: 'now-heading'}, 'Now'),
+      h('h2', {id: 'now-heading'}, 'In force'),
       policyFacts(p),
-      h('p', {class: 'hint'}, p.updated_at ? ['Version ', String(p.version), ', changed ', when(p.updated_at), ` by user ${p.updated_by ?? 'unknown'}. `] : 'The default policy: never changed. ',
+      h('p', {class: 'hint'}, p.updated_at ? ['Version ', String(p.version), ', changed ', when(p.updated_at), ` by ${userText(p.updated_by)}. `] : 'The default policy: never changed. ',
         h('a', {href: '#/audit?action=gate.policy.update'}, 'Changes in the audit log'), '.')),
     policyForm({current: p, global: null, send: put('/gate/policy'), done: (r) => {
       ctx.say(savedText('Saved the global policy', r));

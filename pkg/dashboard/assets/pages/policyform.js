@@ -3,7 +3,7 @@
 // required (scan type, category) pairs, and what a missing one does. For a
 // repository each member may instead follow the global policy.
 
-import {call, Problem} from '../api.js';
+import {call, session, Problem} from '../api.js';
 import {h, field, fieldError, select, alert} from '../dom.js';
 import {TYPES, SEVERITIES, atLeast, pairText, rejudgeText} from '../gate.js';
 
@@ -23,12 +23,12 @@ export function policyForm({current, global, send, done, heading = 'Change it', 
   const sev = {};
   for (const t of TYPES) {
     const options = SEVERITIES.map((s) => [s, cap(atLeast(s))]);
-    if (inherit) options.unshift(['', `As the global policy (${atLeast(global.block_severity[t])})`]);
+    if (inherit) options.unshift(['', `As the global policy: ${atLeast(global.block_severity[t])}`]);
     sev[t] = select(`gp-sev-${t}`, options, current.block_severity?.[t] ?? '');
   }
   const ownRequired = !inherit || Array.isArray(current.required);
   const reqMode = inherit
-    ? select('gp-req-mode', [['', `As the global policy (${global.required.length ? global.required.map(pairText).join(', ') : 'none'})`], ['own', 'Its own list']], ownRequired ? 'own' : '')
+    ? select('gp-req-mode', [['', `As the global policy: ${global.required.length ? global.required.map(pairText).join(', ') : 'none'}`], ['own', 'Its own list']], ownRequired ? 'own' : '')
     : null;
   const rows = h('ol', {class: 'pairs'});
   const add = h('button', {type: 'button', class: 'secondary small', onclick: () => addRow({scan_type: 'SECRET', category: ''}, true)}, 'Add a required scan');
@@ -58,7 +58,7 @@ export function policyForm({current, global, send, done, heading = 'Change it', 
   if (reqMode) reqMode.addEventListener('change', shown);
   shown();
   const missingOptions = [['true', 'Blocks the pull request'], ['false', 'Does not block']];
-  if (inherit) missingOptions.unshift(['', `As the global policy (${global.block_on_missing ? 'blocks' : 'does not block'})`]);
+  if (inherit) missingOptions.unshift(['', `As the global policy: ${global.block_on_missing ? 'blocks' : 'does not block'}`]);
   const missing = select('gp-missing', missingOptions, current.block_on_missing ?? '');
   const errors = h('div', {'aria-live': 'assertive'});
   const submit = h('button', {type: 'submit'}, 'Save the policy');
@@ -139,6 +139,12 @@ export function forbidden(view, err) {
     return;
   }
   throw err;
+}
+
+// userText names the user who changed a policy.
+export function userText(id) {
+  if (id === null || id === undefined) return 'an unknown user';
+  return id === session.user()?.id ? `user ${id} (you)` : `user ${id}`;
 }
 
 // put sends a policy to path.

@@ -4,9 +4,9 @@
 // request's gate again.
 
 import {call} from '../api.js';
-import {h, when, alert} from '../dom.js';
+import {h, append, when, alert} from '../dom.js';
 import {policyFacts, atLeast, TYPES} from '../gate.js';
-import {policyForm, savedText, forbidden, put} from './policyform.js';
+import {policyForm, savedText, forbidden, put, userText} from './policyform.js';
 
 export const name = 'repo-policy';
 
@@ -33,13 +33,13 @@ export async function render(view, ctx) {
       errors.replaceChildren(alert(err.message));
     }
   };
-  view.append(
-    h('p', {class: 'lead'}, o ? `Its own policy: ${ownText(o)}; the rest as the global policy.` : 'It follows the global policy.',
-      ' ', h('a', {href: '#/gate/policy'}, 'The global policy'), '.'),
+  const globalLink = h('a', {href: '#/gate/policy'}, 'the global policy');
+  append(view, [
+    h('p', {class: 'lead'}, o ? [`Its own policy: ${ownText(o)}; the rest as `, globalLink, '.'] : ['It follows ', globalLink, '.']),
     h('section', {'aria-labelledby': 'now-heading'},
       h('h2', {id: 'now-heading'}, 'Its pull requests are judged by'),
       policyFacts(p.effective),
-      h('p', {class: 'hint'}, p.updated_at ? ['Changed ', when(p.updated_at), ` by user ${p.updated_by ?? 'unknown'}.`] : 'Never changed.')),
+      h('p', {class: 'hint'}, p.updated_at ? ['Changed ', when(p.updated_at), ` by ${userText(p.updated_by)}.`] : 'Never changed.')),
     o ? h('section', {class: 'lifecycle', 'aria-labelledby': 'reset-heading'},
       h('h2', {id: 'reset-heading'}, 'Return to the global policy'),
       h('p', {}, 'Forget the repository\'s own members: its pull requests are judged by the global policy, now and when it changes.'),
@@ -56,7 +56,7 @@ export async function render(view, ctx) {
         ctx.say(savedText(r.override ? `Saved the policy of repository ${id}` : `Repository ${id} follows the global policy`, r));
         ctx.reload();
       },
-    }));
+    })]);
 }
 
 // ownText names the members a repository sets itself.

@@ -54,7 +54,7 @@ async function revoke(t, current, errors, ctx) {
 
 // scopes a personal token may have (a scan token is a CI job's: it records
 // scans and reads).
-const scopes = [['read', 'Read only'], ['scan', 'Record scans and read (for CI)'], ['write', 'Read and write']];
+const scopes = [['read', 'Read only'], ['scan', 'Record scans and read'], ['write', 'Read and write']];
 
 function createForm(created) {
   const name = h('input', {id: 'tk-name', maxlength: 100, autocomplete: 'off', required: true});
@@ -68,7 +68,7 @@ function createForm(created) {
     errors,
     h('div', {class: 'grid'},
       field('Name', name, 'Unique among your tokens, such as "ci-payments".'),
-      field('Scope', scope, 'What the token may do: at most what you may.'),
+      field('Scope', scope, 'A CI job that uploads scans needs only to record scans and read.'),
       field('Expires in (days)', days, 'From 1 to 366.')),
     h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Create token')),
     shown);
