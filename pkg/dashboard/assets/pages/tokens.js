@@ -52,9 +52,13 @@ async function revoke(t, current, errors, ctx) {
   }
 }
 
+// scopes a personal token may have (a scan token is a CI job's: it records
+// scans and reads).
+const scopes = [['read', 'Read only'], ['scan', 'Record scans and read'], ['write', 'Read and write']];
+
 function createForm(created) {
   const name = h('input', {id: 'tk-name', maxlength: 100, autocomplete: 'off', required: true});
-  const scope = select('tk-scope', [['read', 'Read only'], ['write', 'Read and write']], 'read');
+  const scope = select('tk-scope', scopes, 'read');
   const days = h('input', {id: 'tk-days', type: 'number', min: 1, max: 366, value: 90, required: true});
   const errors = h('div', {'aria-live': 'assertive'});
   const shown = h('div', {});
@@ -64,7 +68,7 @@ function createForm(created) {
     errors,
     h('div', {class: 'grid'},
       field('Name', name, 'Unique among your tokens, such as "ci-payments".'),
-      field('Scope', scope),
+      field('Scope', scope, 'A CI job that uploads scans needs only to record scans and read.'),
       field('Expires in (days)', days, 'From 1 to 366.')),
     h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Create token')),
     shown);
