@@ -3,9 +3,9 @@
 // to a repository's own policy.
 
 import {call} from '../api.js';
-import {h, when, field, fieldError} from '../dom.js';
+import {h, when, field, fieldError, userText} from '../dom.js';
 import {policyFacts} from '../gate.js';
-import {policyForm, savedText, forbidden, put, userText} from './policyform.js';
+import {policyForm, savedText, forbidden, put} from './policyform.js';
 
 export const name = 'policy';
 
