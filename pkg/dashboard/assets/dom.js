@@ -152,3 +152,23 @@ export function adminOnly(view, err, what) {
   }
   throw err;
 }
+
+// idSection is a section whose form goes to the page of an id (the API
+// lists no repositories or integrations, so they are reached by id):
+// id names the control, to(value) is the page's address.
+export function idSection(ctx, {id, heading, label, hint, button, to}) {
+  const input = h('input', {id, inputmode: 'numeric', size: 12, autocomplete: 'off'});
+  const form = h('form', {class: 'filters', novalidate: true, 'aria-labelledby': `${id}-heading`},
+    field(label, input, hint),
+    h('div', {class: 'actions'}, h('button', {type: 'submit'}, button)));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (!/^[1-9][0-9]{0,18}$/.test(input.value)) {
+      fieldError(input, 'Enter a positive whole number.');
+      input.focus();
+      return;
+    }
+    ctx.go(to(input.value));
+  });
+  return h('section', {'aria-labelledby': `${id}-heading`}, h('h2', {id: `${id}-heading`}, heading), form);
+}

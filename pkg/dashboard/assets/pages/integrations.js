@@ -4,7 +4,7 @@
 // field, and never shown back: the API says only whether one is set.
 
 import {call, find, Problem} from '../api.js';
-import {h, append, when, field, fieldError, select, alert, adminOnly, userText, safeURL} from '../dom.js';
+import {h, append, when, field, fieldError, select, alert, adminOnly, userText, safeURL, idSection} from '../dom.js';
 
 export const name = 'integrations';
 
@@ -27,7 +27,8 @@ export async function render(view, ctx) {
   append(view, [
     h('p', {class: 'lead'}, 'scangate posts each pull request\'s gate as a commit status named scangate, through the integration of the pull request\'s vc_id: the API of GitHub (or GitHub Enterprise Server) or of GitLab, with a token you give it here.'),
     id ? [facts(id, current), putForm(id, current, ctx)] : null,
-    pickForm(id, ctx)]);
+    idSection(ctx, {id: 'in-vc', heading: id ? 'Another integration' : 'An integration', label: 'Integration id (vc_id)',
+      hint: 'The vc_id your scans carry.', button: 'Show it', to: (vc) => `#/integrations/${vc}`})]);
 }
 
 // facts says how the integration is set up, never its token.
@@ -88,22 +89,4 @@ function putForm(id, c, ctx) {
     }
   });
   return form;
-}
-
-// pickForm goes to an integration's page, by its vc_id.
-function pickForm(id, ctx) {
-  const vc = h('input', {id: 'in-vc', inputmode: 'numeric', size: 12, autocomplete: 'off'});
-  const form = h('form', {class: 'filters', novalidate: true, 'aria-labelledby': 'pick-heading'},
-    field('Integration id (vc_id)', vc, 'The vc_id your scans carry.'),
-    h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Show it')));
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    if (!/^[1-9][0-9]{0,18}$/.test(vc.value)) {
-      fieldError(vc, 'Enter a positive whole number.');
-      vc.focus();
-      return;
-    }
-    ctx.go(`#/integrations/${vc.value}`);
-  });
-  return h('section', {'aria-labelledby': 'pick-heading'}, h('h2', {id: 'pick-heading'}, id ? 'Another integration' : 'An integration'), form);
 }
