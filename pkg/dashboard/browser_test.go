@@ -115,7 +115,7 @@ func startBrowser(t *testing.T) *browser {
 	stack, err := local.Start(context.Background(), local.Options{
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB,
 		AdminUsername: "admin", AdminPassword: adminPassword,
-		AuthorizerTTL: 0, TokenTTL: 12 * time.Hour, Seed: true,
+		AuthorizerTTL: 0, TokenTTL: 7 * 24 * time.Hour, Seed: true, // the clock moves more than a day (a delivery's attempts)
 		Log: slog.New(slog.NewJSONHandler(logs, nil)), Now: b.clock.Now,
 	})
 	if err != nil {

@@ -14,6 +14,12 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
+// step is one step of an ordered browser run.
+type step struct {
+	name string
+	run  func(t *testing.T)
+}
+
 // TestBrowser drives the dashboard in headless Chromium through a
 // triage, in order, on one local stack: sign in (by keyboard), the
 // blocked pull requests, a PR's gate (one request of its route) and
@@ -24,9 +30,10 @@ import (
 // allowlist's expiry (the stack's clock moved past it, the scheduled
 // expiry run) until it is blocked again, the allowlists, the audit log
 // and its new actions, a personal token of the scan scope created (shown
-// once) and revoked, hostile text from the API shown as text under a CSP
-// that blocks inline script, no token in a URL, localStorage or a log
-// line, and signing out revoking the token. Each page is checked (one h1,
+// once) and revoked, the webhooks and integrations (webhookSteps),
+// hostile text from the API shown as text under a CSP that blocks inline
+// script, no token or secret in a URL, localStorage or a log line, and
+// signing out revoking the token. Each page is checked (one h1,
 // labelled controls, axe-core) and kept as a screenshot in
 // .build/screenshots.
 func TestBrowser(t *testing.T) {
@@ -35,11 +42,9 @@ func TestBrowser(t *testing.T) {
 	pr10 := prID(t, b.api, admin, 10)
 	var session, personal string
 	var allowlistID string
+	var secrets []string // the webhooks' secrets and the integration's token
 
-	steps := []struct {
-		name string
-		run  func(t *testing.T)
-	}{
+	steps := []step{
 		{"first load", func(t *testing.T) {
 			b.do(t, chromedp.Navigate(b.url+"/"))
 			b.shown(t, 0, "signin")
@@ -480,8 +485,8 @@ func TestBrowser(t *testing.T) {
 			b.open(t, fmt.Sprintf("#/pr/%d", pr10), "signin")
 		}},
 		{"no token in a URL, localStorage or a log line", func(t *testing.T) {
-			if session == "" || personal == "" {
-				t.Fatal("the tokens were not captured")
+			if session == "" || personal == "" || len(secrets) != 3 {
+				t.Fatalf("the tokens and secrets were not captured: %d secrets", len(secrets))
 			}
 			if n := eval[int](t, b, `localStorage.length`); n != 0 {
 				t.Errorf("localStorage holds %d items", n)
@@ -497,7 +502,7 @@ func TestBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 			logs := string(read)
-			for _, secret := range []string{session, personal, adminPassword} {
+			for _, secret := range append([]string{session, personal, adminPassword}, secrets...) {
 				for _, u := range requests {
 					if strings.Contains(u, secret) || strings.Contains(u, url.QueryEscape(secret)) {
 						t.Errorf("a URL carries a secret: %s", u)
@@ -515,6 +520,9 @@ func TestBrowser(t *testing.T) {
 			}
 		}},
 	}
+	// The webhook and integration pages come before the hostile text.
+	at := slices.IndexFunc(steps, func(s step) bool { return s.name == "hostile text and the CSP" })
+	steps = slices.Insert(steps, at, webhookSteps(t, b, admin, &secrets)...)
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
 			t.FailNow() // the steps build on each other

@@ -170,6 +170,27 @@ func TestTemplateCORS(t *testing.T) {
 	if got := api.at("Cors", "AllowHeaders").Value; got != "'Authorization,Content-Type'" {
 		t.Errorf("the preflight allows the headers %s", got)
 	}
+	// The preflight allows every method a route of the API takes (the
+	// dashboard's webhook page sends PATCH), and no other.
+	methods := map[string]bool{"OPTIONS": true}
+	res := doc.at("Resources")
+	for i := 1; i < len(res.Content); i += 2 {
+		evs := tpl{res.Content[i]}.at("Properties", "Events")
+		for j := 1; evs.Node != nil && j < len(evs.Content); j += 2 {
+			if ev := (tpl{evs.Content[j]}); ev.at("Type").Value == "Api" && ev.at("Properties", "RestApiId").canon() == "!Ref Api" {
+				methods[strings.ToUpper(ev.at("Properties", "Method").Value)] = true
+			}
+		}
+	}
+	allowed := strings.Split(strings.Trim(api.at("Cors", "AllowMethods").Value, "'"), ",")
+	for m := range methods {
+		if !slices.Contains(allowed, m) {
+			t.Errorf("the preflight does not allow %s, which a route takes (it allows %v)", m, allowed)
+		}
+	}
+	if len(allowed) != len(methods) {
+		t.Errorf("the preflight allows %v; the routes take %v", allowed, methods)
+	}
 	responses := api.at("GatewayResponses")
 	for i := 0; i+1 < len(responses.Content); i += 2 {
 		if got := (tpl{responses.Content[i+1]}).at("ResponseParameters", "Headers", "Access-Control-Allow-Origin").canon(); got != quoted {

@@ -1,5 +1,5 @@
 // The dashboard: a router on the URL's fragment (#/pr/7, #/whitelist/3,
-// #/gate/policy/repos/101),
+// #/gate/policy/repos/101, #/webhooks/2, #/integrations/1),
 // the header, and the life of a page. Pages are in pages/.
 
 import {configure, session, call} from './api.js';
@@ -13,6 +13,9 @@ import * as audit from './pages/audit.js';
 import * as tokens from './pages/tokens.js';
 import * as policy from './pages/policy.js';
 import * as repoPolicy from './pages/repopolicy.js';
+import * as webhooks from './pages/webhooks.js';
+import * as webhook from './pages/webhook.js';
+import * as integrations from './pages/integrations.js';
 
 // routes: the fragment's path, and the page that shows it.
 const routes = [
@@ -25,6 +28,9 @@ const routes = [
   [/^\/tokens$/, tokens, true],
   [/^\/gate\/policy$/, policy, true],
   [/^\/gate\/policy\/repos\/([1-9][0-9]{0,18})$/, repoPolicy, true],
+  [/^\/webhooks$/, webhooks, true],
+  [/^\/webhooks\/([1-9][0-9]{0,18})$/, webhook, true],
+  [/^\/integrations(?:\/([1-9][0-9]{0,18}))?$/, integrations, true],
 ];
 
 const main = document.getElementById('main');
@@ -131,6 +137,8 @@ function header() {
       link('#/whitelist', 'Allowlists', ['#/whitelist/']),
       user.role === 'admin' ? link('#/gate/policy', 'Gate policy', ['#/gate/']) : null,
       user.role === 'admin' ? link('#/audit', 'Audit log') : null,
+      user.role === 'admin' ? link('#/webhooks', 'Webhooks', ['#/webhooks/']) : null,
+      user.role === 'admin' ? link('#/integrations', 'Integrations', ['#/integrations/']) : null,
       link('#/tokens', 'Tokens')),
     h('p', {class: 'who'}, 'Signed in as ', h('strong', {}, user.username), ` (${user.role})`),
     h('button', {type: 'button', class: 'secondary', onclick: () => signOut()}, 'Sign out'));

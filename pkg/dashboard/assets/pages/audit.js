@@ -6,8 +6,9 @@ import {h, when, table, field, select, fieldError, localInput, fromLocalInput} f
 export const name = 'audit';
 
 const actions = ['user.create', 'user.update', 'allowlist.create', 'allowlist.update', 'allowlist.expire',
-  'token.create', 'token.revoke', 'login.failure', 'login.throttled', 'admin.bootstrap', 'scan.record', 'gate.policy.update'];
-const targets = ['user', 'allowlist', 'token', 'username', 'scan', 'gate_policy'];
+  'token.create', 'token.revoke', 'login.failure', 'login.throttled', 'admin.bootstrap', 'scan.record', 'gate.policy.update',
+  'webhook.create', 'webhook.update', 'webhook.delete', 'webhook.rotate', 'webhook.test', 'webhook.redeliver', 'integration.update'];
+const targets = ['user', 'allowlist', 'token', 'username', 'scan', 'gate_policy', 'webhook', 'integration'];
 
 function hashOf(params) {
   return '#/audit?' + new URLSearchParams(Object.entries(params).filter(([, v]) => v));
@@ -50,6 +51,8 @@ export async function render(view, ctx) {
 function target(t) {
   const text = `${t.type} ${t.id}`;
   if (t.type === 'allowlist') return h('a', {href: `#/whitelist/${t.id}`}, text);
+  if (t.type === 'webhook') return h('a', {href: `#/webhooks/${t.id}`}, text);
+  if (t.type === 'integration') return h('a', {href: `#/integrations/${t.id}`}, text);
   if (t.type === 'gate_policy') return h('a', {href: t.id === 'global' ? '#/gate/policy' : `#/gate/policy/repos/${t.id}`}, text);
   return text;
 }

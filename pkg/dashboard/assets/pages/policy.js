@@ -3,9 +3,9 @@
 // to a repository's own policy.
 
 import {call} from '../api.js';
-import {h, when, field, fieldError} from '../dom.js';
+import {h, when, userText, idSection} from '../dom.js';
 import {policyFacts} from '../gate.js';
-import {policyForm, savedText, forbidden, put, userText} from './policyform.js';
+import {policyForm, savedText, forbidden, put} from './policyform.js';
 
 export const name = 'policy';
 
@@ -29,23 +29,7 @@ export async function render(view, ctx) {
       ctx.say(savedText('Saved the global policy', r));
       ctx.reload();
     }}),
-    repoForm(ctx));
-}
-
-// repoForm goes to a repository's policy, by the repository's id.
-function repoForm(ctx) {
-  const id = h('input', {id: 'gp-repo', inputmode: 'numeric', size: 12, autocomplete: 'off'});
-  const form = h('form', {class: 'filters', novalidate: true, 'aria-labelledby': 'repo-title'},
-    field('Repository id', id, 'A repository may change any member of the policy for its own pull requests.'),
-    h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Show its policy')));
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    if (!/^[1-9][0-9]{0,18}$/.test(id.value)) {
-      fieldError(id, 'Enter a positive whole number.');
-      id.focus();
-      return;
-    }
-    ctx.go(`#/gate/policy/repos/${id.value}`);
-  });
-  return h('section', {'aria-labelledby': 'repo-title'}, h('h2', {id: 'repo-title'}, 'A repository\'s policy'), form);
+    idSection(ctx, {id: 'gp-repo', heading: 'A repository\'s policy', label: 'Repository id',
+      hint: 'A repository may change any member of the policy for its own pull requests.', button: 'Show its policy',
+      to: (repo) => `#/gate/policy/repos/${repo}`}));
 }

@@ -3,8 +3,8 @@
 // required (scan type, category) pairs, and what a missing one does. For a
 // repository each member may instead follow the global policy.
 
-import {call, session, Problem} from '../api.js';
-import {h, field, fieldError, select, alert} from '../dom.js';
+import {call, Problem} from '../api.js';
+import {h, field, fieldError, select, alert, adminOnly} from '../dom.js';
 import {TYPES, SEVERITIES, atLeast, pairText, rejudgeText} from '../gate.js';
 
 const CATEGORY = /^[A-Za-z0-9._/-]{1,100}$/;
@@ -134,17 +134,7 @@ export function savedText(what, p) {
 // forbidden answers the page of a caller that is not an admin, or
 // rethrows.
 export function forbidden(view, err) {
-  if (err instanceof Problem && err.status === 403) {
-    view.append(alert('Only admins can read and change the gate policy.'));
-    return;
-  }
-  throw err;
-}
-
-// userText names the user who changed a policy.
-export function userText(id) {
-  if (id === null || id === undefined) return 'an unknown user';
-  return id === session.user()?.id ? `user ${id} (you)` : `user ${id}`;
+  adminOnly(view, err, 'read and change the gate policy');
 }
 
 // put sends a policy to path.

@@ -4,9 +4,9 @@
 // request's gate again.
 
 import {call} from '../api.js';
-import {h, append, when, alert} from '../dom.js';
+import {h, append, when, alert, userText} from '../dom.js';
 import {policyFacts, atLeast, TYPES} from '../gate.js';
-import {policyForm, savedText, forbidden, put, userText} from './policyform.js';
+import {policyForm, savedText, forbidden, put} from './policyform.js';
 
 export const name = 'repo-policy';
 

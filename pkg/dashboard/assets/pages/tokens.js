@@ -2,7 +2,7 @@
 // creating a personal token (shown once) and revoking one.
 
 import {call, session, Problem} from '../api.js';
-import {h, when, table, field, select, fieldError, alert, status} from '../dom.js';
+import {h, when, table, field, select, fieldError, alert, reveal} from '../dom.js';
 
 export const name = 'tokens';
 
@@ -87,15 +87,8 @@ function createForm(created) {
     try {
       const t = await call('POST', '/auth/tokens', {body: {name: name.value, scope: scope.value, expires_in_days: n}});
       name.value = '';
-      const out = h('input', {id: 'tk-secret', readonly: true, value: t.access_token, spellcheck: 'false', autocomplete: 'off', class: 'mono'});
-      const copy = h('button', {type: 'button', class: 'secondary', onclick: async () => {
-        await navigator.clipboard.writeText(out.value);
-        copy.textContent = 'Copied';
-      }}, 'Copy');
-      shown.append(status(h('span', {}, `Created the token ${t.name} (${t.scope}), expiring `, when(t.expires_at), '. Copy it now: it is not shown again.')),
-        h('div', {class: 'secret'}, field('New token', out), copy));
-      out.focus();
-      out.select();
+      reveal(shown, 'tk-secret', 'New token', t.access_token,
+        h('span', {}, `Created the token ${t.name} (${t.scope}), expiring `, when(t.expires_at), '. Copy it now: it is not shown again.'));
       await created();
     } catch (err) {
       errors.append(alert(err.message));
