@@ -202,7 +202,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	url := maxRunes(scangate.MaxTextLen)
 	scan := scangate.Scan{ID: maxID, PRID: maxID, PRNumber: maxID, VcID: maxID, WebhookID: maxID, RepoID: maxID,
 		VcType: maxRunes(64), Type: scangate.ScanVulnerability, CreatedAt: at, VcName: maxRunes(scangate.MaxNameLen),
-		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(`{"x":"` + strings.Repeat("x", scangate.MaxOtherDetails-8) + `"}`),
+		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(`{"x":"` + strings.Repeat("<", scangate.MaxOtherDetails-8) + `"}`),
 		StatURL: &url, SecretCount: maxID, VulnerabilityCount: maxID, Category: strings.Repeat("c", scangate.MaxCategoryLen),
 		CommitSHA: strings.Repeat("f", 64), Ref: maxRunes(scangate.MaxRefLen), Sev: scangate.SevCounts{maxID, maxID, maxID, maxID, maxID}}
 	scan.OtherDetails = scanDetails(scan.OtherDetails, scan)
@@ -245,6 +245,14 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	upload, err := uploadItem(scangate.Upload{ID: maxID, Envelope: scangate.NewScan{VcType: scan.VcType, VcID: maxID, VcName: scan.VcName,
+		RepoID: maxID, RepoName: scan.RepoName, WebhookID: maxID, PR: scangate.PRRef{Number: maxID, Name: url, Link: url}, Status: "processing",
+		StatURL: &url, OtherDetails: json.RawMessage(`{"x":"` + strings.Repeat("<", scangate.MaxOtherDetails-8) + `"}`), Category: scan.Category,
+		CommitSHA: scan.CommitSHA, Ref: scan.Ref}, CreatedBy: maxID, TokenHash: strings.Repeat("f", 64),
+		Creator: scangate.Actor{UserID: maxID, Username: user.Username, TokenID: maxID}, CreatedAt: at, ExpiresAt: at}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
 	login := loginFailKey(strings.Repeat("u", scangate.UsernameMax))
 	for i := range scangate.MaxLoginAttempts {
 		login[slotAttr(i)], login[failedAttr(i)] = num(time.Now().UnixMilli()), boolean(true)
@@ -257,6 +265,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		"token":          tokenItem(scangate.Token{Hash: strings.Repeat("f", 64), UserID: maxID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: time.Now()}),
 		"login attempts": login,
 		"scan":           scanItem(scan),
+		"upload":         upload,
 		"finding":        findingItems(row, 99_999, f)[0],
 		"alias entry":    findingItems(row, 99_999, f)[20],
 		"recent":         recentItems(maxID, rows, time.Now())[0],

@@ -321,14 +321,14 @@ func scanDetails(details json.RawMessage, sc scangate.Scan) json.RawMessage {
 	_ = json.Unmarshal(details, &obj) // an object, checked when the request was read
 	set := func(name, v string) {
 		if v != "" {
-			b, _ := json.Marshal(v)
+			b, _ := scangate.PlainJSON(v)
 			obj[name] = b
 		}
 	}
 	set("category", sc.Category)
 	set("commit_sha", sc.CommitSHA)
 	set("ref", sc.Ref)
-	b, _ := json.Marshal(obj) // raw JSON values only
+	b, _ := scangate.PlainJSON(obj) // raw JSON values only
 	return b
 }
 
