@@ -47,7 +47,7 @@ type Event struct {
 // NewEvent makes an event of type typ that occurred at at, with data
 // (a view of this package, or any plain value) as its JSON.
 func NewEvent(typ string, at time.Time, data any) Event {
-	b, err := json.Marshal(data)
+	b, err := PlainJSON(data)
 	if err != nil {
 		// The views hold strings, numbers and times only.
 		panic(fmt.Sprintf("event %s: %v", typ, err))
