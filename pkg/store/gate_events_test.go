@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -205,4 +206,104 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCheckFindsEventDrift: check reports a change without its event and
+// an event without its change: a pr.gate_changed or scan.recorded
+// missing, one repeated, one naming a PR or scan that does not exist, and
+// a newest gate change that is not the stored decision.
+func TestCheckFindsEventDrift(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	for _, names := range [][]string{{"sha256:aa"}, {}, {"sha256:bb"}} { // blocked, unblocked, blocked
+		ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 3, VcName: "gh", RepoID: 5, RepoName: "acme/api",
+			WebhookID: 1, PR: scangate.PRRef{Number: 7, Name: "n", Link: "l"}, Status: "completed"}
+		for _, n := range names {
+			ns.Findings = append(ns.Findings, scangate.Finding{Name: n})
+		}
+		if _, _, err := env.Store.RecordScan(ctx, ns, testWho, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep, err := env.Store.Check(ctx); err != nil || len(rep.Drift) > 0 {
+		t.Fatalf("check before: %q %v", rep.Drift, err)
+	}
+	gates, scans := eventsOf(t, env, scangate.EventGateChanged), eventsOf(t, env, scangate.EventScanRecorded)
+	if len(gates) != 3 || len(scans) != 3 {
+		t.Fatalf("%d gate changes, %d scans recorded", len(gates), len(scans))
+	}
+	del := func(it map[string]types.AttributeValue) {
+		t.Helper()
+		if _, err := env.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &env.Table,
+			Key: map[string]types.AttributeValue{"PK": it["PK"], "SK": it["SK"]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(it map[string]types.AttributeValue) {
+		t.Helper()
+		if _, err := env.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: &env.Table, Item: it}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A copy of an event under another id, its data changed by edit.
+	copyOf := func(it map[string]types.AttributeValue, id string, edit func(map[string]any)) map[string]types.AttributeValue {
+		var data map[string]any
+		if err := json.Unmarshal([]byte(attrS(it, "data")), &data); err != nil {
+			t.Fatal(err)
+		}
+		edit(data)
+		b, _ := json.Marshal(data)
+		c := map[string]types.AttributeValue{}
+		for k, v := range it {
+			c[k] = v
+		}
+		c["PK"], c["id"], c["data"] = &types.AttributeValueMemberS{Value: store.EventPrefix + id}, &types.AttributeValueMemberS{Value: id},
+			&types.AttributeValueMemberS{Value: string(b)}
+		return c
+	}
+	expect := func(what string, want ...string) {
+		t.Helper()
+		rep, err := env.Store.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !slices.ContainsFunc(rep.Drift, func(d string) bool { return strings.Contains(d, w) }) {
+				t.Errorf("%s: check says %q; want %q", what, rep.Drift, w)
+			}
+		}
+	}
+	var second map[string]types.AttributeValue
+	for _, g := range gates {
+		if strings.Contains(attrS(g, "data"), `"sequence":2`) {
+			second = g
+		}
+	}
+	del(second)
+	expect("a gate change without its event", "PR 1: gate sequence 3, 2 pr.gate_changed events", "pr.gate_changed sequences 1 then 3")
+	put(second)
+	put(copyOf(second, "01ZZZZZZZZZZZZZZZZZZZZZZZ1", func(map[string]any) {}))
+	expect("a gate change twice", "PR 1: gate sequence 3, 4 pr.gate_changed events", "pr.gate_changed sequences 2 then 2")
+	del(copyOf(second, "01ZZZZZZZZZZZZZZZZZZZZZZZ1", func(map[string]any) {}))
+	put(copyOf(second, "01ZZZZZZZZZZZZZZZZZZZZZZZ2", func(d map[string]any) { d["pr_id"] = 9 }))
+	expect("an event of no PR", "pr.gate_changed events of PR 9: no such PR")
+	del(copyOf(second, "01ZZZZZZZZZZZZZZZZZZZZZZZ2", func(map[string]any) {}))
+	put(copyOf(second, "01ZZZZZZZZZZZZZZZZZZZZZZZ3", func(d map[string]any) { d["sequence"] = 4 }))
+	expect("a newest change that is not the stored decision", "PR 1: gate sequence 3, its newest pr.gate_changed has 4")
+	del(copyOf(second, "01ZZZZZZZZZZZZZZZZZZZZZZZ3", func(map[string]any) {}))
+
+	del(scans[0])
+	put(copyOf(scans[1], "01ZZZZZZZZZZZZZZZZZZZZZZZ4", func(map[string]any) {}))
+	put(copyOf(scans[1], "01ZZZZZZZZZZZZZZZZZZZZZZZ5", func(d map[string]any) { d["id"] = 99 }))
+	var first struct {
+		ID int64 `json:"id"`
+	}
+	_ = json.Unmarshal([]byte(attrS(scans[0], "data")), &first)
+	var twice struct {
+		ID int64 `json:"id"`
+	}
+	_ = json.Unmarshal([]byte(attrS(scans[1], "data")), &twice)
+	expect("scans without and with too many events", fmt.Sprintf("scan %d: no scan.recorded event", first.ID),
+		fmt.Sprintf("scan %d: 2 scan.recorded events", twice.ID), "event scan.recorded of scan 99: no such scan")
 }
