@@ -294,7 +294,12 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	}
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: name, Active: true, Global: true,
 		Repos: ids(scangate.MaxScopeIDs), Vcs: ids(scangate.MaxScopeIDs)}
-	allow := scangate.Allowlist{ID: maxID, Rule: rule, Comments: ids(MaxComments), CreatedBy: maxID, UpdatedBy: maxID, CreatedOn: at, UpdatedOn: at}
+	for range scangate.MaxPaths {
+		rule.Paths = append(rule.Paths, maxRunes(scangate.MaxPathGlobLen))
+	}
+	reason := "false_positive"
+	allow := scangate.Allowlist{ID: maxID, Rule: rule, Comments: ids(MaxComments), CreatedBy: maxID, UpdatedBy: maxID, CreatedOn: at, UpdatedOn: at,
+		Reason: reason, ExpiresAt: &at}
 	rows := make([]findingRow, recentChunk)
 	for i := range rows {
 		rows[i] = row
@@ -318,29 +323,33 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	}
 	login[aTTL] = num(time.Now().Unix())
 	kinds := map[string]item{
-		"user":           userItem(user, maxID),
-		"username":       merge(usernameKey(user.Username), merge(item{aUserID: num(maxID)}, loginAttrs(user))),
-		"e-mail":         merge(emailKey(user.Email), item{aUserID: num(maxID)}),
-		"token":          tokenItem(scangate.Token{Hash: strings.Repeat("f", 64), UserID: maxID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: time.Now()}),
-		"login attempts": login,
-		"scan":           scanItem(scan),
-		"upload":         upload,
-		"finding":        findingItems(row, 99_999, f)[0],
-		"alias entry":    findingItems(row, 99_999, f)[20],
-		"recent":         recentItems(maxID, rows, time.Now())[0],
-		"PR":             pr.item(),
-		"allowlist":      allowItem(allow, maxID),
-		"rule":           ruleItem(groupOf(rule.Type, rule.Name), maxID, rule),
-		"comment":        commentItem(maxID, maxID, maxID, maxRunes(scangate.MaxCommentLen), time.Now()),
-		"group version":  merge(groupOf(rule.Type, rule.Name).versionKey(), item{aGroupVer: num(maxID), aN: num(maxID)}),
-		"global policy":  merge(globalPolicyKey(), item{aPolicy: str(string(polJSON)), aPolicyVer: num(maxID), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
-		"repo policy":    merge(repoPolicyKey(maxID), item{aPolicy: str(string(polJSON)), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
-		"work":           merge(workItem, item{aSteps: num(maxID), aPlan: str(`{"prs":9223372036854775807}`), aTotals: str(`{"prs":9223372036854775807,"changed":9223372036854775807}`)}),
-		"once":           merge(onceKey("upload#9223372036854775807#99"), item{aScanID: numList(ids(scansPerCommit)), aTTL: num(maxID)}),
+		"user":            userItem(user, maxID),
+		"username":        merge(usernameKey(user.Username), merge(item{aUserID: num(maxID)}, loginAttrs(user))),
+		"e-mail":          merge(emailKey(user.Email), item{aUserID: num(maxID)}),
+		"token":           tokenItem(scangate.Token{Hash: strings.Repeat("f", 64), UserID: maxID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: time.Now()}),
+		"login attempts":  login,
+		"scan":            scanItem(scan),
+		"upload":          upload,
+		"finding":         findingItems(row, 99_999, f)[0],
+		"alias entry":     findingItems(row, 99_999, f)[20],
+		"recent":          recentItems(maxID, rows, time.Now())[0],
+		"PR":              pr.item(),
+		"allowlist":       allowItem(allow, maxID),
+		"allowlist event": eventItem(scangate.NewEvent(scangate.EventAllowlistUpdated, at.Time, scangate.ViewAllowlist(allow, at.Time))),
+		"rule":            ruleItem(groupOf(rule.Type, rule.Name), maxID, rule),
+		"comment":         commentItem(maxID, maxID, maxID, maxRunes(scangate.MaxCommentLen), time.Now()),
+		"group version":   merge(groupOf(rule.Type, rule.Name).versionKey(), item{aGroupVer: num(maxID), aN: num(maxID)}),
+		"global policy":   merge(globalPolicyKey(), item{aPolicy: str(string(polJSON)), aPolicyVer: num(maxID), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
+		"repo policy":     merge(repoPolicyKey(maxID), item{aPolicy: str(string(polJSON)), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
+		"work":            merge(workItem, item{aSteps: num(maxID), aPlan: str(`{"prs":9223372036854775807}`), aTotals: str(`{"prs":9223372036854775807,"changed":9223372036854775807}`)}),
+		"once":            merge(onceKey("upload#9223372036854775807#99"), item{aScanID: numList(ids(scansPerCommit)), aTTL: num(maxID)}),
 	}
 	for kind, it := range kinds {
 		size := itemSize(it)
 		t.Logf("%-15s %7d bytes", kind, size)
+		if strings.HasSuffix(kind, "event") && len(getS(it, aData))+200 > 256<<10 {
+			t.Errorf("%s: %d bytes of data; the event bus takes 256 KiB an event", kind, len(getS(it, aData)))
+		}
 		if size > 400_000 {
 			t.Errorf("%s: %d bytes; DynamoDB allows 400 KB", kind, size)
 		}
