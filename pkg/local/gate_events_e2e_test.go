@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/receivertest"
@@ -99,6 +102,9 @@ func TestCommitStatusesAndWebhooksFollowTheGate(t *testing.T) {
 	if !slices.Equal(causes, want) || !slices.Equal(eventTypes(log)[6:], []string{scangate.EventScanRecorded}) {
 		t.Errorf("causes %v, want %v; events %v", causes, want, eventTypes(log))
 	}
+	for _, a := range log.Attempts {
+		documentedEvent(t, []byte(a.Body))
+	}
 	// The newest gate change is the gate as GET shows it now.
 	gate := e.call(t, 200, "GET", "/pr/1/gate", "")
 	if last := log.Events[len(log.Events)-1]; last.Type != scangate.EventGateChanged || !sameGate(t, last.Data, gate) {
@@ -138,4 +144,37 @@ func sameGate(t *testing.T, data json.RawMessage, gate string) bool {
 		}
 	}
 	return len(g) > 0 && len(d) == len(g)+7 // vc_id, repo_id, repo_name, number, sequence, cause, previous
+}
+
+// documentedEvent checks an event's body against its type's schema in
+// docs/openapi.yaml's webhooks.
+func documentedEvent(t *testing.T, body []byte) {
+	t.Helper()
+	eventDocs.once.Do(func() {
+		eventDocs.doc, eventDocs.err = openapi3.NewLoader().LoadFromFile("../../docs/openapi.yaml")
+	})
+	if eventDocs.err != nil {
+		t.Fatal(eventDocs.err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	typ, _ := ev["type"].(string)
+	hook := eventDocs.doc.Webhooks[typ]
+	if hook == nil || hook.Post == nil {
+		t.Errorf("docs/openapi.yaml has no webhook %q", typ)
+		return
+	}
+	schema := hook.Post.RequestBody.Value.Content.Get("application/json").Schema.Value
+	if err := schema.VisitJSON(ev); err != nil {
+		t.Errorf("a %s the document does not allow: %v\n%s", typ, err, body)
+	}
+}
+
+// eventDocs is docs/openapi.yaml, loaded once for documentedEvent.
+var eventDocs struct {
+	once sync.Once
+	doc  *openapi3.T
+	err  error
 }
