@@ -23,8 +23,8 @@ func gitHub(t *testing.T, token string) *githubtest.Server {
 }
 
 // gateChanged writes a pr.gate_changed event of PR 1 (vc_id 1, acme/api)
-// as the gate's recordings will: its sequence, whether it blocks, its
-// commit.
+// as putPR writes one (made up here, to send gates out of order): its
+// sequence, whether it blocks, its commit.
 func gateChanged(t *testing.T, e *eventStack, seq int64, blocked bool, sha string) scangate.Event {
 	t.Helper()
 	var reasons []map[string]any
