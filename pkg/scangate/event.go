@@ -55,18 +55,6 @@ func NewEvent(typ string, at time.Time, data any) Event {
 	return Event{Type: typ, OccurredAt: At(at), Data: b}
 }
 
-// GateCommit is what the deliveries read of a pr.gate_changed event's
-// data (the gate of GET /pr/{pr_id}/gate with the PR's repository and the
-// change's sequence): where its commit status goes, and whether it is the
-// newest.
-type GateCommit struct {
-	PRID     int64  `json:"pr_id"`
-	VcID     int64  `json:"vc_id"`
-	RepoName string `json:"repo_name"`
-	HeadSHA  string `json:"head_sha"`
-	Sequence int64  `json:"sequence"`
-}
-
 // AllowlistView is an allowlist as GET /whitelist lists it and as the
 // allowlist.* events carry it: every member of GET /whitelist/{id}, with
 // comments as the ids of the comments (GET /whitelist/{id} shows them as
