@@ -21,7 +21,7 @@ import (
 
 // eventsFixture adds to the fixture what the event functions need: a
 // subscription (id 1) with a delivery to redeliver, n more to delete, an
-// integration of vc_id 1, and, for the binaries, their environment (the
+// integration of vc_id 1 and n more to delete, and, for the binaries, their environment (the
 // harness's secrets key, the queues on a stand-in that takes SendMessage,
 // the bus's name, loopback receivers allowed). The dispatcher's and the
 // deliverer's events name an event and a delivery that do not exist, so
@@ -63,6 +63,11 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 	if _, err := st.PutIntegration(ctx, scangate.Integration{VcID: 1, Type: "github", APIURL: "https://api.github.com", Token: token}, who, now); err != nil {
 		b.Fatal(err)
 	}
+	for i := range n { // integrations to delete
+		if _, err := st.PutIntegration(ctx, scangate.Integration{VcID: 1000 + int64(i), Type: "github", APIURL: "https://api.github.com", Token: token}, who, now); err != nil {
+			b.Fatal(err)
+		}
+	}
 	sqs := httptest.NewServer(http.HandlerFunc(fakeSQS))
 	b.Cleanup(sqs.Close)
 	env := []string{"SECRETS_KEY=" + base64.StdEncoding.EncodeToString([]byte(local.HarnessSecretsKey)),
@@ -87,6 +92,10 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 		},
 		"redeliver-webhook-delivery": func(int) []byte {
 			return proxy("POST", "/api/webhooks/1/deliveries/"+e.ID+"/redeliver", map[string]string{"webhook_id": "1", "delivery_id": e.ID}, "")
+		},
+		"delete-integration": func(i int) []byte {
+			vc := strconv.FormatInt(1000+int64(i%n), 10)
+			return proxy("DELETE", "/api/integrations/"+vc, map[string]string{"vc_id": vc}, "")
 		},
 		"put-integration": func(int) []byte {
 			return proxy("PUT", "/api/integrations/1", map[string]string{"vc_id": "1"}, `{"type":"github","token":"ghp_bench"}`)

@@ -98,7 +98,7 @@ func GetPR(st PRReader, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusOK, Body: prJSON(pr)}, nil
+			return Reply{Status: http.StatusOK, Body: scangate.ViewPR(pr)}, nil
 		}}
 }
 
@@ -122,7 +122,7 @@ func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 				return Reply{}, err
 			}
 			return replyPage(pg, req, "/api/pr/"+strconv.FormatInt(id, 10)+"/scans", r, scans,
-				func(sc scangate.Scan) scanBody { return scanJSON(sc, pr) })
+				func(sc scangate.Scan) scangate.ScanView { return scangate.ViewScan(sc, pr) })
 		}}
 }
 
@@ -157,7 +157,7 @@ func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return replyPage(pg, req, "/api/pr", r, prs, prJSON)
+			return replyPage(pg, req, "/api/pr", r, prs, scangate.ViewPR)
 		}}
 }
 

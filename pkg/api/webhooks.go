@@ -354,6 +354,7 @@ type IntegrationStore interface {
 	AuthorityStore
 	Integration(ctx context.Context, vcID int64) (scangate.Integration, error)
 	PutIntegration(ctx context.Context, in scangate.Integration, who scangate.Who, now time.Time) (scangate.Integration, error)
+	DeleteIntegration(ctx context.Context, vcID int64, who scangate.Who, now time.Time) error
 }
 
 // MaxIntegrationToken bounds an integration's token, in bytes.
@@ -433,5 +434,22 @@ func GetIntegration(st IntegrationStore, log *slog.Logger) Endpoint {
 				return Reply{}, err
 			}
 			return Reply{Status: http.StatusOK, Body: scangate.ViewIntegration(in)}, nil
+		}}
+}
+
+// DeleteIntegration is DELETE /integrations/{vc_id}: 204; gate changes of
+// that vc_id's pull requests are no longer posted, and its statuses still
+// pending are cancelled.
+func DeleteIntegration(st IntegrationStore, now func() time.Time, log *slog.Logger) Endpoint {
+	return Endpoint{Name: "DeleteIntegration", Roles: adminOnly, Users: st, Now: now, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			vcID, err := PathID(req, "vc_id")
+			if err != nil {
+				return Reply{}, err
+			}
+			if err := st.DeleteIntegration(ctx, vcID, whoOf(c, req), now()); err != nil {
+				return Reply{}, err
+			}
+			return Reply{Status: http.StatusNoContent}, nil
 		}}
 }

@@ -313,9 +313,9 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 	if in == nil {
 		return d.end(ctx, j, scangate.DeliveryCancelled, "the integration was removed")
 	}
-	var g scangate.GateCommit
+	var g scangate.GateChange
 	var gate commitstatus.Gate
-	if err := errors.Join(json.Unmarshal(e.Data, &g), json.Unmarshal(e.Data, &gate)); err != nil || g.Sequence < 1 {
+	if err := errors.Join(json.Unmarshal(e.Data, &g), json.Unmarshal(e.Data, &gate)); err != nil || g.Sequence < 1 || g.HeadSHA == nil {
 		return d.end(ctx, j, scangate.DeliveryFailed, fmt.Sprintf("the gate change carries no commit to report: %v", err))
 	}
 	token, err := d.Box.Open(seal.IntegrationToken, in.Token)
@@ -337,7 +337,7 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 	claims := &claims{st: d.Store, now: d.Now}
 	start := time.Now()
 	posted, err := commitstatus.Ordered{Poster: poster, Claims: claims}.Post(ctx,
-		commitstatus.Key{VcID: in.VcID, Repo: g.RepoName, SHA: g.HeadSHA}, g.Sequence, st)
+		commitstatus.Key{VcID: in.VcID, Repo: g.RepoName, SHA: *g.HeadSHA}, g.Sequence, st)
 	switch {
 	case errors.Is(err, commitstatus.ErrBusy):
 		return d.later(ctx, j, BusyWait) // not an attempt: another post of the commit is under way

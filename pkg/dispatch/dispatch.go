@@ -254,8 +254,8 @@ func (r *dispatch) destinations(ctx context.Context, e scangate.Event) ([]destin
 	if e.Type != scangate.EventGateChanged {
 		return out, nil
 	}
-	var g scangate.GateCommit
-	if err := json.Unmarshal(e.Data, &g); err != nil || g.HeadSHA == "" || g.VcID == 0 {
+	var g scangate.GateChange
+	if err := json.Unmarshal(e.Data, &g); err != nil || g.HeadSHA == nil || *g.HeadSHA == "" || g.VcID == 0 {
 		return out, nil // no commit to report to
 	}
 	in, err := r.integration(ctx, g.VcID)

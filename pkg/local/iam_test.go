@@ -385,6 +385,8 @@ func TestIAMPolicies(t *testing.T) {
 		// one whose receiver answers 410 (disabled by the deliverer).
 		{"PUT", "/integrations/1", `{"type":"github","api_url":"` + gh.URL + `","token":"ghp_iam"}`},
 		{"PUT", "/integrations/1", `{"type":"github","api_url":"` + gh.URL + `"}`}, // the token kept
+		{"PUT", "/integrations/2", `{"type":"gitlab","token":"glpat_iam"}`},
+		{"DELETE", "/integrations/2", ""},
 		{"POST", "/webhooks", `{"url":"` + recv.URL + `/hook","events":["allowlist.created","allowlist.updated","upload.completed"]}`},
 		{"PATCH", "/webhooks/1", `{"description":"iam"}`},
 		{"POST", "/webhooks/1/rotate-secret", ""},

@@ -23,8 +23,8 @@ func gitHub(t *testing.T, token string) *githubtest.Server {
 }
 
 // gateChanged writes a pr.gate_changed event of PR 1 (vc_id 1, acme/api)
-// as the gate's recordings will: its sequence, whether it blocks, its
-// commit.
+// as putPR writes one (made up here, to send gates out of order): its
+// sequence, whether it blocks, its commit.
 func gateChanged(t *testing.T, e *eventStack, seq int64, blocked bool, sha string) scangate.Event {
 	t.Helper()
 	var reasons []map[string]any
@@ -129,5 +129,39 @@ func TestCommitStatusesFollowTheGate(t *testing.T) {
 	_ = json.Unmarshal([]byte(log), &audit)
 	if len(audit.Items) != 3 || string(audit.Items[0].Changes["token"]) != `{"to":"set"}` || strings.Contains(log, "ghp_") {
 		t.Errorf("audit of the integration: %s", log)
+	}
+}
+
+// TestIntegrationDelete: DELETE /integrations/{vc_id} (admin only) answers
+// 204 and leaves an integration.delete audit entry that names what the
+// integration was and never its token; the integration is gone (GET and a
+// second DELETE are 404), and a gate change of that vc_id with a commit is
+// no longer delivered to it.
+func TestIntegrationDelete(t *testing.T) {
+	t.Parallel()
+	e := startEvents(t)
+	e.call(t, 200, "PUT", "/integrations/5", `{"type":"gitlab","token":"glpat_secret"}`)
+	e.call(t, 201, "POST", "/users", `{"username":"uma","user_email":"uma@example.com","password":"password-123","role":"user"}`)
+	uma := loginToken(t, e.api, "uma", "password-123")
+	if resp, body := do(t, "DELETE", e.api+"/integrations/5", uma, ""); resp.StatusCode != 403 {
+		t.Fatalf("a user deleting an integration: %d %s", resp.StatusCode, body)
+	}
+	e.call(t, 204, "DELETE", "/integrations/5", "")
+	e.call(t, 404, "GET", "/integrations/5", "")
+	e.call(t, 404, "DELETE", "/integrations/5", "")
+	log := e.call(t, 200, "GET", "/audit?action=integration.delete", "")
+	if !strings.Contains(log, `"target":{"type":"integration","id":"5"}`) || !strings.Contains(log, `"type":{"from":"gitlab"}`) ||
+		!strings.Contains(log, `"token":{"from":"set"}`) || strings.Contains(log, "glpat_") || strings.Count(log, `"action":"integration.delete"`) != 1 {
+		t.Errorf("audit of the deletion: %s", log)
+	}
+	sha := strings.Repeat("d", 40)
+	ev, err := e.stack.Store.RecordEvent(context.Background(), scangate.NewEvent(scangate.EventGateChanged, e.clock.Now(),
+		scangate.GateChange{GateView: scangate.GateView{PRID: 1, HeadSHA: &sha}, VcID: 5, RepoName: "acme/api", Sequence: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, e.stack, e.clock)
+	if d, err := e.stack.Store.Delivery(context.Background(), scangate.Destination{Kind: scangate.DestIntegration, ID: 5}, ev.ID); scangate.KindOf(err) != scangate.KindNotFound {
+		t.Errorf("a delivery to the deleted integration: %+v %v", d, err)
 	}
 }

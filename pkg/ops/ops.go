@@ -203,6 +203,7 @@ func eventOperations() []Operation {
 			return api.PutIntegration(d.Store(), d.Box(), d.Egress().WithPrivate(d.Config().PrivateIntegrations), d.Now, d.Log()).Handle
 		}},
 		{Name: "get-integration", API: func(d Deps) api.Handler { return api.GetIntegration(d.Store(), d.Log()).Handle }},
+		{Name: "delete-integration", API: func(d Deps) api.Handler { return api.DeleteIntegration(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "dispatch-events", Stream: func(d Deps) trigger.StreamHandler {
 			return dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now, d.Log())
 		}},

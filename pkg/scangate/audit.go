@@ -27,6 +27,7 @@ const (
 	AuditWebhookTest       = "webhook.test"
 	AuditWebhookRedeliver  = "webhook.redeliver"
 	AuditIntegrationUpdate = "integration.update"
+	AuditIntegrationDelete = "integration.delete"
 )
 
 // AuditActions lists every action, for validating filters.
@@ -34,7 +35,7 @@ var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCrea
 	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
 	AuditScanRecord, AuditPolicyUpdate,
 	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
-	AuditIntegrationUpdate}
+	AuditIntegrationUpdate, AuditIntegrationDelete}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
 // (failed and throttled logins), kept apart from the change log.

@@ -47,24 +47,12 @@ type Event struct {
 // NewEvent makes an event of type typ that occurred at at, with data
 // (a view of this package, or any plain value) as its JSON.
 func NewEvent(typ string, at time.Time, data any) Event {
-	b, err := json.Marshal(data)
+	b, err := PlainJSON(data)
 	if err != nil {
 		// The views hold strings, numbers and times only.
 		panic(fmt.Sprintf("event %s: %v", typ, err))
 	}
 	return Event{Type: typ, OccurredAt: At(at), Data: b}
-}
-
-// GateCommit is what the deliveries read of a pr.gate_changed event's
-// data (the gate of GET /pr/{pr_id}/gate with the PR's repository and the
-// change's sequence): where its commit status goes, and whether it is the
-// newest.
-type GateCommit struct {
-	PRID     int64  `json:"pr_id"`
-	VcID     int64  `json:"vc_id"`
-	RepoName string `json:"repo_name"`
-	HeadSHA  string `json:"head_sha"`
-	Sequence int64  `json:"sequence"`
 }
 
 // AllowlistView is an allowlist as GET /whitelist lists it and as the

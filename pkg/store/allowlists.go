@@ -115,7 +115,7 @@ func (s *Store) CreateAllowlist(ctx context.Context, na scangate.Allowlist, comm
 	if err != nil {
 		return scangate.Allowlist{}, scangate.Updated{}, err
 	}
-	upd, err := s.settle(ctx, scangate.Rule{}, r, now)
+	upd, err := s.settle(ctx, scangate.Rule{}, r, scangate.CauseAllowlist, now)
 	return a, upd, err
 }
 
@@ -158,7 +158,7 @@ func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.Allowl
 	if err != nil {
 		return scangate.Allowlist{}, scangate.Updated{}, err
 	}
-	upd, err := s.settle(ctx, oldRule, a.Rule, now)
+	upd, err := s.settle(ctx, oldRule, a.Rule, scangate.CauseAllowlist, now)
 	return a, upd, err
 }
 

@@ -53,7 +53,7 @@ func EventID(pk string) (string, bool) {
 	return id, ok && id != ""
 }
 
-func (s *Store) eventItem(e scangate.Event) item {
+func eventItem(e scangate.Event) item {
 	it := eventKey(e.ID)
 	it[aID] = str(e.ID)
 	it[aType] = str(e.Type)
@@ -74,9 +74,12 @@ func eventFrom(it item) scangate.Event {
 // addEvent adds an event to a transaction under a fresh ULID of its time
 // and returns it with its id. Like the audit entry's, an id taken already
 // fails the transaction.
-func (s *Store) addEvent(t *tx, e scangate.Event) scangate.Event {
+func (s *Store) addEvent(t *tx, e scangate.Event) scangate.Event { return putEvent(t, e) }
+
+// putEvent is addEvent where no store is at hand (putPR).
+func putEvent(t *tx, e scangate.Event) scangate.Event {
 	e.ID = newULID(e.OccurredAt.Time)
-	t.put(lEvent, s.eventItem(e), when("attribute_not_exists("+ref(aPK)+")"))
+	t.put(lEvent, eventItem(e), when("attribute_not_exists("+ref(aPK)+")"))
 	return e
 }
 
@@ -127,7 +130,7 @@ func (s *Store) MarkDispatched(ctx context.Context, id string) error {
 // such as one an operator sends again, and for tests.
 func (s *Store) RecordEvent(ctx context.Context, e scangate.Event) (scangate.Event, error) {
 	e.ID = newULID(e.OccurredAt.Time)
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: s.eventItem(e),
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: eventItem(e),
 		ConditionExpression:      aws.String("attribute_not_exists(" + ref(aPK) + ")"),
 		ExpressionAttributeNames: map[string]string{ref(aPK): aPK}})
 	if err != nil {

@@ -108,7 +108,7 @@ func (s *Store) expire(ctx context.Context, id int64, now time.Time) (bool, erro
 		old, a = cur.Rule, cur
 		old.Expired = false
 	}
-	if _, err := s.settle(ctx, old, a.Rule, now); err != nil {
+	if _, err := s.settle(ctx, old, a.Rule, scangate.CauseExpiry, now); err != nil {
 		return applied, err
 	}
 	// Settled: leave the partition of expiries to apply. A change made

@@ -49,6 +49,36 @@ func (s *Store) Integration(ctx context.Context, vcID int64) (scangate.Integrati
 	return integrationFrom(it), nil
 }
 
+// DeleteIntegration removes the integration of a vc_id, with its audit
+// entry (the type and API URL it had; a token was set): 404 when there is
+// none. Its deliveries stay listed; those still pending are cancelled when
+// they come up, and gate changes are no longer reported to it.
+func (s *Store) DeleteIntegration(ctx context.Context, vcID int64, who scangate.Who, now time.Time) error {
+	return s.retry.Do(ctx, "delete integration", func(int) (bool, error) {
+		it, err := s.getItem(ctx, "get integration", integrationKey(vcID))
+		if err != nil || it == nil {
+			if err == nil {
+				err = scangate.Errorf(scangate.KindNotFound, "vc_id %d has no integration", vcID)
+			}
+			return true, err
+		}
+		cur := integrationFrom(it)
+		changes := scangate.Changes{}
+		changes.Set("type", cur.Type, nil)
+		changes.Set("api_url", cur.APIURL, nil)
+		changes.Set("token", "set", nil)
+		t := s.newTx()
+		t.del(lIntegration, integrationKey(vcID), when(ref(aVer)+" = :ver", ":ver", num(getN(it, aVer))))
+		s.addAudit(t, scangate.NewAudit(scangate.AuditIntegrationDelete, who,
+			scangate.Target{Type: "integration", ID: strconv.FormatInt(vcID, 10)}, changes, now))
+		err = s.commit(ctx, "delete integration", t)
+		if lostRace(err, lIntegration) {
+			return false, nil
+		}
+		return true, err
+	})
+}
+
 // PutIntegration creates or replaces the integration of in.VcID, with its
 // audit entry. An empty in.Token keeps the token stored (a change of the
 // API's URL alone); a new integration must carry one. The audit entry

@@ -81,17 +81,11 @@ func (s *Store) CreateUpload(ctx context.Context, u scangate.Upload, retention t
 	if err != nil {
 		return scangate.Upload{}, err
 	}
-	env, err := json.Marshal(envelopeOf(u.Envelope))
-	if err != nil {
-		return scangate.Upload{}, fmt.Errorf("encode upload envelope: %w", err)
-	}
 	u.ID, u.Status, u.Lease, u.UploadOutcome, u.CompletedAt = id, scangate.UploadAwaiting, 0, scangate.UploadOutcome{}, nil
-	it := merge(uploadKey(id), item{
-		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy), aTokenHash: str(u.TokenHash),
-		aActorName: str(u.Creator.Username), aActorToken: num(u.Creator.TokenID),
-		aCreatedAt: str(u.CreatedAt.String()), aExpiresURL: str(u.ExpiresAt.String()), aLease: num(0),
-		aTTL: num(u.CreatedAt.Add(retention).Unix()),
-	})
+	it, err := uploadItem(u, retention)
+	if err != nil {
+		return scangate.Upload{}, err
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: it,
 		ConditionExpression:      aws.String("attribute_not_exists(" + ref(aPK) + ")"),
@@ -101,6 +95,21 @@ func (s *Store) CreateUpload(ctx context.Context, u scangate.Upload, retention t
 		return scangate.Upload{}, dbErr("create upload", err)
 	}
 	return u, nil
+}
+
+// uploadItem is a new upload's item: its envelope as JSON, kept for
+// retention.
+func uploadItem(u scangate.Upload, retention time.Duration) (item, error) {
+	env, err := scangate.PlainJSON(envelopeOf(u.Envelope))
+	if err != nil {
+		return nil, fmt.Errorf("encode upload envelope: %w", err)
+	}
+	return merge(uploadKey(u.ID), item{
+		aID: num(u.ID), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy), aTokenHash: str(u.TokenHash),
+		aActorName: str(u.Creator.Username), aActorToken: num(u.Creator.TokenID),
+		aCreatedAt: str(u.CreatedAt.String()), aExpiresURL: str(u.ExpiresAt.String()), aLease: num(0),
+		aTTL: num(u.CreatedAt.Add(retention).Unix()),
+	}), nil
 }
 
 // Upload reads an upload (strongly consistent).

@@ -25,8 +25,10 @@ type Event struct {
 	Data       json.RawMessage `json:"data"`
 }
 
-// Body is the event as it is sent: compact JSON. The same event always
-// gives the same bytes, so a retry carries the body its signature covered.
+// Body is the event as it is sent: compact JSON, with <, > and & as they
+// are (no \u003c escapes: a body is at most the size of its data and
+// what surrounds it). The same event always gives the same bytes, so a
+// retry carries the body its signature covered.
 func (e Event) Body() ([]byte, error) {
 	if e.ID == "" || e.Type == "" {
 		return nil, fmt.Errorf("event %q of type %q: id and type are required", e.ID, e.Type)
@@ -34,7 +36,7 @@ func (e Event) Body() ([]byte, error) {
 	if !json.Valid(e.Data) {
 		return nil, fmt.Errorf("event %s: data is not JSON", e.ID)
 	}
-	b, err := json.Marshal(e)
+	b, err := scangate.PlainJSON(e)
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", e.ID, err)
 	}
