@@ -190,10 +190,17 @@ func (noDelay) RetryDelay(int, error) (time.Duration, error) { return 0, nil }
 
 // Recorder returns a store on the same table whose every call is first
 // passed to record with the operation's name and input, for tests that
-// check which DynamoDB actions code uses.
-func (e *Env) Recorder(t testing.TB, record func(op string, input any), opts ...store.Option) *store.Store {
+// check which DynamoDB actions code uses; optFns are further options of its
+// client (nil ones are skipped).
+func (e *Env) Recorder(t testing.TB, record func(op string, input any), optFns ...func(*dynamodb.Options)) *store.Store {
 	t.Helper()
-	db, err := store.NewClient(context.Background(), e.Endpoint, func(o *dynamodb.Options) {
+	return e.RecorderWith(t, record, nil, optFns...)
+}
+
+// RecorderWith is Recorder with further options of the store.
+func (e *Env) RecorderWith(t testing.TB, record func(op string, input any), storeOpts []store.Option, optFns ...func(*dynamodb.Options)) *store.Store {
+	t.Helper()
+	opts := []func(*dynamodb.Options){func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("record",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -205,9 +212,15 @@ func (e *Env) Recorder(t testing.TB, record func(op string, input any), opts ...
 			}
 			return e.conflicts.play(s)
 		})
-	})
+	}}
+	for _, fn := range optFns {
+		if fn != nil {
+			opts = append(opts, fn)
+		}
+	}
+	db, err := store.NewClient(context.Background(), e.Endpoint, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store.New(db, e.Table, append([]store.Option{store.WithRetry(retry.Default)}, opts...)...)
+	return store.New(db, e.Table, append([]store.Option{store.WithRetry(retry.Default)}, storeOpts...)...)
 }

@@ -23,11 +23,11 @@ const MaxSARIFBody = 6_000_000
 
 // uploadBody is the answer of a SARIF upload.
 type uploadBody struct {
-	Scans              []scanBody `json:"scans"`
-	Results            int        `json:"results"`
-	Recorded           int        `json:"recorded"`
-	SuppressedInSource int        `json:"suppressed_in_source"`
-	Skipped            int        `json:"skipped"`
+	Scans              []scangate.ScanView `json:"scans"`
+	Results            int                 `json:"results"`
+	Recorded           int                 `json:"recorded"`
+	SuppressedInSource int                 `json:"suppressed_in_source"`
+	Skipped            int                 `json:"skipped"`
 }
 
 // RecordSARIF is POST /pr/scan/sarif: a scanner's SARIF log, unchanged, in
@@ -121,7 +121,7 @@ type Recording struct {
 // names one for every run. The tools of each scan go into its
 // other_details.tools.
 func RecordReport(ctx context.Context, st ScanStore, env scangate.NewScan, rep *sarif.Report, r Recording) (uploadBody, error) {
-	out := uploadBody{Scans: []scanBody{}, Results: rep.Results, Skipped: rep.Skipped}
+	out := uploadBody{Scans: []scangate.ScanView{}, Results: rep.Results, Skipped: rep.Skipped}
 	if r.MaxFindings <= 0 {
 		r.MaxFindings = sarif.DefaultLimits().FindingsPerType
 	}
@@ -147,7 +147,7 @@ func RecordReport(ctx context.Context, st ScanStore, env scangate.NewScan, rep *
 		return out, err
 	}
 	for _, sc := range recorded {
-		out.Scans = append(out.Scans, scanJSON(sc, pr))
+		out.Scans = append(out.Scans, scangate.ViewScan(sc, pr))
 	}
 	return out, nil
 }

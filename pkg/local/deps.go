@@ -11,8 +11,12 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/dispatch"
+	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/gateway"
+	"github.com/scangate/scangate/pkg/lane"
 	"github.com/scangate/scangate/pkg/ops"
+	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
 	"github.com/scangate/scangate/pkg/work"
 )
@@ -26,6 +30,10 @@ type deps struct {
 	config  config.Config
 	cursors api.Cursors
 	bucket  *bucket.Bucket
+	lanes   lane.Queues
+	bus     dispatch.Bus
+	box     *seal.Box
+	egress  egress.Policy
 	work    work.Sender // nil when the template has no work queue
 }
 
@@ -35,6 +43,10 @@ func (d deps) Now() time.Time         { return d.now() }
 func (d deps) Config() config.Config  { return d.config }
 func (d deps) Cursors() api.Cursors   { return d.cursors }
 func (d deps) Bucket() *bucket.Bucket { return d.bucket }
+func (d deps) Queues() lane.Queues    { return d.lanes }
+func (d deps) Bus() dispatch.Bus      { return d.bus }
+func (d deps) Box() *seal.Box         { return d.box }
+func (d deps) Egress() egress.Policy  { return d.egress }
 func (d deps) WorkQueue() work.Sender { return d.work }
 
 // S3 is the client of the local S3-compatible server, the uploads
@@ -48,7 +60,7 @@ type queueSender struct {
 	stack    *Stack
 	queue    string // its logical id
 	function string // the sender's logical id
-	sent     func(function, queue string)
+	observe  func(function, action string)
 }
 
 func (q queueSender) Send(_ context.Context, bodies []string) error {
@@ -56,8 +68,8 @@ func (q queueSender) Send(_ context.Context, bodies []string) error {
 	if to == nil {
 		return fmt.Errorf("no queue %s", q.queue)
 	}
-	if q.sent != nil {
-		q.sent(q.function, q.queue)
+	if q.observe != nil {
+		q.observe(q.function, "sqs:SendMessage@"+q.queue)
 	}
 	for _, b := range bodies {
 		to.Send(b)
@@ -67,10 +79,10 @@ func (q queueSender) Send(_ context.Context, bodies []string) error {
 
 // workSender is function's sender of the queue the template's run-work
 // function reads, nil when it has none.
-func (s *Stack) workSender(t *gateway.Template, function string, sent func(function, queue string)) work.Sender {
+func (s *Stack) workSender(t *gateway.Template, function string, observe func(function, action string)) work.Sender {
 	for _, ev := range t.QueueEvents {
 		if ev.Function == ops.LogicalID("run-work") {
-			return queueSender{stack: s, queue: ev.Queue, function: function, sent: sent}
+			return queueSender{stack: s, queue: ev.Queue, function: function, observe: observe}
 		}
 	}
 	return nil

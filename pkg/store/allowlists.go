@@ -121,6 +121,7 @@ func (s *Store) CreateAllowlist(ctx context.Context, na scangate.Allowlist, comm
 		t.put(lAllow, allowItem(a, 1), when("attribute_not_exists("+ref(aPK)+")"))
 		setRule(t, g, cur[g], id, r, true)
 		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistCreate, who, allowTarget(id), allowChanges(scangate.Allowlist{}, a, comment), now))
+		s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistCreated, now, scangate.ViewAllowlist(a, now)))
 		p := reevalParams{Allowlist: id, New: r, Groups: []groupAt{atVersion(g, cur[g].gv+1)}}
 		if w, err = putWork(t, workID, KindAllowlist, p, now, lease); err != nil {
 			return true, err
@@ -176,6 +177,7 @@ func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.Allowl
 			return true, err
 		}
 		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistUpdate, who, allowTarget(id), allowChanges(cur, a, c.Comment), now))
+		s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistUpdated, now, scangate.ViewAllowlist(a, now)))
 		if w, err = putWork(t, workID, KindAllowlist, p, now, lease); err != nil {
 			return true, err
 		}

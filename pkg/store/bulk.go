@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -11,8 +12,9 @@ import (
 
 // BulkLoad records scans as RecordScans does, item for item (the findings
 // and their alias entries judged by the allowlists as they are, the scans
-// with their scan.record audit entries, the PR records with their gates
-// judged by the policy, the PR id items), but with BatchWriteItem alone,
+// with their scan.record audit entries and scan.recorded events, the PR
+// records with their gates judged by the policy and their
+// pr.gate_changed, the PR id items), but with BatchWriteItem alone,
 // batchParallel batches at a time: no transaction, no handshake, no
 // RECENT items. It is for a table that nothing else writes meanwhile:
 // the benchmarks and tests that need a million findings in minutes,
@@ -61,6 +63,7 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 	if err != nil {
 		return nil, err
 	}
+	read := maps.Clone(prs) // as read: the gates change from them
 	for i, ns := range nss {
 		pk := getS(prKeys[i], aPK)
 		pr, found := prs[pk]
@@ -78,13 +81,23 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 		prs[pk] = pr
 		put(scanItem(scans[i]))
 		e := scangate.NewAudit(scangate.AuditScanRecord, who, scanTarget(scans[i].ID), scanChanges(scans[i]), now)
-		e.ID = newAuditID(now)
+		e.ID = newULID(now)
 		put(s.auditItem(e))
 	}
-	for _, pr := range prs {
+	for pk, pr := range prs {
 		pr, _ = pr.judge(pol.effective(pr.RepoID), scangate.At(now))
-		pr.ver++
-		put(pr.item())
+		// The record and its pr.gate_changed as putPR writes them.
+		t := s.newTx()
+		prev, found := read[pk]
+		prs[pk], _ = putPR(t, prev, found, pr, scangate.CauseScan)
+		for _, w := range t.items {
+			put(w.Put.Item)
+		}
+	}
+	for i, sc := range scans {
+		e := scangate.NewEvent(scangate.EventScanRecorded, sc.CreatedAt.Time, scangate.ViewScan(sc, prs[getS(prKeys[i], aPK)].asPR()))
+		e.ID = newULID(sc.CreatedAt.Time)
+		put(eventItem(e))
 	}
 	return ids, s.batchWrite(ctx, "load scans", reqs)
 }

@@ -126,5 +126,55 @@ func (s *Store) expiryTx(ctx context.Context, cur scangate.Allowlist, ver int64,
 	setRule(t, g, v[g], cur.ID, a.Rule, false)
 	p.Groups[0].GV++
 	s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistExpire, expirer(), allowTarget(cur.ID), allowChanges(cur, a, ""), now))
+	s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistExpired, now, scangate.ViewAllowlist(a, now)))
 	return t, p, nil
+}
+
+// ExpiringNotice is how long before an allowlist's expiry its
+// allowlist.expiring event is written.
+const ExpiringNotice = 7 * 24 * time.Hour
+
+// WarnExpiring writes allowlist.expiring, once per allowlist and expiry,
+// for every allowlist whose expiry falls within ExpiringNotice of now: a
+// marker ALLOW#<id>/EXPIRING#<expires_at>, put only if absent, is written
+// with the event, so the next runs (every minute), a modify, or a retry
+// write none again, and a new expiry gets its own notice. It reports how
+// many it wrote.
+func (s *Store) WarnExpiring(ctx context.Context, now time.Time) (int, error) {
+	soon, err := s.queryAll(ctx, "list coming expiries", &dynamodb.QueryInput{
+		IndexName:              aws.String(GSI1),
+		KeyConditionExpression: aws.String(ref(aGSI1PK) + " = :pk AND " + ref(aGSI1SK) + " BETWEEN :now AND :soon"),
+		ExpressionAttributeValues: item{":pk": str(expiryPK), ":now": str(scangate.At(now).String()),
+			":soon": str(scangate.At(now.Add(ExpiringNotice)).String() + "#~")},
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, it := range soon {
+		id, _ := strconv.ParseInt(strings.TrimPrefix(getS(it, aPK), "ALLOW#"), 10, 64)
+		a, _, err := s.allowlist(ctx, id)
+		if scangate.KindOf(err) == scangate.KindNotFound {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if a.ExpiresAt == nil || a.Rule.Expired || !now.Before(a.ExpiresAt.Time) || a.ExpiresAt.Sub(now) > ExpiringNotice {
+			continue // the index lagged a change of its expiry
+		}
+		t := s.newTx()
+		marker := key(allowPK(id), "EXPIRING#"+a.ExpiresAt.String())
+		marker[aTTL] = num(a.ExpiresAt.Add(DefaultEventRetention).Unix())
+		t.put(lAllow, marker, when("attribute_not_exists("+ref(aPK)+")"))
+		s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistExpiring, now, scangate.ViewAllowlist(a, now)))
+		switch err := s.commitRetried(ctx, "warn expiring allowlist", t); {
+		case failed(err, lAllow):
+		case err != nil:
+			return n, err
+		default:
+			n++
+		}
+	}
+	return n, nil
 }

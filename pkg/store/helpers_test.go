@@ -39,3 +39,14 @@ func runNow(st *store.Store, it work.Item) (scangate.Updated, error) {
 	it, err := st.Runner(time.Now, nil).Continue(context.Background(), it)
 	return scangate.Updated{Secrets: it.Totals["secrets_updated"], Vulnerabilities: it.Totals["vulnerabilities_updated"]}, err
 }
+
+// runAt runs pieces of work in place to their end by a clock stopped at
+// at (the time their judgements are made at).
+func runAt(t testing.TB, st *store.Store, at time.Time, items ...work.Item) {
+	t.Helper()
+	for _, it := range items {
+		if _, err := st.Runner(func() time.Time { return at }, nil).Continue(context.Background(), it); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

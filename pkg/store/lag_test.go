@@ -120,9 +120,9 @@ func TestIndexServesOldVersions(t *testing.T) {
 
 // TestReevaluationPacking: a scan of 250 findings of one advisory is
 // re-evaluated in a chain of three transactions (96, 96 and 58 finding
-// updates with the scan's counts and its PR's), each within DynamoDB's
-// 100 items with room for the PR's event; three scans of 30 share one
-// transaction.
+// updates with the scan's counts, its PR's record and the PR's
+// pr.gate_changed, as each step changes its reasons' count), each within
+// DynamoDB's 100 items; three scans of 30 share one transaction.
 func TestReevaluationPacking(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
@@ -154,9 +154,9 @@ func TestReevaluationPacking(t *testing.T) {
 		t.Fatalf("create: %+v %v", upd, err)
 	}
 	// The allowlist's transaction (its item, rule, group version, audit
-	// entry and work item), then the chain of scan 1 (its findings, its
-	// counts and its PR record each time).
-	if want := []int{5, 96 + 2, 96 + 2, 58 + 2}; !slices.Equal(sizes, want) {
+	// entry, event and work item), then the chain of scan 1 (its
+	// findings, its counts, its PR record and the PR's event each time).
+	if want := []int{6, 96 + 3, 96 + 3, 58 + 3}; !slices.Equal(sizes, want) {
 		t.Errorf("transactions of %v items; want %v", sizes, want)
 	}
 	sizes = nil

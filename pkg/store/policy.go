@@ -303,8 +303,8 @@ func (s *Store) Runner(now func() time.Time, send work.Sender) work.Runner {
 	return work.Runner{Store: s, Now: now, Sender: send, Lease: s.workLease, DispatchLease: s.workLease,
 		Kinds: map[string]work.Kind{
 			KindPolicy:    policyWork{s: s, now: now},
-			KindAllowlist: reevalWork{s: s, now: now, cause: causeAllowlist},
-			KindExpiry:    reevalWork{s: s, now: now, cause: causeExpiry},
+			KindAllowlist: reevalWork{s: s, now: now, cause: scangate.CauseAllowlist},
+			KindExpiry:    reevalWork{s: s, now: now, cause: scangate.CauseExpiry},
 		}}
 }
 

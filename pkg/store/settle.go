@@ -15,7 +15,8 @@ import (
 // (each conditioned on the finding's version), the scan's new counts
 // (conditioned on its count version) and its PR's record when it is the
 // PR's newest scan of its pair (conditioned on the PR's version), with
-// room for the PR's event: at most unitRows+3 items. A scan with more
+// its pr.gate_changed when the gate changes (putPR adds it; the packing
+// keeps room for it, eventReserve): at most unitRows+3 items. A scan with more
 // findings to change takes several units, one after the other; units of
 // different scans are packed into transactions, and the transactions of
 // one wave are sent side by side: no two of them share an item, and no
@@ -36,16 +37,6 @@ const judgeParallel = batchParallel
 const (
 	lFinding = "finding"
 	lCounts  = "counts"
-)
-
-// The causes of a PR record's write, which the event of a changed gate
-// names (section 12): a recording, an allowlist change, an expiry, a
-// policy change.
-const (
-	causeScan      = "scan"
-	causeAllowlist = "allowlist"
-	causeExpiry    = "expiry"
-	causePolicy    = "policy"
 )
 
 // settleRows makes the rows' judgement by group g agree with its rules:
@@ -165,17 +156,11 @@ type unit struct {
 	rows []int             // indexes into the rows
 	by   []map[int][]int64 // each row's new judgement
 	t    *tx
-	pr   bool // the unit writes its PR record
 }
 
-// size is the items the unit takes in a transaction, with the room its
-// PR's write keeps for an event.
-func (u unit) size() int {
-	if u.pr {
-		return u.t.len() + eventReserve
-	}
-	return u.t.len()
-}
+// size is the items the unit takes in a transaction (its PR's event
+// among them, when it has one).
+func (u unit) size() int { return u.t.len() }
 
 // chain is what is left to write of the scans whose units must follow
 // one another: one scan (its counts move under its count version), or
@@ -303,7 +288,6 @@ func (c *chain) next(s *Store, g group, rows []findingRow, max int, cause string
 			next := c.pr.withSev(catKeyOf(sp.sc), sp.sc.Sev, block, sp.cver)
 			next, _ = next.judge(c.p, scangate.At(now))
 			c.pr, _ = putPR(u.t, c.pr, true, next, cause)
-			u.pr = true
 		}
 	}
 	if len(sp.idx) == 0 {

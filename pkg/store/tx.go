@@ -123,6 +123,13 @@ func (t *tx) del(label string, k item, c *cond) {
 		ConditionExpression: expr, ExpressionAttributeValues: vals, ExpressionAttributeNames: namesOf(expr)}})
 }
 
+// check adds a ConditionCheck of the item at k.
+func (t *tx) check(label string, k item, c *cond) {
+	expr, vals := c.parts()
+	t.add(label, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: &t.table, Key: k,
+		ConditionExpression: expr, ExpressionAttributeValues: vals, ExpressionAttributeNames: namesOf(expr)}})
+}
+
 func (t *tx) add(label string, it types.TransactWriteItem) {
 	t.items = append(t.items, it)
 	t.labels = append(t.labels, label)

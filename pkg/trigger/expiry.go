@@ -15,6 +15,7 @@ import (
 // ExpiryStore applies the expiries of allowlists, each with its work.
 type ExpiryStore interface {
 	ExpireDue(ctx context.Context, now time.Time, lease int64) ([]work.Item, error)
+	WarnExpiring(ctx context.Context, now time.Time) (int, error)
 }
 
 // Resumer runs durable work (work.Runner): the work of the expiries it
@@ -29,10 +30,12 @@ type Resumer interface {
 // schedule runs every minute: every allowlist whose expiry has passed
 // stops suppressing, with the work that re-evaluates what it covered,
 // which runs at once (or is dispatched to the work queue when large);
-// then every piece of durable work whose lease has run out (a request cut
-// short, a process that died, a dispatched item whose steps stopped
-// progressing) is resumed. An error makes Lambda run it again; the work
-// is idempotent, and the next minute's run finishes what one left.
+// every allowlist whose expiry is at most 7 days away gets its
+// allowlist.expiring event, once; then every piece of durable work whose
+// lease has run out (a request cut short, a process that died, a
+// dispatched item whose steps stopped progressing) is resumed. An error
+// makes Lambda run it again; the work is idempotent, and the next
+// minute's run finishes what one left.
 func ExpireAllowlists(st ExpiryStore, run Resumer, now func() time.Time, log *slog.Logger) ScheduleHandler {
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
 		start := now()
@@ -45,6 +48,10 @@ func ExpireAllowlists(st ExpiryStore, run Resumer, now func() time.Time, log *sl
 			defer cancel()
 		}
 		items, err := st.ExpireDue(ctx, start, run.LeaseFrom(start))
+		warned := 0
+		if err == nil {
+			warned, err = st.WarnExpiring(ctx, start)
+		}
 		var errs []error
 		for _, it := range items {
 			if _, err := run.Continue(budget, it); err != nil {
@@ -57,7 +64,7 @@ func ExpireAllowlists(st ExpiryStore, run Resumer, now func() time.Time, log *sl
 			rerr = nil // out of time: the next run goes on from where this one stopped
 		}
 		err = errors.Join(err, rerr)
-		attrs := []any{"operation", "ExpireAllowlists", "event_id", ev.ID, "expired", len(items), "work_completed", resumed,
+		attrs := []any{"operation", "ExpireAllowlists", "event_id", ev.ID, "expired", len(items), "warned", warned, "work_completed", resumed,
 			"latency_ms", time.Since(start).Milliseconds()}
 		if err != nil {
 			log.ErrorContext(ctx, "scheduled function", append(attrs, "error", err.Error())...)

@@ -25,7 +25,7 @@ type IngestStore interface {
 	api.ScanStore
 	Upload(ctx context.Context, id int64) (scangate.Upload, error)
 	ClaimUpload(ctx context.Context, id int64, now time.Time, lease int64) (scangate.Upload, bool, error)
-	FinishUpload(ctx context.Context, id, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
+	FinishUpload(ctx context.Context, u scangate.Upload, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
 	ReleaseUpload(ctx context.Context, id, lease int64) (bool, error)
 }
 
@@ -182,7 +182,7 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 		}
 		o.Errors = []scangate.Problem{api.ProblemOf(permanentError(err, work))}
 	}
-	done, err := g.Store.FinishUpload(ctx, u.ID, lease, o, g.Now())
+	done, err := g.Store.FinishUpload(ctx, u, lease, o, g.Now())
 	if err != nil {
 		return fmt.Errorf("upload %d: %w", u.ID, err)
 	}

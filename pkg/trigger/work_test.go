@@ -53,14 +53,14 @@ func TestWorkStepsOnce(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	writes := 0 // TransactWriteItems, PutItem, UpdateItem, BatchWriteItem
-	st := env.Recorder(t, func(op string, _ any) {
+	st := env.RecorderWith(t, func(op string, _ any) {
 		switch op {
 		case "TransactWriteItems", "PutItem", "UpdateItem", "BatchWriteItem":
 			mu.Lock()
 			writes++
 			mu.Unlock()
 		}
-	}, store.WithReevaluation(10, 20))
+	}, []store.Option{store.WithReevaluation(10, 20)})
 	if _, err := st.BulkLoad(ctx, ddbtest.GroupScans(6, 10, "CVE-2021-44228"), scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -143,13 +143,13 @@ func TestSupersededWorkCountsOnly(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	txs := 0
-	st := env.Recorder(t, func(op string, _ any) {
+	st := env.RecorderWith(t, func(op string, _ any) {
 		if op == "TransactWriteItems" {
 			mu.Lock()
 			txs++
 			mu.Unlock()
 		}
-	}, store.WithReevaluation(0, 100))
+	}, []store.Option{store.WithReevaluation(0, 100)})
 	if _, err := st.BulkLoad(ctx, ddbtest.GroupScans(3, 10, "CVE-2021-44228"), scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
