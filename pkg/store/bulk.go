@@ -45,7 +45,6 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 		return nil, err
 	}
 	var reqs []types.WriteRequest
-	put := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
 	scans := make([]scangate.Scan, len(nss))
 	prKeys := make([]item, len(nss))
 	for i, ns := range nss {
@@ -59,11 +58,24 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 		scans[i] = newScan(ids[i], ns, rows[i], pol.effective(ns.RepoID), now)
 		prKeys[i] = prKey(ns.VcID, ns.RepoID, ns.PR.Number)
 	}
+	more, err := s.bulkScans(ctx, nss, scans, prKeys, who, pol, now)
+	if err != nil {
+		return nil, err
+	}
+	return ids, s.batchWrite(ctx, "load scans", append(reqs, more...))
+}
+
+// bulkScans are the puts of BulkLoad's scans, with their audit entries,
+// and of their PR records (and new PRs' id items).
+func (s *Store) bulkScans(ctx context.Context, nss []scangate.NewScan, scans []scangate.Scan, prKeys []item, who scangate.Who,
+	pol policies, now time.Time) ([]types.WriteRequest, error) {
 	prs, err := s.prRecords(ctx, prKeys)
 	if err != nil {
 		return nil, err
 	}
 	read := maps.Clone(prs) // as read: the gates change from them
+	var reqs []types.WriteRequest
+	put := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
 	for i, ns := range nss {
 		pk := getS(prKeys[i], aPK)
 		pr, found := prs[pk]
@@ -84,9 +96,18 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 		e.ID = newULID(now)
 		put(s.auditItem(e))
 	}
+	return append(reqs, s.bulkGates(read, prs, scans, prKeys, pol, now)...), nil
+}
+
+// bulkGates are the puts of BulkLoad's PR records (prs, with their scans;
+// read, as they were read) judged by the policy, with their
+// pr.gate_changed as putPR writes them, and of the scans' scan.recorded
+// events.
+func (s *Store) bulkGates(read, prs map[string]prRecord, scans []scangate.Scan, prKeys []item, pol policies, now time.Time) []types.WriteRequest {
+	var reqs []types.WriteRequest
+	put := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
 	for pk, pr := range prs {
 		pr, _ = pr.judge(pol.effective(pr.RepoID), scangate.At(now))
-		// The record and its pr.gate_changed as putPR writes them.
 		t := s.newTx()
 		prev, found := read[pk]
 		prs[pk], _ = putPR(t, prev, found, pr, scangate.CauseScan)
@@ -99,5 +120,5 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 		e.ID = newULID(sc.CreatedAt.Time)
 		put(eventItem(e))
 	}
-	return ids, s.batchWrite(ctx, "load scans", reqs)
+	return reqs
 }

@@ -187,18 +187,6 @@ func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
 	return unsuppressed
 }
 
-func sameJudgement(a, b map[int][]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for j, ids := range a {
-		if !slices.Equal(ids, b[j]) {
-			return false
-		}
-	}
-	return true
-}
-
 // checkScans compares each scan's counts with its findings and returns
 // the scans as they should be (their block status as stored).
 func (img tableImage) checkScans(r *Report, unsuppressed map[int64]scangate.SevCounts) map[int64]scangate.Scan {
