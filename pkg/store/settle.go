@@ -191,6 +191,15 @@ func (c *chain) overhead() int {
 	return 1
 }
 
+// whole reports whether the chain's next unit writes its PR record and
+// can hold all its scan's rows left: such a scan is not cut to fill a
+// transaction, since each unit that writes the PR record may change its
+// gate (the reasons' counts) and leave a pr.gate_changed: a scan of up to
+// unitRows findings to change is one gate change.
+func (c *chain) whole() bool {
+	return c.pr.newest(c.scans[0].sc) && len(c.scans[0].idx) <= unitRows
+}
+
 // plan reads the scans and PRs of the pending rows and the gate policy
 // of their repositories, and makes the chains: one for the newest scans
 // of each PR, since two units that write one PR's record must not be in
@@ -362,7 +371,7 @@ func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chain
 				continue
 			}
 			over := c.overhead()
-			if txMaxItems-n < over+minSplit {
+			if room := txMaxItems - n - over; room < minSplit || c.whole() && len(c.scans[0].idx) > room {
 				packs, cur, n = append(packs, cur), nil, 0
 			}
 			u := c.next(s, g, rows, min(unitRows, txMaxItems-n-over), cause, now)
