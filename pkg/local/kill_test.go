@@ -15,15 +15,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
@@ -209,8 +204,11 @@ func TestKilledMidReevaluation(t *testing.T) {
 	// findings are one unit; check verifies that the sequences are one
 	// run, each once): its pr.gate_changed written once, whether its step
 	// ran before the kill, after it, or both.
-	if n := gateChanges(t, db, table, scangate.CauseAllowlist); n != scans/10 {
-		t.Errorf("%d pr.gate_changed of cause allowlist for %d PRs", n, scans/10)
+	byPR := ddbtest.GateChanges(t, db, table)
+	for id := int64(1); id <= scans/10; id++ {
+		if gs := byPR[id]; len(gs) != 2 || gs[1].Cause != scangate.CauseAllowlist || gs[1].Blocked {
+			t.Errorf("PR %d's gate changes %+v; want its first, then one of cause allowlist", id, gs)
+		}
 	}
 	admin = loginToken(t, api, "admin", "kill-test-password")
 	_, body = do(t, "GET", fmt.Sprintf("%s/reevaluations/%d", api, accepted.Reevaluation.ID), admin, "")
@@ -223,35 +221,6 @@ func TestKilledMidReevaluation(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &r); err != nil || r.Status != "complete" || r.Total != scans*per || r.Done != scans*per || r.Vulnerabilities != scans*per {
 		t.Errorf("the re-evaluation: %s", body)
 	}
-}
-
-// gateChanges counts the table's pr.gate_changed events of cause.
-func gateChanges(t *testing.T, db *dynamodb.Client, table, cause string) int {
-	t.Helper()
-	n := 0
-	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: &table, ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			typ, _ := it["type"].(*types.AttributeValueMemberS)
-			data, _ := it["data"].(*types.AttributeValueMemberS)
-			if pk := it["PK"].(*types.AttributeValueMemberS).Value; !strings.HasPrefix(pk, store.EventPrefix) || typ == nil ||
-				typ.Value != scangate.EventGateChanged || data == nil {
-				continue
-			}
-			var g scangate.GateChange
-			if err := json.Unmarshal([]byte(data.Value), &g); err != nil {
-				t.Fatal(err)
-			}
-			if g.Cause == cause {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // unsuppressed sums the vulnerability counts of scans 1..n.

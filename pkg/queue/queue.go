@@ -40,6 +40,18 @@ func Open(getenv func(string) string, optFns ...func(*sqs.Options)) (*SQS, error
 	if q.urls[lane.Fast] == "" || q.urls[lane.Retry] == "" {
 		return nil, errors.New("DELIVERY_QUEUE_URL and RETRY_QUEUE_URL must be set")
 	}
+	client, err := Client(getenv, optFns...)
+	if err != nil {
+		return nil, err
+	}
+	q.client = client
+	return q, nil
+}
+
+// Client is the SQS client of a function's environment, built as
+// store.ClientFromEnv builds the DynamoDB client: SQS_ENDPOINT, when set,
+// is an SQS-compatible server.
+func Client(getenv func(string) string, optFns ...func(*sqs.Options)) (*sqs.Client, error) {
 	endpoint := getenv("SQS_ENDPOINT")
 	region, creds, err := store.FromEnv(getenv, endpoint, "sqs")
 	if err != nil {
@@ -49,8 +61,7 @@ func Open(getenv func(string) string, optFns ...func(*sqs.Options)) (*SQS, error
 	if endpoint != "" {
 		opts.BaseEndpoint = aws.String(endpoint)
 	}
-	q.client = sqs.New(opts, optFns...)
-	return q, nil
+	return sqs.New(opts, optFns...), nil
 }
 
 func (q *SQS) url(l lane.Lane) (string, error) {

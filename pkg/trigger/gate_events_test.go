@@ -2,19 +2,12 @@ package trigger_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
@@ -22,36 +15,6 @@ import (
 	"github.com/scangate/scangate/pkg/trigger"
 	"github.com/scangate/scangate/pkg/work"
 )
-
-// gateChangesByPR reads the outbox's pr.gate_changed events, by PR id, in
-// the order of their sequences.
-func gateChangesByPR(t *testing.T, env *ddbtest.Env) map[int64][]scangate.GateChange {
-	t.Helper()
-	out := map[int64][]scangate.GateChange{}
-	p := dynamodb.NewScanPaginator(env.DB, &dynamodb.ScanInput{TableName: aws.String(env.Table), ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			pk := it["PK"].(*types.AttributeValueMemberS).Value
-			typ, _ := it["type"].(*types.AttributeValueMemberS)
-			if !strings.HasPrefix(pk, store.EventPrefix) || typ == nil || typ.Value != scangate.EventGateChanged {
-				continue
-			}
-			var g scangate.GateChange
-			if err := json.Unmarshal([]byte(it["data"].(*types.AttributeValueMemberS).Value), &g); err != nil {
-				t.Fatal(err)
-			}
-			out[g.PRID] = append(out[g.PRID], g)
-		}
-	}
-	for _, gs := range out {
-		slices.SortFunc(gs, func(a, b scangate.GateChange) int { return int(a.Sequence - b.Sequence) })
-	}
-	return out
-}
 
 // TestReevaluationGateChangesOnce: an allowlist that unblocks two PRs
 // (20 scans of 10 findings of one advisory, the newest scan of each PR
@@ -110,7 +73,7 @@ func TestReevaluationGateChangesOnce(t *testing.T) {
 			}
 			check := func(when string, seq int64, cause string, was, is bool) {
 				t.Helper()
-				changes := gateChangesByPR(t, env)
+				changes := ddbtest.GateChanges(t, env.DB, env.Table)
 				for id := int64(1); id <= 2; id++ {
 					gs := changes[id]
 					if int64(len(gs)) != seq {
@@ -129,7 +92,7 @@ func TestReevaluationGateChangesOnce(t *testing.T) {
 					t.Errorf("%s: check: %+v %v", when, rep, err)
 				}
 			}
-			if changes := gateChangesByPR(t, env); len(changes[1]) != 1 || len(changes[2]) != 1 || !changes[1][0].Blocked {
+			if changes := ddbtest.GateChanges(t, env.DB, env.Table); len(changes[1]) != 1 || len(changes[2]) != 1 || !changes[1][0].Blocked {
 				t.Fatalf("the loaded PRs' gate changes: %+v", changes)
 			}
 

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/pkg/queue"
 )
 
 // batchMax is the most messages of one SendMessageBatch.
@@ -27,24 +27,18 @@ type SQS struct {
 	url    string
 }
 
-// Open builds the work queue from a function's environment, as
-// store.ClientFromEnv builds the DynamoDB client: WORK_QUEUE_URL, and
-// SQS_ENDPOINT, when set, an SQS-compatible server.
+// Open builds the work queue from a function's environment:
+// WORK_QUEUE_URL, and the client as queue.Client builds it.
 func Open(getenv func(string) string, optFns ...func(*sqs.Options)) (*SQS, error) {
 	url := getenv("WORK_QUEUE_URL")
 	if url == "" {
 		return nil, errors.New("WORK_QUEUE_URL is not set")
 	}
-	endpoint := getenv("SQS_ENDPOINT")
-	region, creds, err := store.FromEnv(getenv, endpoint, "sqs")
+	client, err := queue.Client(getenv, optFns...)
 	if err != nil {
 		return nil, err
 	}
-	opts := sqs.Options{Region: region, Credentials: creds, Retryer: store.NewRetryer(), HTTPClient: store.NewHTTPClient()}
-	if endpoint != "" {
-		opts.BaseEndpoint = aws.String(endpoint)
-	}
-	return &SQS{client: sqs.New(opts, optFns...), url: url}, nil
+	return &SQS{client: client, url: url}, nil
 }
 
 // Send sends the messages, batchMax a request, sending again those SQS
