@@ -235,23 +235,98 @@ func (s *Store) batchGetAll(ctx context.Context, op string, keys []item) ([]item
 	return all, nil
 }
 
-// batchWrite writes requests in batches of batchWriteMax, batchParallel
-// batches at a time, asking again for unprocessed items.
-func (s *Store) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest) error {
-	var batches [][]types.WriteRequest
-	for start := 0; start < len(reqs); start += batchWriteMax {
-		batches = append(batches, reqs[start:min(start+batchWriteMax, len(reqs))])
-	}
-	return parallel(ctx, batchParallel, batches, func(ctx context.Context, batch []types.WriteRequest) error {
-		pending := map[string][]types.WriteRequest{s.table: batch}
-		return s.retry.Do(ctx, op, func(int) (bool, error) {
-			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
-			if err != nil {
-				return true, dbErr(op, err)
+// writer writes items with BatchWriteItem as they are given to it:
+// batchWriteMax a request, batchParallel requests at once, each asking
+// again for what DynamoDB leaves unprocessed. Its first error stops it: put
+// returns it from then on, and close after the requests in flight end. It
+// holds at most 2 x batchParallel batches, whatever it is given.
+type writer struct {
+	op     string
+	ctx    context.Context
+	cancel context.CancelFunc
+	batch  []types.WriteRequest
+	queue  chan []types.WriteRequest
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
+}
+
+func (s *Store) newWriter(ctx context.Context, op string) *writer {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &writer{op: op, ctx: ctx, cancel: cancel, queue: make(chan []types.WriteRequest, batchParallel)}
+	for range batchParallel {
+		w.wg.Go(func() {
+			for b := range w.queue {
+				if w.failed() == nil {
+					if err := s.writeBatch(ctx, op, b); err != nil {
+						w.fail(err)
+					}
+				}
 			}
-			pending = out.UnprocessedItems
-			return len(pending) == 0, nil
 		})
+	}
+	return w
+}
+
+func (w *writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *writer) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+		w.cancel()
+	}
+}
+
+// put adds a request, sending the batch it fills.
+func (w *writer) put(req types.WriteRequest) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	w.batch = append(w.batch, req)
+	if len(w.batch) == batchWriteMax {
+		w.flush()
+	}
+	return nil
+}
+
+func (w *writer) flush() {
+	if len(w.batch) == 0 {
+		return
+	}
+	select {
+	case w.queue <- w.batch:
+	case <-w.ctx.Done():
+		w.fail(dbErr(w.op, w.ctx.Err()))
+	}
+	w.batch = nil
+}
+
+// close sends the last batch and waits for every request in flight; it
+// returns the first error.
+func (w *writer) close() error {
+	w.flush()
+	close(w.queue)
+	w.wg.Wait()
+	w.cancel()
+	return w.failed()
+}
+
+// writeBatch writes one batch, asking again for unprocessed items.
+func (s *Store) writeBatch(ctx context.Context, op string, batch []types.WriteRequest) error {
+	pending := map[string][]types.WriteRequest{s.table: batch}
+	return s.retry.Do(ctx, op, func(int) (bool, error) {
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+		if err != nil {
+			return true, dbErr(op, err)
+		}
+		pending = out.UnprocessedItems
+		return len(pending) == 0, nil
 	})
 }
 
@@ -278,6 +353,23 @@ func parallel[T any](ctx context.Context, n int, elems []T, fn func(context.Cont
 	}
 	wg.Wait()
 	return first
+}
+
+// queryPages runs a query to its last page, handing each page to fn.
+func (s *Store) queryPages(ctx context.Context, op string, in *dynamodb.QueryInput, fn func([]item) error) error {
+	in.TableName = &s.table
+	in.ExpressionAttributeNames = namesOf(in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression)
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		if err := fn(page.Items); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // queryAll runs a query to its last page.

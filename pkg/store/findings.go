@@ -181,23 +181,27 @@ func recentSK(at time.Time, scanID int64, chunk int) string {
 	return fmt.Sprintf("RECENT#%013d#%019d#%04d", at.UnixMilli(), scanID, chunk)
 }
 
-// recentItems lists, per group, the indexes of a recording's findings in it.
-func recentItems(scanID int64, rows []findingRow, at time.Time) []item {
+// recentItems are the RECENT items of a part of a recording: per group
+// its findings belong to, the indexes of those findings (base is the
+// index of the first of fs), numbered from *next on.
+func recentItems(scanID int64, ns scangate.NewScan, base int, fs []scangate.Finding, at time.Time, next *int) []item {
 	byGroup := map[groupKey][]int64{}
 	var order []groupKey
-	for i, r := range rows {
-		for _, g := range r.groups {
+	for i, f := range fs {
+		for _, k := range findingRef(ns, f).Keys() {
+			g := groupKey{typ: ns.Type, key: k}
 			if byGroup[g] == nil {
 				order = append(order, g)
 			}
-			byGroup[g] = append(byGroup[g], int64(i))
+			byGroup[g] = append(byGroup[g], int64(base+i))
 		}
 	}
 	var items []item
 	for _, g := range order {
 		idx := byGroup[g]
 		for c := 0; c*recentChunk < len(idx); c++ {
-			it := key(g.pk(), recentSK(at, scanID, c))
+			it := key(g.pk(), recentSK(at, scanID, *next))
+			*next++
 			it[aScanID] = num(scanID)
 			it[aIndexes] = numList(idx[c*recentChunk : min((c+1)*recentChunk, len(idx))])
 			it[aTTL] = num(at.Add(expiredItemGrace).Unix())
@@ -205,24 +209,6 @@ func recentItems(scanID int64, rows []findingRow, at time.Time) []item {
 		}
 	}
 	return items
-}
-
-// findingWrites are the writes of a recording's findings and alias
-// entries, and, with recent, its RECENT items.
-func findingWrites(rows []findingRow, fs []scangate.Finding, at time.Time, recent bool) []types.WriteRequest {
-	var reqs []types.WriteRequest
-	put := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
-	if recent && len(rows) > 0 {
-		for _, it := range recentItems(rows[0].scanID, rows, at) {
-			put(it)
-		}
-	}
-	for i, r := range rows {
-		for _, it := range findingItems(r, i, fs[i]) {
-			put(it)
-		}
-	}
-	return reqs
 }
 
 // groupRows lists the findings of a group: the keys the index shows and

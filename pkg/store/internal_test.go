@@ -221,10 +221,12 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: name, Active: true, Global: true,
 		Repos: ids(scangate.MaxScopeIDs), Vcs: ids(scangate.MaxScopeIDs)}
 	allow := scangate.Allowlist{ID: maxID, Rule: rule, Comments: ids(MaxComments), CreatedBy: maxID, UpdatedBy: maxID, CreatedOn: at, UpdatedOn: at}
-	rows := make([]findingRow, recentChunk)
-	for i := range rows {
-		rows[i] = row
+	fs := make([]scangate.Finding, recentChunk)
+	for i := range fs {
+		fs[i] = f
 	}
+	recentNumber := math.MaxInt
+	ns := scangate.NewScan{Type: scangate.ScanVulnerability, RepoID: maxID, VcID: maxID}
 	pr := prRecord{PR: scangate.PR{ID: maxID, Number: maxID, Name: url, Link: url, RepoID: maxID, VcID: maxID, WebhookID: maxID,
 		CreatedAt: at, LastScan: at, SecretCount: maxID, VulnerabilityCount: maxID}, lastScanID: maxID, cats: map[catKey]catScan{},
 		headSHA: strings.Repeat("f", 64), headAt: at.String() + "#" + strings.Repeat("9", 19), gseq: maxID, ver: maxID}
@@ -259,7 +261,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		"scan":           scanItem(scan),
 		"finding":        findingItems(row, 99_999, f)[0],
 		"alias entry":    findingItems(row, 99_999, f)[20],
-		"recent":         recentItems(maxID, rows, time.Now())[0],
+		"recent":         recentItems(maxID, ns, 999_000, fs, time.Now(), &recentNumber)[0],
 		"PR":             pr.item(),
 		"allowlist":      allowItem(allow, maxID),
 		"rule":           ruleItem(groupOf(rule.Type, rule.Name), maxID, rule),
@@ -269,6 +271,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		"repo policy":    merge(repoPolicyKey(maxID), item{aPolicy: str(string(polJSON)), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
 		"work":           merge(workItem, item{aSteps: num(maxID), aPlan: str(`{"prs":9223372036854775807}`), aTotals: str(`{"prs":9223372036854775807,"changed":9223372036854775807}`)}),
 		"once":           merge(onceKey("upload#9223372036854775807#99"), item{aScanID: numList(ids(scansPerCommit)), aTTL: num(maxID)}),
+		"written":        merge(writtenKey("upload#9223372036854775807", maxID), item{aScanID: numList(ids(40)), aTTL: num(maxID)}),
 	}
 	for kind, it := range kinds {
 		size := itemSize(it)
