@@ -25,10 +25,10 @@ import (
 // them, uncounted, until DropUnrecorded deletes them.
 //
 // What it keeps in memory, whatever the number of findings: per scan its
-// counters; per allowlist group met, 16 bytes of the group key's hash and
-// the version its findings were judged at (dropped when the group is
-// checked after the commit), and the rules of the few groups that have
-// any. A part's findings are the caller's and are not kept once written.
+// counters; per allowlist group met, its key and the version its findings
+// were judged at (groupSet: about 60 bytes for an advisory id), and the
+// rules of the few groups that have any. A part's findings are the caller's and
+// are not kept once written.
 type recording struct {
 	s     *Store
 	scans []scangate.NewScan // without findings
@@ -39,11 +39,10 @@ type recording struct {
 	ids   []int64         // by scan, for the scans to record here
 	parts []scanPart      // by scan
 	pol   policies
-	// seen is the version each group met was judged at (movedGroup once
-	// the check after the commit found it moved); rules are the snapshots
-	// of those that have rules.
-	seen  map[groupHash]int64
-	rules map[groupHash]group
+	// groups are the groups met and the versions their findings were
+	// judged at; rules the snapshots of those that have rules.
+	groups groupSet
+	rules  map[groupKey]group
 	// committed are the commits this recording made.
 	committed map[int]bool
 }
@@ -55,18 +54,60 @@ type scanPart struct {
 	recent int                // RECENT items written (the next one's number)
 }
 
-// groupHash is the first 16 bytes of the SHA-256 of a group's key: two
-// groups of one recording share one with a chance of 2^-128 a pair.
-type groupHash [16]byte
-
-func hashOf(g groupKey) groupHash {
-	sum := sha256.Sum256([]byte(string(g.typ) + "#" + g.key))
-	return groupHash(sum[:16])
+// groupSet is the allowlist groups a recording met, each once, in about
+// 45 bytes and its key's: the keys end to end (the type's initial, then
+// the name key), the version each was judged at when it is not 0 (most
+// groups have no rule and never had one), and an index from the first 16
+// bytes of the SHA-256 of a key (two keys of one recording share them
+// with a chance of 2^-128 a pair) to its number.
+type groupSet struct {
+	at    map[[16]byte]int32
+	keys  []byte
+	start []uint32
+	gv    map[int32]int64
 }
 
-// movedGroup marks, in recording.seen, a group that moved between the
-// judgement of the recording's findings and its commit.
-const movedGroup = -1
+func newGroupSet() groupSet {
+	return groupSet{at: map[[16]byte]int32{}, gv: map[int32]int64{}}
+}
+
+func groupID(g groupKey) [16]byte {
+	sum := sha256.Sum256([]byte(string(g.typ) + "#" + g.key))
+	return [16]byte(sum[:16])
+}
+
+func (s *groupSet) len() int { return len(s.start) }
+
+// add notes a group and the version its findings are judged at.
+func (s *groupSet) add(g groupKey, gv int64) {
+	i := int32(len(s.start))
+	s.at[groupID(g)] = i
+	s.start = append(s.start, uint32(len(s.keys)))
+	s.keys = append(append(s.keys, g.typ[0]), g.key...)
+	if gv != 0 {
+		s.gv[i] = gv
+	}
+}
+
+// version returns the version a group met was judged at.
+func (s *groupSet) version(g groupKey) (int64, bool) {
+	i, ok := s.at[groupID(g)]
+	return s.gv[i], ok
+}
+
+// key returns the i-th group met.
+func (s *groupSet) key(i int) groupKey {
+	end := uint32(len(s.keys))
+	if i+1 < len(s.start) {
+		end = s.start[i+1]
+	}
+	k := s.keys[s.start[i]:end]
+	t := scangate.ScanVulnerability
+	if k[0] == scangate.ScanSecret[0] {
+		t = scangate.ScanSecret
+	}
+	return groupKey{typ: t, key: string(k[1:])}
+}
 
 // abortTime bounds the deletion of what a failed recording wrote (its
 // context may have ended: the failure may be its deadline). What it
@@ -162,7 +203,7 @@ func (s *Store) startRecording(ctx context.Context, scans []scangate.NewScan, wh
 		return nil, fmt.Errorf("record scans: none to record")
 	}
 	r := &recording{s: s, scans: scans, who: who, now: now, once: once, ids: make([]int64, len(scans)),
-		parts: make([]scanPart, len(scans)), seen: map[groupHash]int64{}, rules: map[groupHash]group{}, committed: map[int]bool{}}
+		parts: make([]scanPart, len(scans)), groups: newGroupSet(), rules: map[groupKey]group{}, committed: map[int]bool{}}
 	if once != "" {
 		var err error
 		if r.done, err = s.recordedOnce(ctx, onceKeys(once, r.commits())); err != nil {
@@ -376,12 +417,11 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 // met before are read first (their versions and rules), and kept.
 func (r *recording) judge(ctx context.Context, rows []findingRow) error {
 	var missing []groupKey
-	asked := map[groupHash]bool{}
+	asked := map[groupKey]bool{}
 	for _, row := range rows {
 		for _, g := range row.groups {
-			h := hashOf(g)
-			if _, ok := r.seen[h]; !ok && !asked[h] {
-				asked[h] = true
+			if _, ok := r.groups.version(g); !ok && !asked[g] {
+				asked[g] = true
 				missing = append(missing, g)
 			}
 		}
@@ -392,16 +432,15 @@ func (r *recording) judge(ctx context.Context, rows []findingRow) error {
 			return err
 		}
 		for g, snap := range gs {
-			h := hashOf(g)
-			r.seen[h] = snap.gv
+			r.groups.add(g, snap.gv)
 			if len(snap.rules) > 0 {
-				r.rules[h] = snap
+				r.rules[g] = snap
 			}
 		}
 	}
 	for k := range rows {
 		for j, g := range rows[k].groups {
-			rows[k].by = rows[k].judged(j, r.rules[hashOf(g)].covering(rows[k].ref))
+			rows[k].by = rows[k].judged(j, r.rules[g].covering(rows[k].ref))
 		}
 	}
 	return nil
@@ -492,15 +531,52 @@ func (r *recording) abort(ctx context.Context) error {
 	return r.s.dropUnrecorded(ctx, ids)
 }
 
-// settle is the second half of the handshake: it reads back the findings
-// of the scans committed here, a page at a time, and the versions of
-// their groups; the findings of a group that moved since they were
-// judged are settled against its rules (reconcile). A group found
-// unmoved is dropped from memory (a change after this read sees the
-// committed scans). If the policy moved, the PR is judged again.
+// settle is the second half of the handshake: it reads the versions of
+// every group met again (settleChunk at a time) and the policy version;
+// the findings of a group that moved since they were judged are read
+// back from the scans committed here, a page at a time, and settled
+// against its rules (reconcile). If the policy moved, the PR is judged
+// again.
 func (r *recording) settle(ctx context.Context, ids []int64) error {
+	moved := map[groupKey]bool{}
 	pv := int64(-1)
+	check := func(gs []groupKey) error {
+		var more []item
+		if pv < 0 {
+			more = []item{globalPolicyKey()}
+		}
+		after, v, err := r.s.readVersions(ctx, gs, more)
+		if err != nil {
+			return err
+		}
+		if pv < 0 {
+			pv = v
+		}
+		for _, g := range gs {
+			if v, _ := r.groups.version(g); after[g].gv != v {
+				moved[g] = true
+			}
+		}
+		return nil
+	}
+	chunk := make([]groupKey, 0, min(r.groups.len(), settleChunk))
+	for i := range r.groups.len() {
+		if chunk = append(chunk, r.groups.key(i)); len(chunk) == settleChunk {
+			if err := check(chunk); err != nil {
+				return err
+			}
+			chunk = chunk[:0]
+		}
+	}
+	if len(chunk) > 0 || pv < 0 {
+		if err := check(chunk); err != nil {
+			return err
+		}
+	}
 	for _, id := range ids {
+		if len(moved) == 0 {
+			break
+		}
 		err := r.s.queryPages(ctx, "read back findings", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
 			ExpressionAttributeValues: item{":pk": str(scanPK(id)), ":f": str("FINDING#")},
@@ -510,15 +586,9 @@ func (r *recording) settle(ctx context.Context, ids []int64) error {
 			for k, it := range page {
 				rows[k] = rowFrom(it)
 			}
-			return r.settlePage(ctx, rows, &pv)
+			return r.settleRows(ctx, rows, moved)
 		})
 		if err != nil {
-			return err
-		}
-	}
-	if pv < 0 {
-		var err error
-		if pv, err = r.s.policyVersion(ctx); err != nil {
 			return err
 		}
 	}
@@ -530,39 +600,15 @@ func (r *recording) settle(ctx context.Context, ids []int64) error {
 	return err
 }
 
-// settlePage checks the groups of one page of read-back findings that
-// are not checked yet (and reads the policy version with the first) and
-// settles the page's findings of every group that moved.
-func (r *recording) settlePage(ctx context.Context, rows []findingRow, pv *int64) error {
-	var ask []groupKey
+// settleChunk is how many groups' versions the check after a commit
+// reads at once (batchGetMax a request, batchParallel requests at once).
+const settleChunk = 10_000
+
+// settleRows settles rows read back against the current rules of each
+// group among moved they belong to.
+func (r *recording) settleRows(ctx context.Context, rows []findingRow, moved map[groupKey]bool) error {
 	for _, g := range rowGroups(rows) {
-		if v, ok := r.seen[hashOf(g)]; ok && v != movedGroup {
-			ask = append(ask, g)
-		}
-	}
-	var more []item
-	if *pv < 0 {
-		more = []item{globalPolicyKey()}
-	}
-	if len(ask) > 0 || len(more) > 0 {
-		after, v, err := r.s.readVersions(ctx, ask, more)
-		if err != nil {
-			return err
-		}
-		if len(more) > 0 {
-			*pv = v
-		}
-		for _, g := range ask {
-			h := hashOf(g)
-			if after[g].gv == r.seen[h] {
-				delete(r.seen, h)
-			} else {
-				r.seen[h] = movedGroup
-			}
-		}
-	}
-	for _, g := range rowGroups(rows) {
-		if r.seen[hashOf(g)] != movedGroup {
+		if !moved[g] {
 			continue
 		}
 		var mine []findingRow
