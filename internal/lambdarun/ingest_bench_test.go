@@ -183,12 +183,13 @@ func BenchmarkIngest(b *testing.B) {
 				obj, rawLen := bigLog(n, shape)
 				for b.Loop() {
 					rate := rawWriteRate(b, db, n)
-					took, peak := ingestOnce(b, db, bk, bin, endpoint, s3url, obj, n)
+					took, peak, cpu := ingestOnce(b, db, bk, bin, endpoint, s3url, obj, n)
 					b.ReportMetric(took.Seconds(), "s/upload")
 					b.ReportMetric(float64(n)/took.Seconds(), "findings/s")
 					b.ReportMetric(rate, "raw-items/s")
 					b.ReportMetric(float64(n)/took.Seconds()/rate, "of-raw")
 					b.ReportMetric(float64(peak)/1024, "peak-MiB")
+					b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-µs/finding")
 					b.ReportMetric(float64(len(obj))/(1<<20), "gzip-MiB")
 					b.ReportMetric(float64(rawLen)/(1<<20), "log-MiB")
 				}
@@ -199,9 +200,9 @@ func BenchmarkIngest(b *testing.B) {
 
 // ingestOnce records one upload of obj (n results) through the ingest
 // function's process on a fresh table and checks it: complete, n
-// findings recorded and counted by its scans, no drift. It returns the
-// invocation's time and the process's peak memory (KiB).
-func ingestOnce(b *testing.B, db *dynamodb.Client, bk *bucket.Bucket, bin, endpoint, s3url string, obj []byte, n int) (time.Duration, int64) {
+// findings recorded and counted by its scans. It returns the
+// invocation's time, the process's peak memory (KiB) and its CPU time.
+func ingestOnce(b *testing.B, db *dynamodb.Client, bk *bucket.Bucket, bin, endpoint, s3url string, obj []byte, n int) (time.Duration, int64, time.Duration) {
 	ctx := context.Background()
 	table := fmt.Sprintf("bench-ingest-%d", time.Now().UnixNano())
 	if err := store.CreateTable(ctx, db, table); err != nil {
@@ -246,7 +247,7 @@ func ingestOnce(b *testing.B, db *dynamodb.Client, bk *bucket.Bucket, bin, endpo
 	if counted != int64(n) {
 		b.Fatalf("the scans count %d findings; want %d", counted, n)
 	}
-	return res.Invocations[0], res.PeakRSS
+	return res.Invocations[0], res.PeakRSS, res.CPU
 }
 
 // rawWriteRate writes n items of a recorded finding's shape (as the

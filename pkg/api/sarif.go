@@ -249,34 +249,47 @@ func (p *logPlan) newScans(env scangate.NewScan) ([]scangate.NewScan, error) {
 	return nss, nil
 }
 
+// runsInFlight is how many runs of a log are written at once while the
+// next is read: runs of different scans are written to different
+// partitions, which DynamoDB takes at once (one partition takes about
+// 1,000 writes a second).
+const runsInFlight = 4
+
 // record reads the log again and hands each run's findings to add (its
-// scan's next part) from a goroutine of its own, so that the next run is
-// read while one is written. A run that the first read did not find, or
-// counts that differ, fail the recording (errLogChanged).
+// scan's next part) from runsInFlight goroutines, so that the next run is
+// read while runs are written. A run that the first read did not find,
+// or counts that differ, fail the recording (errLogChanged).
 func (p *logPlan) record(read LogReader, counts sarif.Counts, add func(int, []scangate.Finding) error) error {
 	runs := make(chan *sarif.Run)
 	stopped := make(chan struct{})
+	var mu sync.Mutex
 	var werr error
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for run := range runs {
-			if werr != nil {
-				continue
-			}
-			for _, t := range run.Types() {
-				i, ok := p.at[string(t)+"#"+run.Category]
-				if !ok {
-					werr = errLogChanged
-				} else {
-					werr = add(i, run.Findings(t))
-				}
-				if werr != nil {
-					close(stopped)
-					break
-				}
-			}
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if werr == nil {
+			werr = err
+			close(stopped)
 		}
-	})
+	}
+	var wg sync.WaitGroup
+	for range runsInFlight {
+		wg.Go(func() {
+			for run := range runs {
+				for _, t := range run.Types() {
+					i, ok := p.at[string(t)+"#"+run.Category]
+					err := errLogChanged
+					if ok {
+						err = add(i, run.Findings(t))
+					}
+					if err != nil {
+						fail(err)
+						break
+					}
+				}
+			}
+		})
+	}
 	_, again, err := read(func(run *sarif.Run) error {
 		select {
 		case runs <- run:

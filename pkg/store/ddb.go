@@ -235,16 +235,17 @@ func (s *Store) batchGetAll(ctx context.Context, op string, keys []item) ([]item
 	return all, nil
 }
 
-// writer writes items with BatchWriteItem as they are given to it:
-// batchWriteMax a request, batchParallel requests at once, each asking
-// again for what DynamoDB leaves unprocessed. Its first error stops it: put
-// returns it from then on, and close after the requests in flight end. It
-// holds at most 2 x batchParallel batches, whatever it is given.
+// writer writes items with BatchWriteItem as producers hand them over,
+// each producer through a batcher of its own: batchWriteMax items a
+// request, batchParallel requests at once, each asking again for what
+// DynamoDB leaves unprocessed. Its first error stops it: send returns it
+// from then on, and close after the requests in flight end. It holds at
+// most batchParallel batches besides those in flight, so a producer
+// waits for it rather than memory growing.
 type writer struct {
 	op     string
 	ctx    context.Context
 	cancel context.CancelFunc
-	batch  []types.WriteRequest
 	queue  chan []types.WriteRequest
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -283,38 +284,50 @@ func (w *writer) fail(err error) {
 	}
 }
 
-// put adds a request, sending the batch it fills.
-func (w *writer) put(req types.WriteRequest) error {
+// send hands a batch (at most batchWriteMax requests) to the writer.
+func (w *writer) send(batch []types.WriteRequest) error {
 	if err := w.failed(); err != nil {
 		return err
 	}
-	w.batch = append(w.batch, req)
-	if len(w.batch) == batchWriteMax {
-		w.flush()
-	}
-	return nil
-}
-
-func (w *writer) flush() {
-	if len(w.batch) == 0 {
-		return
-	}
 	select {
-	case w.queue <- w.batch:
+	case w.queue <- batch:
 	case <-w.ctx.Done():
 		w.fail(dbErr(w.op, w.ctx.Err()))
 	}
-	w.batch = nil
+	return w.failed()
 }
 
-// close sends the last batch and waits for every request in flight; it
-// returns the first error.
+// close waits for every request in flight (every producer has sent its
+// last batch); it returns the first error.
 func (w *writer) close() error {
-	w.flush()
 	close(w.queue)
 	w.wg.Wait()
 	w.cancel()
 	return w.failed()
+}
+
+// batcher gathers one producer's requests into batches for a writer.
+type batcher struct {
+	w     *writer
+	batch []types.WriteRequest
+}
+
+func (b *batcher) put(req types.WriteRequest) error {
+	b.batch = append(b.batch, req)
+	if len(b.batch) < batchWriteMax {
+		return nil
+	}
+	return b.flush()
+}
+
+// flush sends what the batcher holds.
+func (b *batcher) flush() error {
+	if len(b.batch) == 0 {
+		return b.w.failed()
+	}
+	batch := b.batch
+	b.batch = nil
+	return b.w.send(batch)
 }
 
 // writeBatch writes one batch, asking again for unprocessed items.

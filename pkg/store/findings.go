@@ -183,8 +183,10 @@ func recentSK(at time.Time, scanID int64, chunk int) string {
 
 // recentItems are the RECENT items of a part of a recording: per group
 // its findings belong to, the indexes of those findings (base is the
-// index of the first of fs), numbered from *next on.
-func recentItems(scanID int64, ns scangate.NewScan, base int, fs []scangate.Finding, at time.Time, next *int) []item {
+// index of the first of fs), up to recentChunk an item. An item's number
+// is base and its chunk's: unique in its group for the scan, since the
+// next part's base is past every index of this one.
+func recentItems(scanID int64, ns scangate.NewScan, base int, fs []scangate.Finding, at time.Time) []item {
 	byGroup := map[groupKey][]int64{}
 	var order []groupKey
 	for i, f := range fs {
@@ -200,8 +202,7 @@ func recentItems(scanID int64, ns scangate.NewScan, base int, fs []scangate.Find
 	for _, g := range order {
 		idx := byGroup[g]
 		for c := 0; c*recentChunk < len(idx); c++ {
-			it := key(g.pk(), recentSK(at, scanID, *next))
-			*next++
+			it := key(g.pk(), recentSK(at, scanID, base+c))
 			it[aScanID] = num(scanID)
 			it[aIndexes] = numList(idx[c*recentChunk : min((c+1)*recentChunk, len(idx))])
 			it[aTTL] = num(at.Add(expiredItemGrace).Unix())

@@ -225,7 +225,6 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	for i := range fs {
 		fs[i] = f
 	}
-	recentNumber := math.MaxInt
 	ns := scangate.NewScan{Type: scangate.ScanVulnerability, RepoID: maxID, VcID: maxID}
 	pr := prRecord{PR: scangate.PR{ID: maxID, Number: maxID, Name: url, Link: url, RepoID: maxID, VcID: maxID, WebhookID: maxID,
 		CreatedAt: at, LastScan: at, SecretCount: maxID, VulnerabilityCount: maxID}, lastScanID: maxID, cats: map[catKey]catScan{},
@@ -261,7 +260,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		"scan":           scanItem(scan),
 		"finding":        findingItems(row, 99_999, f)[0],
 		"alias entry":    findingItems(row, 99_999, f)[20],
-		"recent":         recentItems(maxID, ns, 999_000, fs, time.Now(), &recentNumber)[0],
+		"recent":         recentItems(maxID, ns, math.MaxInt-recentChunk, fs, time.Now())[0],
 		"PR":             pr.item(),
 		"allowlist":      allowItem(allow, maxID),
 		"rule":           ruleItem(groupOf(rule.Type, rule.Name), maxID, rule),

@@ -39,6 +39,10 @@ type recording struct {
 	ids   []int64         // by scan, for the scans to record here
 	parts []scanPart      // by scan
 	pol   policies
+	// w writes the findings of every part.
+	w *writer
+	// mu guards what parts written at once share: parts, groups, rules.
+	mu sync.Mutex
 	// groups are the groups met and the versions their findings were
 	// judged at; rules the snapshots of those that have rules.
 	groups groupSet
@@ -49,9 +53,8 @@ type recording struct {
 
 // scanPart is what a recording keeps of one scan's findings.
 type scanPart struct {
-	n      int                // findings written (the next one's index)
-	sev    scangate.SevCounts // of those, the unsuppressed, per severity
-	recent int                // RECENT items written (the next one's number)
+	n   int                // findings written (the next one's index)
+	sev scangate.SevCounts // of those, the unsuppressed, per severity
 }
 
 // groupSet is the allowlist groups a recording met, each once, in about
@@ -78,16 +81,29 @@ func groupID(g groupKey) [16]byte {
 
 func (s *groupSet) len() int { return len(s.start) }
 
-// add notes a group and the version its findings are judged at.
+// add notes a group and the version findings of it are judged at. A
+// group read again at another version (by two parts at once) is noted as
+// judged at mixedVersions, which no group ever has: the check after the
+// commit settles its findings.
 func (s *groupSet) add(g groupKey, gv int64) {
+	id := groupID(g)
+	if i, ok := s.at[id]; ok {
+		if s.gv[i] != gv {
+			s.gv[i] = mixedVersions
+		}
+		return
+	}
 	i := int32(len(s.start))
-	s.at[groupID(g)] = i
+	s.at[id] = i
 	s.start = append(s.start, uint32(len(s.keys)))
 	s.keys = append(append(s.keys, g.typ[0]), g.key...)
 	if gv != 0 {
 		s.gv[i] = gv
 	}
 }
+
+// mixedVersions marks a group whose findings were judged at two versions.
+const mixedVersions = -1
 
 // version returns the version a group met was judged at.
 func (s *groupSet) version(g groupKey) (int64, bool) {
@@ -122,7 +138,10 @@ const judgeChunk = 1000
 // (type, category)) whose findings fill hands to add, part by part: add(i,
 // fs) writes fs as the next findings of scans[i] (scans carry no findings),
 // judged by the allowlists as they are, in batches, batchParallel at a
-// time, before it returns. fill calls add from one goroutine at a time.
+// time: add returns once the writer took the last batch of fs, and the
+// writes end before the commit. fill may call add from several goroutines
+// at once (parts of different scans are then written at once: they are
+// in different partitions), and may drop fs once add returns.
 // Then the scans, their audit entries and the PR record are committed in
 // one transaction (scansPerCommit scans a transaction), so a reader never
 // sees a scan without its findings and one upload is one change of the
@@ -157,7 +176,11 @@ func (s *Store) RecordScansFrom(ctx context.Context, scans []scangate.NewScan, w
 		return nil, scangate.PR{}, false, err
 	}
 	if r.pending() {
+		r.w = s.newWriter(ctx, "put findings")
 		err = fill(func(i int, fs []scangate.Finding) error { return r.add(ctx, i, fs) })
+		if werr := r.w.close(); err == nil {
+			err = werr
+		}
 	}
 	var out []scangate.Scan
 	var pr scangate.PR
@@ -341,6 +364,7 @@ func (s *Store) dropUnrecorded(ctx context.Context, ids []int64) error {
 		committed[getN(it, aID)] = true
 	}
 	w := s.newWriter(ctx, "delete unrecorded findings")
+	b := &batcher{w: w}
 	for _, id := range ids {
 		if committed[id] {
 			continue
@@ -352,7 +376,7 @@ func (s *Store) dropUnrecorded(ctx context.Context, ids []int64) error {
 			ConsistentRead:            aws.Bool(true),
 		}, func(page []item) error {
 			for _, it := range page {
-				if err := w.put(types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(it)}}); err != nil {
+				if err := b.put(types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(it)}}); err != nil {
 					return err
 				}
 			}
@@ -363,12 +387,16 @@ func (s *Store) dropUnrecorded(ctx context.Context, ids []int64) error {
 			return err
 		}
 	}
-	return w.close()
+	err = b.flush()
+	if cerr := w.close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // add writes fs as the next findings of scan i, with their alias entries
 // and RECENT items: the groups of each chunk of judgeChunk findings read
-// (those not met before), the chunk judged and its items handed to a
+// (those not met before), the chunk judged and its items handed to the
 // writer, which writes them while the next chunk's groups are read.
 func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error {
 	if i < 0 || i >= len(r.scans) {
@@ -377,14 +405,16 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 	if r.recordedBefore(i) || len(fs) == 0 {
 		return nil
 	}
+	r.mu.Lock()
 	p := &r.parts[i]
 	base := p.n
 	p.n += len(fs) // before any write: abort deletes what was written of it
-	w := r.s.newWriter(ctx, "put findings")
-	put := func(it item) error { return w.put(types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
+	r.mu.Unlock()
+	b := &batcher{w: r.w}
+	put := func(it item) error { return b.put(types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
 	var err error
 	if r.s.recentWindow > 0 {
-		for _, it := range recentItems(r.ids[i], r.scans[i], base, fs, r.now, &p.recent) {
+		for _, it := range recentItems(r.ids[i], r.scans[i], base, fs, r.now) {
 			if err = put(it); err != nil {
 				break
 			}
@@ -396,9 +426,10 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 		if err = r.judge(ctx, rows); err != nil {
 			break
 		}
+		var sev scangate.SevCounts
 		for k := range rows {
 			if !rows[k].sup() {
-				p.sev.Add(rows[k].sev, 1)
+				sev.Add(rows[k].sev, 1)
 			}
 			for _, it := range findingItems(rows[k], base+start+k, part[k]) {
 				if err = put(it); err != nil {
@@ -406,9 +437,14 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 				}
 			}
 		}
+		r.mu.Lock()
+		for k := range sev {
+			p.sev[k] += sev[k]
+		}
+		r.mu.Unlock()
 	}
-	if cerr := w.close(); err == nil {
-		err = cerr
+	if ferr := b.flush(); err == nil {
+		err = ferr
 	}
 	return err
 }
@@ -418,6 +454,7 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 func (r *recording) judge(ctx context.Context, rows []findingRow) error {
 	var missing []groupKey
 	asked := map[groupKey]bool{}
+	r.mu.Lock()
 	for _, row := range rows {
 		for _, g := range row.groups {
 			if _, ok := r.groups.version(g); !ok && !asked[g] {
@@ -426,21 +463,34 @@ func (r *recording) judge(ctx context.Context, rows []findingRow) error {
 			}
 		}
 	}
+	r.mu.Unlock()
+	var read map[groupKey]group
 	if len(missing) > 0 {
-		gs, err := r.s.readGroups(ctx, missing)
-		if err != nil {
+		var err error
+		if read, err = r.s.readGroups(ctx, missing); err != nil {
 			return err
 		}
-		for g, snap := range gs {
-			r.groups.add(g, snap.gv)
-			if len(snap.rules) > 0 {
-				r.rules[g] = snap
+	}
+	snaps := map[groupKey]group{}
+	r.mu.Lock()
+	for g, snap := range read {
+		r.groups.add(g, snap.gv)
+		if len(snap.rules) > 0 {
+			r.rules[g] = snap
+		}
+		snaps[g] = snap // this part is judged by what it read
+	}
+	for _, row := range rows {
+		for _, g := range row.groups {
+			if _, ok := snaps[g]; !ok {
+				snaps[g] = r.rules[g]
 			}
 		}
 	}
+	r.mu.Unlock()
 	for k := range rows {
 		for j, g := range rows[k].groups {
-			rows[k].by = rows[k].judged(j, r.rules[g].covering(rows[k].ref))
+			rows[k].by = rows[k].judged(j, snaps[g].covering(rows[k].ref))
 		}
 	}
 	return nil
