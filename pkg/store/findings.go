@@ -181,13 +181,13 @@ func recentSK(at time.Time, scanID int64, chunk int) string {
 	return fmt.Sprintf("RECENT#%013d#%019d#%04d", at.UnixMilli(), scanID, chunk)
 }
 
-// recentItems are the RECENT items of a part of a recording: per group
-// its findings belong to, the indexes of those findings (base is the
-// index of the first of fs), up to recentChunk an item. An item's number
-// is base and its chunk's: unique in its group for the scan, since the
-// next part's base is past every index of this one.
-func recentItems(scanID int64, ns scangate.NewScan, base int, fs []scangate.Finding, at time.Time) []item {
-	byGroup := map[groupKey][]int64{}
+// recentItems hands emit the RECENT items of a part of a recording: per
+// group its findings belong to, the indexes of those findings (base is
+// the index of the first of fs), up to recentChunk an item. An item's
+// number is base and its chunk's: unique in its group for the scan, since
+// the next part's base is past every index of this one.
+func recentItems(scanID int64, ns scangate.NewScan, base int, fs []scangate.Finding, at time.Time, emit func(item) error) error {
+	byGroup := map[groupKey][]int32{}
 	var order []groupKey
 	for i, f := range fs {
 		for _, k := range findingRef(ns, f).Keys() {
@@ -195,21 +195,27 @@ func recentItems(scanID int64, ns scangate.NewScan, base int, fs []scangate.Find
 			if byGroup[g] == nil {
 				order = append(order, g)
 			}
-			byGroup[g] = append(byGroup[g], int64(base+i))
+			byGroup[g] = append(byGroup[g], int32(i))
 		}
 	}
-	var items []item
 	for _, g := range order {
 		idx := byGroup[g]
 		for c := 0; c*recentChunk < len(idx); c++ {
+			chunk := idx[c*recentChunk : min((c+1)*recentChunk, len(idx))]
+			l := make([]types.AttributeValue, len(chunk))
+			for k, i := range chunk {
+				l[k] = num(int64(base) + int64(i))
+			}
 			it := key(g.pk(), recentSK(at, scanID, base+c))
 			it[aScanID] = num(scanID)
-			it[aIndexes] = numList(idx[c*recentChunk : min((c+1)*recentChunk, len(idx))])
+			it[aIndexes] = &types.AttributeValueMemberL{Value: l}
 			it[aTTL] = num(at.Add(expiredItemGrace).Unix())
-			items = append(items, it)
+			if err := emit(it); err != nil {
+				return err
+			}
 		}
 	}
-	return items
+	return nil
 }
 
 // groupRows lists the findings of a group: the keys the index shows and

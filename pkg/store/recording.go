@@ -414,11 +414,7 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 	put := func(it item) error { return b.put(types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
 	var err error
 	if r.s.recentWindow > 0 {
-		for _, it := range recentItems(r.ids[i], r.scans[i], base, fs, r.now) {
-			if err = put(it); err != nil {
-				break
-			}
-		}
+		err = recentItems(r.ids[i], r.scans[i], base, fs, r.now, put)
 	}
 	for start := 0; start < len(fs) && err == nil; start += judgeChunk {
 		part := fs[start:min(start+judgeChunk, len(fs))]
