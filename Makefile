@@ -101,9 +101,11 @@ test-scanners:
 	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs)$$' -v ./pkg/local
 
 ## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
-## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv)
+## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv): the sender
+## alone, then events end to end through the local stack over HTTP
 test-webhooks: $(WEBHOOK_VENV)/.pins
 	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestPythonReceiver' -v ./pkg/webhook
+	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^(TestWebhook|TestEvents)' -v ./pkg/local
 
 $(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
 	rm -rf $(WEBHOOK_VENV)
@@ -112,10 +114,13 @@ $(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
 	cp $< $@
 
 ## test-github: commit statuses through go-github to a stand-in that validates every request
-## against GitHub's published OpenAPI description (npm @octokit/openapi, pinned, in .build/octokit)
-test-github: $(OCTOKIT)/.installed
+## against GitHub's published OpenAPI description (npm @octokit/openapi, pinned, in .build/octokit),
+## alone and from gate changes through the local stack (with the Python webhook receiver)
+test-github: $(OCTOKIT)/.installed $(WEBHOOK_VENV)/.pins
 	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
 	  $(GO) test -count=1 -run '^TestGitHub' -v ./pkg/commitstatus
+	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
+	  SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestCommitStatuses' -v ./pkg/local
 
 $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 	rm -rf $(OCTOKIT)
@@ -125,8 +130,9 @@ $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 	@touch $@
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
-## throughput on the embedded server; allowlist re-evaluation and a 100,000-result
-## upload through the ingest function on DynamoDB Local (figures in docs/BENCHMARKS.md)
+## throughput on the embedded server; allowlist re-evaluation, a 100,000-result upload
+## through the ingest function and events from change to webhook on DynamoDB Local
+## (figures in docs/BENCHMARKS.md)
 bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./internal/lambdarun
 	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
@@ -135,6 +141,8 @@ bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./pkg/sarif
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./internal/lambdarun
+	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
+	  $(GO) test -run '^$$' -bench EventDelivery -benchtime 1000x ./pkg/local
 
 # The FastAPI + Mangum comparison function's packages, pinned, from PyPI.
 $(BENCH_VENV)/.pins: $(FASTAPI_DIR)/requirements.txt

@@ -190,10 +190,11 @@ func (noDelay) RetryDelay(int, error) (time.Duration, error) { return 0, nil }
 
 // Recorder returns a store on the same table whose every call is first
 // passed to record with the operation's name and input, for tests that
-// check which DynamoDB actions code uses.
-func (e *Env) Recorder(t testing.TB, record func(op string, input any)) *store.Store {
+// check which DynamoDB actions code uses; optFns are further options of its
+// client (nil ones are skipped).
+func (e *Env) Recorder(t testing.TB, record func(op string, input any), optFns ...func(*dynamodb.Options)) *store.Store {
 	t.Helper()
-	db, err := store.NewClient(context.Background(), e.Endpoint, func(o *dynamodb.Options) {
+	opts := []func(*dynamodb.Options){func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("record",
 				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -205,7 +206,13 @@ func (e *Env) Recorder(t testing.TB, record func(op string, input any)) *store.S
 			}
 			return e.conflicts.play(s)
 		})
-	})
+	}}
+	for _, fn := range optFns {
+		if fn != nil {
+			opts = append(opts, fn)
+		}
+	}
+	db, err := store.NewClient(context.Background(), e.Endpoint, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -281,6 +281,9 @@ func newFixture(b testing.TB) fixture {
 		},
 	}
 	maps.Copy(fx.events, tokenEvents(b, st, tok, 6*rounds(b)))
+	events, env := eventsFixture(b, st, proxy, min(6*rounds(b), scangate.MaxWebhooks-10))
+	maps.Copy(fx.events, events)
+	fx.env = append(fx.env, env...)
 	// Every GET route without an event of its own is read with each path
 	// id 1, which the fixture holds for every kind of record.
 	tpl, err := gateway.ReadTemplate("../../template.yaml")
@@ -303,7 +306,7 @@ func newFixture(b testing.TB) fixture {
 var pathParam = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // notHTTP are the functions whose answers are not HTTP responses.
-var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists", "publish-dashboard"}
+var notHTTP = []string{"baseline", "floor", "authorizer", "ingest-sarif-upload", "expire-allowlists", "publish-dashboard", "dispatch-events", "deliver-events"}
 
 // dashboardBucket is the bucket the publishing function writes into.
 const dashboardBucket = "bench-dashboard"
@@ -485,7 +488,7 @@ func argon2Symbols(b *testing.B, bin string) int {
 // An operation added without one would stop the benchmark at it.
 func TestEveryFunctionHasABenchEvent(t *testing.T) {
 	fx := newFixture(t)
-	d := fixtureDeps{fx: fx, bucket: openBucket(t, fx.s3url)}
+	d := fixtureDeps{fx: fx, bucket: openBucket(t, fx.s3url), EventDeps: local.NewEventDeps()}
 	for _, op := range ops.Operations() {
 		if fx.events[op.Name] == nil {
 			t.Errorf("the cold-start fixture has no event for %s", op.Name)
@@ -505,6 +508,7 @@ func TestEveryFunctionHasABenchEvent(t *testing.T) {
 type fixtureDeps struct {
 	fx     fixture
 	bucket *bucket.Bucket
+	local.EventDeps
 }
 
 func (d fixtureDeps) Store() *store.Store    { return d.fx.store }

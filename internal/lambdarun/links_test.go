@@ -16,7 +16,9 @@ import (
 // oklog/ulid (its initialisation seeds a random source at every start),
 // only the functions that hash or check a password link argon2, only the
 // functions of large uploads and the dashboard's publisher link the S3
-// client, and only the publisher links the dashboard's files.
+// client, only the publisher links the dashboard's files, only the
+// functions that queue deliveries link the SQS client, only the dispatcher
+// the EventBridge client and only the deliverer go-github.
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
@@ -45,10 +47,13 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 			t.Errorf("go list did not list functions/%s", op.Name)
 			continue
 		}
-		argon2, s3, text := false, false, false
+		argon2, s3, text, sqs, eventbridge, github := false, false, false, false, false, false
 		for _, d := range list {
 			s3 = s3 || d == "github.com/aws/aws-sdk-go-v2/service/s3"
 			text = text || d == "golang.org/x/text/cases"
+			sqs = sqs || d == "github.com/aws/aws-sdk-go-v2/service/sqs"
+			eventbridge = eventbridge || d == "github.com/aws/aws-sdk-go-v2/service/eventbridge"
+			github = github || d == "github.com/google/go-github/v75/github"
 			for _, b := range banned {
 				if d == b || strings.HasPrefix(d, b+"/") {
 					t.Errorf("%s links %s", op.Name, d)
@@ -67,6 +72,15 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		}
 		if dash := slices.Contains(list, "github.com/scangate/scangate/pkg/dashboard"); dash != (op.Name == "publish-dashboard") {
 			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
+		}
+		if queues := op.Name == "dispatch-events" || op.Name == "deliver-events" || op.Name == "redeliver-webhook-delivery"; sqs != queues {
+			t.Errorf("%s: links the SQS client %v, queues deliveries %v", op.Name, sqs, queues)
+		}
+		if bus := op.Name == "dispatch-events"; eventbridge != bus {
+			t.Errorf("%s: links the EventBridge client %v, puts events %v", op.Name, eventbridge, bus)
+		}
+		if statuses := op.Name == "deliver-events"; github != statuses {
+			t.Errorf("%s: links go-github %v, posts commit statuses %v", op.Name, github, statuses)
 		}
 	}
 }

@@ -21,47 +21,6 @@ type GateReader interface {
 	PRGate(ctx context.Context, id int64) (scangate.PRGate, error)
 }
 
-// gateCategoryBody is a pull request's newest scan of one (scan type,
-// category), as its gate shows it.
-type gateCategoryBody struct {
-	ScanType           scangate.ScanType `json:"scan_type"`
-	Category           string            `json:"category"`
-	ScanID             int64             `json:"scan_id"`
-	Status             string            `json:"status"`
-	BlockStatus        bool              `json:"block_status"`
-	SecretCount        int64             `json:"secret_count"`
-	VulnerabilityCount int64             `json:"vulnerability_count"`
-	CreatedAt          scangate.Time     `json:"created_at"`
-}
-
-// gateBody is GET /pr/{pr_id}/gate.
-type gateBody struct {
-	PRID        int64                 `json:"pr_id"`
-	Blocked     bool                  `json:"blocked"`
-	HeadSHA     *string               `json:"head_sha"`
-	Reasons     []scangate.GateReason `json:"reasons"`
-	Categories  []gateCategoryBody    `json:"categories"`
-	Policy      scangate.Policy       `json:"policy"`
-	EvaluatedAt scangate.Time         `json:"evaluated_at"`
-}
-
-// gateJSON is a pull request's gate as its route shows it: the stored
-// decision, and each newest scan's block status by the policy it was
-// judged by.
-func gateJSON(g scangate.PRGate) gateBody {
-	b := gateBody{PRID: g.PRID, Blocked: g.Gate.Blocked, Reasons: nonNil(g.Gate.Reasons), Categories: []gateCategoryBody{},
-		Policy: g.Gate.Policy, EvaluatedAt: g.Gate.EvaluatedAt}
-	if g.HeadSHA != "" {
-		b.HeadSHA = &g.HeadSHA
-	}
-	for _, c := range g.Categories {
-		s, v := c.Counts()
-		b.Categories = append(b.Categories, gateCategoryBody{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, Status: c.Status,
-			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev), SecretCount: s, VulnerabilityCount: v, CreatedAt: c.CreatedAt})
-	}
-	return b
-}
-
 // GetPRGate is GET /pr/{pr_id}/gate: whether the pull request may merge,
 // why not, and its newest scan of each (scan type, category), as stored
 // whenever it changes (so a listing of blocked PRs and a gate never
@@ -77,7 +36,7 @@ func GetPRGate(st GateReader, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusOK, Body: gateJSON(g)}, nil
+			return Reply{Status: http.StatusOK, Body: scangate.ViewGate(g)}, nil
 		}}
 }
 

@@ -42,6 +42,7 @@ type harness struct {
 	log      *slog.Logger
 	bucket   *bucket.Bucket
 	requests atomic.Int64
+	local.EventDeps
 	// bearer is the secret of each token a caller of the harness
 	// presents, by token id: writes check the token a request carries.
 	bearer map[int64]string
@@ -57,7 +58,7 @@ func newHarness(t testing.TB) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{t: t, env: env, fns: map[string]api.Handler{}, bearer: map[int64]string{},
-		log: slog.New(slog.NewJSONHandler(testWriter{t}, nil))}
+		log: slog.New(slog.NewJSONHandler(testWriter{t}, nil)), EventDeps: local.NewEventDeps()}
 	h.admin = h.issue(admin)
 	return h
 }

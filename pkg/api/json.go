@@ -1,17 +1,12 @@
 package api
 
-import (
-	"bytes"
-	"encoding/json"
-)
+import "github.com/scangate/scangate/pkg/scangate"
 
-// marshal encodes v as JSON without escaping <, > and &.
+// marshal encodes v as JSON without escaping <, > and &, and a newline.
 func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := scangate.PlainJSON(v)
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return append(b, '\n'), nil
 }

@@ -98,7 +98,7 @@ func GetPR(st PRReader, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusOK, Body: prJSON(pr)}, nil
+			return Reply{Status: http.StatusOK, Body: scangate.ViewPR(pr)}, nil
 		}}
 }
 
@@ -122,7 +122,7 @@ func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 				return Reply{}, err
 			}
 			return replyPage(pg, req, "/api/pr/"+strconv.FormatInt(id, 10)+"/scans", r, scans,
-				func(sc scangate.Scan) scanBody { return scanJSON(sc, pr) })
+				func(sc scangate.Scan) scangate.ScanView { return scangate.ViewScan(sc, pr) })
 		}}
 }
 
@@ -157,7 +157,7 @@ func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return replyPage(pg, req, "/api/pr", r, prs, prJSON)
+			return replyPage(pg, req, "/api/pr", r, prs, scangate.ViewPR)
 		}}
 }
 
@@ -169,54 +169,12 @@ type commentBody struct {
 	CreatedOn scangate.Time `json:"created_on"`
 }
 
-// allowlistView is an allowlist as GET /whitelist/{whitelist_id} shows it
-// (comments as objects) and, with Comments the ids of its comments, as
-// GET /whitelist lists it.
-type allowlistView struct {
-	ID        int64          `json:"id"`
-	Type      string         `json:"type"`
-	Name      string         `json:"name"`
-	Active    bool           `json:"active"`
-	Global    bool           `json:"global_"`
-	Repos     []int64        `json:"repos"`
-	Vcs       []int64        `json:"vcs"`
-	Paths     []string       `json:"paths"`
-	Reason    *string        `json:"reason"`
-	ExpiresAt *scangate.Time `json:"expires_at"`
-	Expired   bool           `json:"expired"`
-	Comments  any            `json:"comments"`
-	CreatedBy int64          `json:"created_by"`
-	CreatedOn scangate.Time  `json:"created_on"`
-	UpdatedBy int64          `json:"updated_by"`
-	UpdatedOn scangate.Time  `json:"updated_on"`
-}
-
-func allowlistViewJSON(a scangate.Allowlist, comments any, now time.Time) allowlistView {
-	v := allowlistView{
-		ID: a.ID, Type: string(a.Rule.Type), Name: a.Rule.Name, Active: a.Rule.Active, Global: a.Rule.Global,
-		Repos: nonNil(a.Rule.Repos), Vcs: nonNil(a.Rule.Vcs), Comments: comments,
-		CreatedBy: a.CreatedBy, CreatedOn: a.CreatedOn, UpdatedBy: a.UpdatedBy, UpdatedOn: a.UpdatedOn,
-	}
-	v.Paths, v.Reason, v.ExpiresAt, v.Expired = lifecycleJSON(a, now)
+// allowlistWithComments is an allowlist as GET /whitelist/{whitelist_id}
+// shows it: its comments as objects.
+func allowlistWithComments(a scangate.Allowlist, comments []commentBody, now time.Time) scangate.AllowlistView {
+	v := scangate.ViewAllowlist(a, now)
+	v.Comments = comments
 	return v
-}
-
-// lifecycleJSON is what section 10 adds to an allowlist: its paths ([]
-// for any), its reason and expiry (null for none), and whether it has
-// expired at now (its expiry has passed, applied by the scheduled function
-// yet or not).
-func lifecycleJSON(a scangate.Allowlist, now time.Time) (paths []string, reason *string, expiresAt *scangate.Time, expired bool) {
-	if a.Reason != "" {
-		reason = &a.Reason
-	}
-	return nonNil(a.Rule.Paths), reason, a.ExpiresAt, a.Expired(now)
-}
-
-func nonNil[T any](l []T) []T {
-	if l == nil {
-		return []T{}
-	}
-	return l
 }
 
 // GetAllowlist is GET /whitelist/{whitelist_id}: the allowlist with its
@@ -236,7 +194,7 @@ func GetAllowlist(st AllowlistReader, now func() time.Time, log *slog.Logger) En
 			for i, c := range cs {
 				comments[i] = commentBody{ID: c.ID, Comment: c.Text, CreatedBy: c.By, CreatedOn: c.At}
 			}
-			return Reply{Status: http.StatusOK, Body: allowlistViewJSON(a, comments, now())}, nil
+			return Reply{Status: http.StatusOK, Body: allowlistWithComments(a, comments, now())}, nil
 		}}
 }
 
@@ -260,6 +218,6 @@ func ListAllowlists(st AllowlistReader, pg Cursors, now func() time.Time, log *s
 			}
 			at := now()
 			return replyPage(pg, req, "/api/whitelist", r, as,
-				func(a scangate.Allowlist) allowlistView { return allowlistViewJSON(a, nonNil(a.Comments), at) })
+				func(a scangate.Allowlist) scangate.AllowlistView { return scangate.ViewAllowlist(a, at) })
 		}}
 }

@@ -24,11 +24,11 @@ const MaxSARIFBody = 6_000_000
 
 // uploadBody is the answer of a SARIF upload.
 type uploadBody struct {
-	Scans              []scanBody `json:"scans"`
-	Results            int        `json:"results"`
-	Recorded           int        `json:"recorded"`
-	SuppressedInSource int        `json:"suppressed_in_source"`
-	Skipped            int        `json:"skipped"`
+	Scans              []scangate.ScanView `json:"scans"`
+	Results            int                 `json:"results"`
+	Recorded           int                 `json:"recorded"`
+	SuppressedInSource int                 `json:"suppressed_in_source"`
+	Skipped            int                 `json:"skipped"`
 }
 
 // RecordSARIF is POST /pr/scan/sarif: a scanner's SARIF log, unchanged, in
@@ -180,7 +180,7 @@ var errLogChanged = errors.New("the SARIF log read differently the second time")
 func RecordLog(ctx context.Context, st ScanStore, read LogReader, r Recording) (uploadBody, error) {
 	plan := &logPlan{at: map[string]int{}}
 	env, counts, err := read(plan.add)
-	out := uploadBody{Scans: []scanBody{}, Results: counts.Results, Skipped: counts.Skipped,
+	out := uploadBody{Scans: []scangate.ScanView{}, Results: counts.Results, Skipped: counts.Skipped,
 		Recorded: counts.Recorded, SuppressedInSource: counts.SuppressedInSource}
 	if err == nil && r.Check != nil {
 		err = r.Check(ctx)
@@ -199,7 +199,7 @@ func RecordLog(ctx context.Context, st ScanStore, read LogReader, r Recording) (
 		return out, err
 	}
 	for _, sc := range recorded {
-		out.Scans = append(out.Scans, scanJSON(sc, pr))
+		out.Scans = append(out.Scans, scangate.ViewScan(sc, pr))
 	}
 	return out, nil
 }

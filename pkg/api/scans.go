@@ -33,61 +33,6 @@ type ScanReader interface {
 	Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR, error)
 }
 
-// prBody is the PR object of spec section 2.2.
-type prBody struct {
-	ID                 int64         `json:"id"`
-	PrID               int64         `json:"pr_id"`
-	PrName             string        `json:"pr_name"`
-	PrLink             string        `json:"pr_link"`
-	RepoID             int64         `json:"repo_id"`
-	VcID               int64         `json:"vc_id"`
-	WebhookID          int64         `json:"webhook_id"`
-	CreatedAt          scangate.Time `json:"created_at"`
-	LastScan           scangate.Time `json:"last_scan"`
-	SecretCount        int64         `json:"secret_count"`
-	VulnerabilityCount int64         `json:"vulnerability_count"`
-}
-
-// scanBody is the pull-request scan of spec section 2.1, every field present.
-type scanBody struct {
-	ID                 int64             `json:"id"`
-	PrID               int64             `json:"pr_id"`
-	VcID               int64             `json:"vc_id"`
-	WebhookID          int64             `json:"webhook_id"`
-	RepoID             int64             `json:"repo_id"`
-	VcType             string            `json:"vc_type"`
-	ScanType           scangate.ScanType `json:"scan_type"`
-	CreatedAt          scangate.Time     `json:"created_at"`
-	PR                 prBody            `json:"pr"`
-	VcName             string            `json:"vc_name"`
-	RepoName           string            `json:"repo_name"`
-	Status             string            `json:"status"`
-	BlockStatus        bool              `json:"block_status"`
-	OtherDetails       json.RawMessage   `json:"other_details"`
-	StatURL            *string           `json:"stat_url"`
-	SecretCount        int64             `json:"secret_count"`
-	VulnerabilityCount int64             `json:"vulnerability_count"`
-}
-
-func prJSON(pr scangate.PR) prBody {
-	return prBody{
-		ID: pr.ID, PrID: pr.Number, PrName: pr.Name, PrLink: pr.Link, RepoID: pr.RepoID, VcID: pr.VcID,
-		WebhookID: pr.WebhookID, CreatedAt: pr.CreatedAt, LastScan: pr.LastScan,
-		SecretCount: pr.SecretCount, VulnerabilityCount: pr.VulnerabilityCount,
-	}
-}
-
-func scanJSON(sc scangate.Scan, pr scangate.PR) scanBody {
-	return scanBody{
-		ID: sc.ID, PrID: sc.PRID, VcID: sc.VcID, WebhookID: sc.WebhookID, RepoID: sc.RepoID,
-		VcType: sc.VcType, ScanType: sc.Type, CreatedAt: sc.CreatedAt,
-		PR:     prJSON(pr),
-		VcName: sc.VcName, RepoName: sc.RepoName, Status: sc.Status, BlockStatus: sc.BlockStatus,
-		OtherDetails: sc.OtherDetails, StatURL: sc.StatURL,
-		SecretCount: sc.SecretCount, VulnerabilityCount: sc.VulnerabilityCount,
-	}
-}
-
 // GetScan is GET /pr/scan/{pr_scan_id} (Get Pr Scan By Id Route).
 func GetScan(st ScanReader, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "GetScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, Log: log,
@@ -100,7 +45,7 @@ func GetScan(st ScanReader, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusOK, Body: scanJSON(sc, pr)}, nil
+			return Reply{Status: http.StatusOK, Body: scangate.ViewScan(sc, pr)}, nil
 		}}
 }
 
@@ -123,7 +68,7 @@ func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusCreated, Body: scanJSON(scans[0], pr), Location: location(req, "/pr/scan", scans[0].ID)}, nil
+			return Reply{Status: http.StatusCreated, Body: scangate.ViewScan(scans[0], pr), Location: location(req, "/pr/scan", scans[0].ID)}, nil
 		}}
 }
 

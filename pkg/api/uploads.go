@@ -40,33 +40,6 @@ type createdUploadBody struct {
 	ExpiresAt     scangate.Time     `json:"expires_at"`
 }
 
-// uploadStatusBody is an upload as GET /pr/scan/sarif/uploads/{id} shows it.
-type uploadStatusBody struct {
-	ID                 int64              `json:"id"`
-	Status             string             `json:"status"`
-	Errors             []scangate.Problem `json:"errors"`
-	ScanIDs            []int64            `json:"scan_ids"`
-	Results            int                `json:"results"`
-	Recorded           int                `json:"recorded"`
-	SuppressedInSource int                `json:"suppressed_in_source"`
-	Skipped            int                `json:"skipped"`
-	CreatedAt          scangate.Time      `json:"created_at"`
-	CompletedAt        *scangate.Time     `json:"completed_at"`
-}
-
-func uploadJSON(u scangate.Upload) uploadStatusBody {
-	b := uploadStatusBody{ID: u.ID, Status: string(u.Status), Errors: u.Errors, ScanIDs: u.ScanIDs, Results: u.Results,
-		Recorded: u.Recorded, SuppressedInSource: u.SuppressedInSource, Skipped: u.Skipped,
-		CreatedAt: u.CreatedAt, CompletedAt: u.CompletedAt}
-	if b.Errors == nil {
-		b.Errors = []scangate.Problem{}
-	}
-	if b.ScanIDs == nil {
-		b.ScanIDs = []int64{}
-	}
-	return b
-}
-
 // CreateSARIFUpload is POST /pr/scan/sarif/uploads: the envelope of POST
 // /pr/scan/sarif without its log; the answer is a presigned URL the client
 // PUTs the gzip of the log to, which the ingest function then records.
@@ -117,6 +90,6 @@ func GetSARIFUpload(st UploadStore, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusOK, Body: uploadJSON(u)}, nil
+			return Reply{Status: http.StatusOK, Body: scangate.ViewUpload(u)}, nil
 		}}
 }

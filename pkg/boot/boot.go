@@ -15,6 +15,8 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/egress"
+	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -100,6 +102,18 @@ func (e Env) Cursors() api.Cursors {
 	e.Check(err)
 	return c
 }
+
+// Box seals and opens webhook secrets and integration tokens with
+// SECRETS_KEY; a function that keeps such secrets does not start without
+// it.
+func (f Function) Box() *seal.Box {
+	b, err := seal.FromEnv(os.Getenv)
+	f.Check(err)
+	return b
+}
+
+// Egress is the outbound rules of webhooks, from the configuration.
+func (f Function) Egress() egress.Policy { return egress.Policy{LoopbackHTTP: f.Config.LoopbackHTTP} }
 
 // API is an API function's handler as its main starts it: h, with its
 // answers readable by the dashboard's origin alone (api.CORS with

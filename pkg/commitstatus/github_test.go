@@ -3,14 +3,10 @@ package commitstatus_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/scangate/scangate/pkg/commitstatus"
 	"github.com/scangate/scangate/pkg/commitstatus/githubtest"
@@ -23,32 +19,9 @@ import (
 // sets SCANGATE_GITHUB_OPENAPI, so CI fails when it is missing; without
 // either, they are skipped.
 
-var description struct {
-	once sync.Once
-	doc  *openapi3.T
-	err  error
-}
-
 // standIn starts a GitHub stand-in that accepts token.
 func standIn(t *testing.T, token string) *githubtest.Server {
-	t.Helper()
-	path := os.Getenv("SCANGATE_GITHUB_OPENAPI")
-	if path == "" {
-		path = filepath.Join("..", "..", githubtest.DescriptionPath)
-		if _, err := os.Stat(path); err != nil {
-			t.Skip("no GitHub description: run make test-github (or set SCANGATE_GITHUB_OPENAPI)")
-		}
-	}
-	description.once.Do(func() { description.doc, description.err = githubtest.Load(path) })
-	if description.err != nil {
-		t.Fatal(description.err)
-	}
-	s, err := githubtest.New(description.doc, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
+	return githubtest.Start(t, filepath.Join("..", ".."), token)
 }
 
 // local lets the client reach the stand-in on loopback, as the local stack does.

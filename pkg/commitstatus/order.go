@@ -2,6 +2,7 @@ package commitstatus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -22,9 +23,20 @@ type Key struct {
 // Claims keeps, per commit, the greatest sequence claimed for posting.
 type Claims interface {
 	// Claim sets the commit's claimed sequence to seq unless it is greater
-	// already, atomically, and reports whether it did.
+	// already, atomically, and reports whether it did. A Claims that also
+	// serializes the posts of a commit answers ErrBusy (wrapped) while
+	// another post of it is under way, and holds the commit until Release.
 	Claim(ctx context.Context, k Key, seq int64) (bool, error)
+	// Release ends the hold of a claim of seq once its post is done.
+	Release(ctx context.Context, k Key, seq int64) error
 }
+
+// ErrBusy is the error of a claim made while another post of the same
+// commit is under way: the status is to be posted again shortly, not
+// dropped. Serializing the posts of a commit is what makes the newest
+// status land last: two posts in flight at once could reach the provider
+// in either order.
+var ErrBusy = errors.New("another status of this commit is being posted")
 
 // Newest reports whether the status of sequence seq may be posted when the
 // commit's greatest claimed sequence is claimed (0 when none was): unless a
@@ -40,7 +52,8 @@ type Ordered struct {
 }
 
 // Post claims seq for the commit and posts the status, or drops it (false,
-// nil) when a newer gate's status was claimed.
+// nil) when a newer gate's status was claimed, and releases its claim. An
+// error wrapping ErrBusy means that another post of the commit holds it.
 func (o Ordered) Post(ctx context.Context, k Key, seq int64, s Status) (bool, error) {
 	if seq < 1 {
 		return false, fmt.Errorf("status of %s@%s: sequence %d is not positive", k.Repo, k.SHA, seq)
@@ -52,5 +65,9 @@ func (o Ordered) Post(ctx context.Context, k Key, seq int64, s Status) (bool, er
 	if !ok {
 		return false, nil
 	}
-	return true, o.Poster.Post(ctx, Commit{Repo: k.Repo, SHA: k.SHA}, s)
+	err = o.Poster.Post(ctx, Commit{Repo: k.Repo, SHA: k.SHA}, s)
+	// A release that fails leaves the hold to run out; the post's outcome
+	// stands either way.
+	_ = o.Claims.Release(ctx, k, seq)
+	return true, err
 }

@@ -34,6 +34,8 @@ func (c *memClaims) Claim(_ context.Context, k commitstatus.Key, seq int64) (boo
 	return true, nil
 }
 
+func (c *memClaims) Release(context.Context, commitstatus.Key, int64) error { return nil }
+
 // recorder is a Poster that records what it posts.
 type recorder struct {
 	mu     sync.Mutex

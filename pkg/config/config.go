@@ -28,6 +28,21 @@ type Config struct {
 	// UploadMaxBytes is UPLOAD_MAX_BYTES: the largest uploaded object the
 	// ingest function reads (default and ceiling 100 MiB; tests lower it).
 	UploadMaxBytes int64
+	// LoopbackHTTP is EGRESS_LOOPBACK_HTTP=true: webhooks and integrations
+	// may be http URLs of loopback hosts (local receivers). Off in the
+	// template, on in the local stack and tests.
+	LoopbackHTTP bool
+	// PrivateIntegrations is INTEGRATIONS_PRIVATE_NETWORK=true: an
+	// integration's API may be at a private address (GitHub Enterprise
+	// Server on the deployment's network); never a webhook's.
+	PrivateIntegrations bool
+	// DashboardURL is DASHBOARD_URL: the dashboard's base URL, which
+	// commit statuses link to ("" for no link).
+	DashboardURL string
+	// AttemptTimeout bounds one delivery attempt; zero is the contract's
+	// 10 s (webhook.Timeout). Not read from the environment: tests of a
+	// receiver that hangs until they let it answer lengthen it.
+	AttemptTimeout time.Duration
 	// DashboardOrigin is DASHBOARD_ORIGIN: the one origin (scheme, host,
 	// port) whose pages may read the API's answers (CORS); empty: none.
 	DashboardOrigin string
@@ -73,6 +88,16 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.UploadMaxBytes = n
 	}
+	for name, dst := range map[string]*bool{"EGRESS_LOOPBACK_HTTP": &c.LoopbackHTTP, "INTEGRATIONS_PRIVATE_NETWORK": &c.PrivateIntegrations} {
+		switch getenv(name) {
+		case "", "false":
+		case "true":
+			*dst = true
+		default:
+			return c, fmt.Errorf("%s must be true or false", name)
+		}
+	}
+	c.DashboardURL = strings.TrimRight(getenv("DASHBOARD_URL"), "/")
 	if s := getenv("LOG_LEVEL"); s != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
 			return c, fmt.Errorf("LOG_LEVEL %q: %w", s, err)

@@ -37,6 +37,34 @@ func TestCursorKey(t *testing.T) {
 	}
 }
 
+// TestEgressSettings: the outbound switches are off unless set to true;
+// another value refuses to start; the dashboard's URL loses its trailing
+// slash.
+func TestEgressSettings(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(name string) string {
+			if name == "TABLE_NAME" {
+				return "t"
+			}
+			return vars[name]
+		}
+	}
+	c, err := config.Load(env(nil))
+	if err != nil || c.LoopbackHTTP || c.PrivateIntegrations || c.DashboardURL != "" {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	c, err = config.Load(env(map[string]string{"EGRESS_LOOPBACK_HTTP": "true", "INTEGRATIONS_PRIVATE_NETWORK": "true",
+		"DASHBOARD_URL": "https://d.example.com/"}))
+	if err != nil || !c.LoopbackHTTP || !c.PrivateIntegrations || c.DashboardURL != "https://d.example.com" {
+		t.Fatalf("set: %+v %v", c, err)
+	}
+	for _, name := range []string{"EGRESS_LOOPBACK_HTTP", "INTEGRATIONS_PRIVATE_NETWORK"} {
+		if _, err := config.Load(env(map[string]string{name: "yes"})); err == nil {
+			t.Errorf("%s=yes was taken", name)
+		}
+	}
+}
+
 // TestDashboardOrigin: DASHBOARD_ORIGIN is one origin, exactly as a
 // browser's Origin header names it; anything wider or else fails Load.
 func TestDashboardOrigin(t *testing.T) {

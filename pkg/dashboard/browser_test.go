@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,7 @@ type browser struct {
 	logs  string // the local server's log file (slog writes it under its lock)
 	axe   string // axe-core's source; empty when it is not installed
 	shots string // where screenshots go
+	shot  int    // the number of the last screenshot
 
 	mu         sync.Mutex
 	requests   []string // every URL the page asked for
@@ -113,7 +115,7 @@ func startBrowser(t *testing.T) *browser {
 	stack, err := local.Start(context.Background(), local.Options{
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB,
 		AdminUsername: "admin", AdminPassword: adminPassword,
-		AuthorizerTTL: 0, TokenTTL: 12 * time.Hour, Seed: true,
+		AuthorizerTTL: 0, TokenTTL: 7 * 24 * time.Hour, Seed: true, // the clock moves more than a day (a delivery's attempts)
 		Log: slog.New(slog.NewJSONHandler(logs, nil)), Now: b.clock.Now,
 	})
 	if err != nil {
@@ -129,6 +131,17 @@ func startBrowser(t *testing.T) *browser {
 	}
 	if err := os.MkdirAll(b.shots, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	// The folder holds this run's screenshots only: an earlier run's, of
+	// pages since renamed or renumbered, are removed.
+	old, err := filepath.Glob(filepath.Join(b.shots, "*.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
@@ -251,6 +264,13 @@ func (b *browser) act(t *testing.T, name string, actions ...chromedp.Action[chro
 	b.shown(t, before, name)
 }
 
+// requested is every URL the page has asked for so far.
+func (b *browser) requested() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.requests)
+}
+
 func (b *browser) text(t *testing.T, sel string) string {
 	t.Helper()
 	return eval[string](t, b, fmt.Sprintf(`document.querySelector(%q)?.textContent ?? ''`, sel))
@@ -258,9 +278,11 @@ func (b *browser) text(t *testing.T, sel string) string {
 
 // page checks the page shown as people and tools rely on it (one h1,
 // every control labelled, no serious or critical axe-core violation),
-// and keeps its screenshot.
-func (b *browser) page(t *testing.T, shot string) {
+// and keeps its screenshot, numbered in the order taken (07-shot.png).
+func (b *browser) page(t *testing.T, name string) {
 	t.Helper()
+	b.shot++
+	shot := fmt.Sprintf("%02d-%s", b.shot, name)
 	if n := eval[int](t, b, `document.querySelectorAll('h1').length`); n != 1 {
 		t.Errorf("%s: %d h1 elements; want 1", shot, n)
 	}

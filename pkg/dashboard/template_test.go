@@ -14,6 +14,7 @@ import (
 
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/dashboard"
+	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/local"
 )
 
@@ -156,7 +157,8 @@ func TestTemplateDistribution(t *testing.T) {
 // TestTemplateCORS: the API answers one origin, the dashboard's (the
 // parameter, or the distribution's domain), and the same one everywhere:
 // API Gateway's preflight (without the authorizer), every gateway
-// response, and the functions' DASHBOARD_ORIGIN.
+// response, and the functions' DASHBOARD_ORIGIN; the preflight allows
+// every method of a route.
 func TestTemplateCORS(t *testing.T) {
 	doc := readTemplate(t)
 	quoted := "!If [DashboardOriginGiven, !Sub '${DashboardOrigin}', !Sub 'https://${DashboardDistribution.DomainName}']"
@@ -169,6 +171,21 @@ func TestTemplateCORS(t *testing.T) {
 	}
 	if got := api.at("Cors", "AllowHeaders").Value; got != "'Authorization,Content-Type'" {
 		t.Errorf("the preflight allows the headers %s", got)
+	}
+	// Every method of a route is allowed (PATCH /webhooks/{id} too), and
+	// OPTIONS, the preflight's own.
+	routes, err := gateway.ReadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := strings.Split(strings.Trim(api.at("Cors", "AllowMethods").Value, "'"), ",")
+	for _, r := range routes.Routes {
+		if !slices.Contains(allowed, r.Method) {
+			t.Errorf("the preflight does not allow %s, the method of %s", r.Method, r.Path)
+		}
+	}
+	if !slices.Contains(allowed, "OPTIONS") {
+		t.Errorf("the preflight allows %v, not OPTIONS", allowed)
 	}
 	responses := api.at("GatewayResponses")
 	for i := 0; i+1 < len(responses.Content); i += 2 {

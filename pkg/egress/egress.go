@@ -37,6 +37,13 @@ type Policy struct {
 	Resolver Resolver
 }
 
+// WithPrivate is p with private addresses allowed or not: the rules of
+// integrations, from those of webhooks and the deployment's setting.
+func (p Policy) WithPrivate(private bool) Policy {
+	p.Private = private
+	return p
+}
+
 // Resolver resolves a host name to addresses (*net.Resolver is one).
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)

@@ -9,6 +9,10 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/dispatch"
+	"github.com/scangate/scangate/pkg/egress"
+	"github.com/scangate/scangate/pkg/lane"
+	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -21,6 +25,10 @@ type deps struct {
 	config  config.Config
 	cursors api.Cursors
 	bucket  *bucket.Bucket
+	lanes   lane.Queues
+	bus     dispatch.Bus
+	box     *seal.Box
+	egress  egress.Policy
 }
 
 func (d deps) Store() *store.Store    { return d.store }
@@ -29,6 +37,10 @@ func (d deps) Now() time.Time         { return d.now() }
 func (d deps) Config() config.Config  { return d.config }
 func (d deps) Cursors() api.Cursors   { return d.cursors }
 func (d deps) Bucket() *bucket.Bucket { return d.bucket }
+func (d deps) Queues() lane.Queues    { return d.lanes }
+func (d deps) Bus() dispatch.Bus      { return d.bus }
+func (d deps) Box() *seal.Box         { return d.box }
+func (d deps) Egress() egress.Policy  { return d.egress }
 
 // S3 is the client of the local S3-compatible server, the uploads
 // bucket's.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
@@ -60,10 +61,27 @@ func iamActions(op string, input any) []string {
 	return []string{"dynamodb:" + op}
 }
 
+// resourcesOf names the resources of a policy statement: one, or each of
+// a list.
+func resourcesOf(n yaml.Node) []string {
+	if n.Kind != yaml.SequenceNode || n.Tag == "!Sub" {
+		return []string{resourceOf(n)}
+	}
+	var out []string
+	for _, e := range n.Content {
+		out = append(out, resourceOf(*e))
+	}
+	return out
+}
+
 // resourceOf names the resource of a policy statement as iamActions does;
 // an S3 resource is "uploads/*" when it is the uploads prefix of the
-// uploads bucket.
+// uploads bucket; another resource than the table (a queue, the event
+// bus) is named by its logical id.
 func resourceOf(n yaml.Node) string {
+	if id, _, _ := strings.Cut(n.Value, "."); n.Tag == "!GetAtt" && id != "Table" {
+		return id
+	}
 	v := n.Value
 	if n.Kind == yaml.SequenceNode && len(n.Content) > 0 { // !Sub [template, vars]
 		v = n.Content[0].Value
@@ -126,10 +144,13 @@ func templateStatements(t *testing.T) map[string][]statement {
 				}
 				var s statement
 				for _, a := range st.Action {
-					if res := resourceOf(st.Resource); res != "table" {
-						a += "@" + res
+					for _, res := range resourcesOf(st.Resource) {
+						if res != "table" {
+							s.actions = append(s.actions, a+"@"+res)
+						} else {
+							s.actions = append(s.actions, a)
+						}
 					}
-					s.actions = append(s.actions, a)
 				}
 				for op, keys := range st.Condition {
 					if op != "ForAllValues:StringLike" {
@@ -276,9 +297,18 @@ func TestIAMPolicies(t *testing.T) {
 	var mu sync.Mutex
 	used := map[string]map[string]bool{}
 	keys := map[string]map[[2]string]bool{} // function: (action, partition key) it used
+	clock := &aheadClock{}
 	stack, err := local.Start(context.Background(), local.Options{
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin", AdminPassword: "admin-password-1",
-		AuthorizerTTL: 0, TokenTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		AuthorizerTTL: 0, TokenTTL: clockedTokenTTL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: clock.Now,
+		Observe: func(fn, action string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if used[fn] == nil {
+				used[fn] = map[string]bool{}
+			}
+			used[fn][action] = true
+		},
 		S3OptionsFor: func(fn string) []func(*s3.Options) {
 			return []func(*s3.Options){func(o *s3.Options) {
 				o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
@@ -297,7 +327,7 @@ func TestIAMPolicies(t *testing.T) {
 				})
 			}}
 		},
-		StoreFor: func(fn string) *store.Store {
+		StoreFor: func(fn string, stream func(*dynamodb.Options)) *store.Store {
 			return env.Recorder(t, func(op string, input any) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -313,7 +343,7 @@ func TestIAMPolicies(t *testing.T) {
 				for _, k := range leadingKeys(op, input) {
 					keys[fn][k] = true
 				}
-			})
+			}, stream)
 		},
 	})
 	if err != nil {
@@ -323,7 +353,48 @@ func TestIAMPolicies(t *testing.T) {
 	defer srv.Close()
 	api := srv.URL + "/api"
 	admin := loginToken(t, api, "admin", "admin-password-1")
+	// A receiver of webhooks that fails the first two attempts of each
+	// delivery to /hook (so a delivery moves to the retry queue, then waits
+	// hidden there) and answers 410 at /gone, and a stand-in of GitHub's
+	// statuses.
+	var hookMu sync.Mutex
+	attempts := map[string]int{}
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hookMu.Lock()
+		attempts[r.Header.Get("webhook-id")]++
+		n := attempts[r.Header.Get("webhook-id")]
+		hookMu.Unlock()
+		switch {
+		case r.URL.Path == "/gone":
+			w.WriteHeader(http.StatusGone)
+		case n <= 2:
+			w.WriteHeader(http.StatusInternalServerError)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	defer recv.Close()
+	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer gh.Close()
 	steps := []struct{ method, path, body string }{
+		// Events: an integration, a subscription changed, rotated, tested
+		// and redelivered (its event's deliveries run in the background), and
+		// one whose receiver answers 410 (disabled by the deliverer).
+		{"PUT", "/integrations/1", `{"type":"github","api_url":"` + gh.URL + `","token":"ghp_iam"}`},
+		{"PUT", "/integrations/1", `{"type":"github","api_url":"` + gh.URL + `"}`}, // the token kept
+		{"PUT", "/integrations/2", `{"type":"gitlab","token":"glpat_iam"}`},
+		{"DELETE", "/integrations/2", ""},
+		{"POST", "/webhooks", `{"url":"` + recv.URL + `/hook","events":["allowlist.created","allowlist.updated","upload.completed"]}`},
+		{"PATCH", "/webhooks/1", `{"description":"iam"}`},
+		{"POST", "/webhooks/1/rotate-secret", ""},
+		{"POST", "/webhooks/1/test", ""},
+		{"DRAIN", "", ""}, // the test's delivery reaches its end
+		{"POST", "/webhooks/1/deliveries/{event}/redeliver", ""},
+		{"POST", "/webhooks", `{"url":"` + recv.URL + `/gone","events":["webhook.test"]}`},
+		{"POST", "/webhooks/2/test", ""},
 		{"POST", "/auth/token", `{"username":"admin","password":"wrong-password-1"}`},
 		{"POST", "/users", `{"username":"wendy","user_email":"wendy@example.com","password":"password-123","role":"user"}`},
 		{"PUT", "/users/2", `{"role":"admin","active":true,"user_email":"wendy2@example.com"}`},
@@ -370,15 +441,22 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/gate/policy", `{}`},
 		{"DELETE", "/auth/token", ""}, // last: it revokes the token of these steps
 	}
-	lastID := ""
+	lastID, event := "", ""
 	for _, s := range steps {
-		path := strings.ReplaceAll(s.path, "{id}", lastID)
+		if s.method == "DRAIN" {
+			drain(t, stack, clock)
+			continue
+		}
+		path := strings.ReplaceAll(strings.ReplaceAll(s.path, "{id}", lastID), "{event}", event)
 		resp, body := do(t, s.method, api+path, admin, s.body)
 		if resp.StatusCode >= 400 && s.method != "POST" || resp.StatusCode >= 500 {
 			t.Fatalf("%s %s: %d %s", s.method, path, resp.StatusCode, body)
 		}
 		if m := regexp.MustCompile(`^\{"id":(\d+)`).FindStringSubmatch(body); m != nil {
 			lastID = m[1]
+		}
+		if m := regexp.MustCompile(`"event_id":"([0-9A-Z]{26})"`).FindStringSubmatch(body); m != nil {
+			event = m[1]
 		}
 		if link := resp.Header.Get("Link"); link != "" { // the next page, from its cursor
 			next := strings.TrimSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`)
@@ -405,6 +483,10 @@ func TestIAMPolicies(t *testing.T) {
 		"RecordScanFunction":        {"dynamodb:ConditionCheckItem"},
 		"RecordSarifFunction":       {"dynamodb:ConditionCheckItem"},
 		"IngestSarifUploadFunction": {"dynamodb:ConditionCheckItem"},
+		// a stream record dispatched twice finds its delivery created.
+		"DispatchEventsFunction": {"dynamodb:GetItem"},
+		// a delivery whose attempts ran out is dead-lettered.
+		"DeliverEventsFunction": {"sqs:SendMessage@DeliveryDeadLetterQueue"},
 	}
 	for fn, acts := range racing {
 		for _, a := range acts {
@@ -442,6 +524,18 @@ func TestIAMPolicies(t *testing.T) {
 			t.Fatalf("the upload did not complete: %s", b)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// A gate change with a commit: its status is posted to the integration.
+	gate := `{"pr_id":1,"vc_id":1,"repo_name":"acme/api","head_sha":"` + strings.Repeat("a", 40) + `","sequence":1,"blocked":true,` +
+		`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"default","count":1}],"categories":[]}`
+	if _, err := stack.Store.RecordEvent(context.Background(), scangate.Event{Type: scangate.EventGateChanged,
+		OccurredAt: scangate.At(time.Now()), Data: []byte(gate)}); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, stack, clock)
+	resp, body = do(t, "DELETE", api+"/webhooks/2", admin, "")
+	if resp.StatusCode != 204 {
+		t.Fatalf("DELETE /webhooks/2: %d %s", resp.StatusCode, body)
 	}
 	// Every GET route, with each path id 1 (which every kind of record has
 	// by now), so that every reading function runs.

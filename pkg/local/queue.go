@@ -22,9 +22,12 @@ import (
 // once. The messages the function's partial batch response names
 // (events.SQSEventResponse), or all those of a batch whose invocation
 // failed, become visible again after the retry delay (SQS's visibility
-// timeout); a message received MaxReceive times goes to the dead-letter
-// queue instead (the queue's RedrivePolicy). A queue that no function
-// consumes (a dead-letter queue) keeps what it is sent.
+// timeout), or after the time the function set with Hide
+// (ChangeMessageVisibility); a message received MaxReceive times goes to
+// the dead-letter queue instead (the queue's RedrivePolicy). A message
+// sent with a delay (DelaySeconds) is visible after it. Times are those of
+// the stack's clock (Options.Now). A queue that no function consumes (a
+// dead-letter queue) keeps what it is sent.
 type Queue struct {
 	Name       string
 	MaxReceive int    // 0: no dead-letter queue, a failing message is retried for ever
@@ -35,30 +38,51 @@ type Queue struct {
 	concurrency int
 	retry       time.Duration
 	log         *slog.Logger
+	now         func() time.Time
 
 	watch   // guards and signals what follows
 	seq     int
-	ready   []*message
-	pending int // messages in flight or waiting to be visible again
+	ready   []*message           // waiting to be delivered, visible or not yet
+	hidden  map[string]time.Time // by receipt handle: when a message in flight becomes visible if it fails
+	pending int                  // messages in flight
 }
 
 type message struct {
-	id, body string
-	receives int
-	sent     time.Time
+	id, body  string
+	receives  int
+	sent      time.Time
+	visibleAt time.Time
 }
 
-func newQueue(name string) *Queue { return &Queue{Name: name, watch: newWatch()} }
+func newQueue(name string) *Queue {
+	return &Queue{Name: name, watch: newWatch(), now: time.Now, hidden: map[string]time.Time{}}
+}
 
 // Send adds a message and returns its id.
-func (q *Queue) Send(body string) string {
+func (q *Queue) Send(body string) string { return q.SendDelayed(body, 0) }
+
+// SendDelayed adds a message visible after delay and returns its id.
+func (q *Queue) SendDelayed(body string, delay time.Duration) string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.seq++
-	m := &message{id: fmt.Sprintf("%s-%d", q.Name, q.seq), body: body, sent: time.Now()}
+	now := q.now()
+	m := &message{id: fmt.Sprintf("%s-%d", q.Name, q.seq), body: body, sent: now, visibleAt: now.Add(delay)}
 	q.ready = append(q.ready, m)
 	q.notify()
 	return m.id
+}
+
+// Hide makes a message in flight, by its receipt handle, visible again
+// only after d if it is not deleted (ChangeMessageVisibility).
+func (q *Queue) Hide(receipt string, d time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.hidden[receipt]; !ok {
+		return fmt.Errorf("queue %s: no message in flight has the receipt handle %q", q.Name, receipt)
+	}
+	q.hidden[receipt] = q.now().Add(d)
+	return nil
 }
 
 // Messages returns the bodies of the messages the queue holds and has not
@@ -79,6 +103,82 @@ func (q *Queue) Idle(ctx context.Context) error {
 	return q.until(ctx, func() bool { return len(q.ready) == 0 && q.pending == 0 })
 }
 
+// Settled waits until no message is in flight and none is visible (a
+// message delayed or hidden until later may wait), or ctx ends: what a
+// test whose clock stands still waits for.
+func (q *Queue) Settled(ctx context.Context) error {
+	return q.until(ctx, func() bool { return q.pending == 0 && q.visible() == 0 })
+}
+
+// Sent is how many messages the queue was sent in all.
+func (q *Queue) Sent() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.seq
+}
+
+// Waiting is how many messages wait to become visible.
+func (q *Queue) Waiting() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.ready) - q.visible()
+}
+
+// visible counts the messages visible now; mu is held.
+func (q *Queue) visible() int {
+	n, now := 0, q.now()
+	for _, m := range q.ready {
+		if !m.visibleAt.After(now) {
+			n++
+		}
+	}
+	return n
+}
+
+// clockPoll is how often a queue whose messages wait for a later time
+// looks at the clock again (a test's clock moves without a signal).
+const clockPoll = 20 * time.Millisecond
+
+// take waits for visible messages and takes a batch of them, or returns
+// nil when ctx ends.
+func (q *Queue) take(ctx context.Context) []*message {
+	for {
+		q.mu.Lock()
+		now, changed := q.now(), q.changed
+		var batch, rest []*message
+		for _, m := range q.ready {
+			if len(batch) < q.batch && !m.visibleAt.After(now) {
+				batch = append(batch, m)
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		if len(batch) > 0 {
+			q.ready, q.pending = rest, q.pending+len(batch)
+			for _, m := range batch {
+				m.receives++
+				q.hidden[receipt(m)] = time.Time{}
+			}
+			q.mu.Unlock()
+			return batch
+		}
+		waiting := len(q.ready) > 0
+		q.mu.Unlock()
+		var tick <-chan time.Time
+		if waiting {
+			tick = time.After(clockPoll)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case <-tick:
+		}
+	}
+}
+
+func receipt(m *message) string { return m.id + "#" + strconv.Itoa(m.receives) }
+
 // run delivers batches to the consumer until ctx ends.
 func (q *Queue) run(ctx context.Context, wg *sync.WaitGroup) {
 	slots := make(chan struct{}, q.concurrency)
@@ -88,18 +188,13 @@ func (q *Queue) run(ctx context.Context, wg *sync.WaitGroup) {
 			return
 		case slots <- struct{}{}:
 		}
-		if q.until(ctx, func() bool { return len(q.ready) > 0 }) != nil {
+		batch := q.take(ctx)
+		if batch == nil {
 			return
 		}
-		q.mu.Lock()
-		n := min(len(q.ready), q.batch)
-		batch := q.ready[:n:n]
-		q.ready = q.ready[n:]
-		q.pending += n
-		q.mu.Unlock()
 		wg.Go(func() {
 			defer func() { <-slots }()
-			q.settle(ctx, batch, q.deliver(ctx, batch))
+			q.settle(batch, q.deliver(ctx, batch))
 		})
 	}
 }
@@ -109,9 +204,8 @@ func (q *Queue) run(ctx context.Context, wg *sync.WaitGroup) {
 func (q *Queue) deliver(ctx context.Context, batch []*message) []*message {
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, len(batch))}
 	for i, m := range batch {
-		m.receives++
 		sum := md5.Sum([]byte(m.body)) // SQS's MD5OfBody, a checksum the event carries
-		ev.Records[i] = events.SQSMessage{MessageId: m.id, ReceiptHandle: m.id + "#" + strconv.Itoa(m.receives), Body: m.body,
+		ev.Records[i] = events.SQSMessage{MessageId: m.id, ReceiptHandle: receipt(m), Body: m.body,
 			Md5OfBody: hex.EncodeToString(sum[:]), EventSource: "aws:sqs", AWSRegion: region,
 			EventSourceARN: "arn:aws:sqs:" + region + ":" + account + ":" + q.Name,
 			Attributes: map[string]string{"ApproximateReceiveCount": strconv.Itoa(m.receives), "SenderId": account,
@@ -141,27 +235,27 @@ func (q *Queue) deliver(ctx context.Context, batch []*message) []*message {
 	return failed
 }
 
-// settle ends a delivered batch: the failed messages go to the dead-letter
-// queue after MaxReceive receives, or become visible again after the retry
-// delay; the others are deleted.
-func (q *Queue) settle(ctx context.Context, batch, failed []*message) {
-	var again []*message
+// settle ends a delivered batch: the failed messages go to the
+// dead-letter queue after MaxReceive receives, or become visible again
+// after the retry delay or when Hide said; the others are deleted.
+func (q *Queue) settle(batch, failed []*message) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.now()
 	for _, m := range failed {
 		if q.MaxReceive > 0 && m.receives >= q.MaxReceive && q.DeadLetter != nil {
 			q.DeadLetter.Send(m.body)
 			continue
 		}
-		again = append(again, m)
-	}
-	if len(again) > 0 {
-		select {
-		case <-ctx.Done():
-		case <-time.After(q.retry):
+		m.visibleAt = now.Add(q.retry)
+		if at := q.hidden[receipt(m)]; !at.IsZero() {
+			m.visibleAt = at
 		}
+		q.ready = append(q.ready, m)
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	for _, m := range batch {
+		delete(q.hidden, receipt(m))
+	}
 	q.pending -= len(batch)
-	q.ready = append(q.ready, again...)
 	q.notify()
 }

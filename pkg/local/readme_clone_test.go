@@ -61,6 +61,7 @@ func TestReadmeFromClone(t *testing.T) {
 				{"sarif-flow", `"secrets_updated":1`},
 				{"upload-flow", `"status":"complete"`},
 				{"cli-flow", "#12: not blocked"},
+				{"events-flow", `"type":"webhook.test"`},
 			} {
 				cmd := exec.Command("bash", "-c", docBlock(t, filepath.Join(clone, "README.md"), b.block))
 				cmd.Dir = clone

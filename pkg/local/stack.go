@@ -24,10 +24,12 @@ import (
 	passwordpkg "github.com/scangate/scangate/pkg/auth/password"
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/gateway"
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -37,8 +39,10 @@ type Options struct {
 	Table    string           // table name
 	Endpoint string           // DynamoDB endpoint; empty starts the embedded server
 	Client   *dynamodb.Client // a client to use instead of one built for Endpoint
-	// StoreFor, when set, gives each function its own store, by logical id.
-	StoreFor      func(function string) *store.Store
+	// StoreFor, when set, gives each function its own store, by logical
+	// id; its client takes stream among its options, so that the table's
+	// stream (when the template has one) sees its writes.
+	StoreFor      func(function string, stream func(*dynamodb.Options)) *store.Store
 	AdminUsername string        // first admin's username
 	AdminPassword string        // first admin's password; generated when empty
 	PasswordFile  string        // where a generated password is written (0600); empty: nowhere
@@ -73,9 +77,28 @@ type Options struct {
 	// and how long a stream waits before it retries a failed batch;
 	// DefaultRedeliverAfter when zero.
 	RedeliverAfter time.Duration
-	// Now is every function's clock (the authorizer's and the scheduled
-	// expiry's too); time.Now when nil. Tests move it past an expiry.
+	// Now is every function's clock (the authorizer's, the scheduled
+	// expiry's and the event functions' too) and the queues' delays';
+	// time.Now when nil. Tests move it past an expiry or a retry's wait.
 	Now func() time.Time
+	// SecretsKey seals webhook secrets and integration tokens; empty: a
+	// random key made at start (sealed values then last as long as the
+	// process).
+	SecretsKey []byte
+	// StrictEgress turns off what the local stack allows by default: http
+	// webhooks and integrations on loopback hosts (the deployed default).
+	StrictEgress bool
+	// Resolver resolves the names of webhooks and integrations (nil: the
+	// system's), for tests of names that change their answer.
+	Resolver egress.Resolver
+	// DashboardURL is the base URL commit statuses link to.
+	DashboardURL string
+	// AttemptTimeout bounds a delivery attempt (zero: the contract's 10 s).
+	AttemptTimeout time.Duration
+	// Observe, when set, is told the IAM action (sqs:SendMessage@<queue>,
+	// events:PutEvents@EventBus) of each call a function makes to the
+	// queues and the bus, by the function's logical id.
+	Observe func(function, action string)
 }
 
 // DefaultRedeliverAfter is how long the local queues and streams wait
@@ -97,6 +120,9 @@ type Stack struct {
 	schedules map[string]string  // logical id: schedule expression
 	queues    map[string]*Queue  // by logical id
 	streams   map[string]*Stream // by the logical id of their function
+	lanes     *Lanes
+	bus       *Bus
+	capture   func(*dynamodb.Options) // publishes a client's writes to the streams
 
 	stopTriggers context.CancelFunc
 	triggers     sync.WaitGroup
@@ -104,6 +130,12 @@ type Stack struct {
 
 // Queue is the queue of template.yaml with this logical id, nil if none.
 func (s *Stack) Queue(logicalID string) *Queue { return s.queues[logicalID] }
+
+// Lanes are the delivery queues by lane.
+func (s *Stack) Lanes() *Lanes { return s.lanes }
+
+// Bus is the event bus: what the dispatcher put on it.
+func (s *Stack) Bus() *Bus { return s.bus }
 
 // Stream is the table's stream as the function with this logical id reads
 // it, nil if no DynamoDB event of the template invokes that function.
@@ -181,7 +213,8 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 	}
 	if len(s.streams) > 0 {
 		streams := slices.Collect(maps.Values(s.streams))
-		db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, captureWrites(streams)) })
+		s.capture = func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, captureWrites(streams)) }
+		db = dynamodb.New(db.Options(), s.capture)
 	}
 	s.Store = store.New(db, o.Table)
 	if err := s.bootstrap(ctx, o); err != nil {
@@ -198,6 +231,7 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 	if err := s.openUploads(ctx, o); err != nil {
 		return err
 	}
+	s.openQueues(t, o)
 	if err := s.wire(t, o); err != nil {
 		return err
 	}
@@ -249,7 +283,8 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 // dependencies, keeps each invokable by logical id, and puts the local API
 // Gateway in front of the REST proxy handlers and the authorizer.
 func (s *Stack) wire(t *gateway.Template, o Options) error {
-	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes}
+	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes,
+		LoopbackHTTP: !o.StrictEgress, DashboardURL: o.DashboardURL, AttemptTimeout: o.AttemptTimeout}
 	if len(cfg.CursorKey) == 0 {
 		cfg.CursorKey = make([]byte, 32)
 		if _, err := rand.Read(cfg.CursorKey); err != nil {
@@ -260,18 +295,27 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	if err != nil {
 		return err
 	}
+	box, err := openBox(o.SecretsKey)
+	if err != nil {
+		return err
+	}
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
+	rules := egress.Policy{LoopbackHTTP: cfg.LoopbackHTTP, Resolver: o.Resolver}
 	s.functions = map[string]any{}
 	proxies := map[string]gateway.Handler{}
 	var authorizer gateway.AuthorizerHandler
 	for _, op := range append(ops.Operations(), o.Operations...) {
 		id := ops.LogicalID(op.Name)
-		d := deps{store: s.Store, log: o.Log, now: now, config: cfg, cursors: cursors, bucket: s.Bucket}
+		d := deps{store: s.Store, log: o.Log, config: cfg, cursors: cursors, bucket: s.Bucket, lanes: s.lanes, bus: s.bus, box: box,
+			egress: rules, now: now}
 		if o.StoreFor != nil {
-			d.store = o.StoreFor(id)
+			d.store = o.StoreFor(id, s.capture)
+		}
+		if o.Observe != nil {
+			d.lanes, d.bus = observedLanes{s.lanes, id, o.Observe}, observedBus{s.bus, id, o.Observe}
 		}
 		if o.S3OptionsFor != nil {
 			if d.bucket, err = s.openBucket(o, o.S3OptionsFor(id)...); err != nil {
@@ -293,6 +337,17 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	}
 	s.Handler = gw
 	return nil
+}
+
+// openBox makes the box that seals secrets, from key or a random one.
+func openBox(key []byte) (*seal.Box, error) {
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("secrets key: %w", err)
+		}
+	}
+	return seal.New(key)
 }
 
 func writeSecret(path, secret string) error {

@@ -25,7 +25,8 @@ import (
 // events.DynamoDBEvent). A partial batch response
 // (events.DynamoDBEventResponse) makes the next batch start at the first
 // record it names; a failed invocation retries its batch after the retry
-// delay. Writes made through a store of Options.StoreFor are not seen.
+// delay. A store of Options.StoreFor is seen when its client takes the
+// option StoreFor is given.
 type Stream struct {
 	Function string
 
@@ -39,6 +40,21 @@ type Stream struct {
 	seq     int64
 	records []events.DynamoDBEventRecord // not yet delivered, oldest first
 	busy    bool                         // a batch is being delivered
+	held    bool                         // Hold: no batch starts
+}
+
+// Hold stops the stream from starting a batch until release is called,
+// so that a test can have records arrive together (one batch).
+func (s *Stream) Hold() (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.held = false
+		s.notify()
+	}
 }
 
 func newStream(function string, filters []string) (*Stream, error) {
@@ -98,7 +114,7 @@ func (s *Stream) Idle(ctx context.Context) error {
 // run delivers batches until ctx ends.
 func (s *Stream) run(ctx context.Context) {
 	for {
-		if s.until(ctx, func() bool { return len(s.records) > 0 }) != nil {
+		if s.until(ctx, func() bool { return len(s.records) > 0 && !s.held }) != nil {
 			return
 		}
 		s.mu.Lock()

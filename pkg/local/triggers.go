@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/scangate/scangate/pkg/gateway"
+	"github.com/scangate/scangate/pkg/lane"
 )
 
 // openStreams makes a stream for each DynamoDB event of the template.
@@ -21,6 +22,30 @@ func (s *Stack) openStreams(t *gateway.Template) error {
 	return nil
 }
 
+// openQueues makes every queue of the template (consumed or not), the
+// delivery lanes among them, and the event bus.
+func (s *Stack) openQueues(t *gateway.Template, o Options) {
+	s.queues = map[string]*Queue{}
+	for id := range t.Queues {
+		s.queues[id] = newQueue(id)
+		if o.Now != nil {
+			s.queues[id].now = o.Now
+		}
+	}
+	for id, q := range t.Queues {
+		if q.DeadLetter != "" {
+			s.queues[id].DeadLetter, s.queues[id].MaxReceive = s.queues[q.DeadLetter], q.MaxReceive
+		}
+	}
+	s.lanes = &Lanes{queues: map[lane.Lane]*Queue{}}
+	for ln, id := range laneQueues {
+		if q := s.queues[id]; q != nil {
+			s.lanes.queues[ln] = q
+		}
+	}
+	s.bus = &Bus{}
+}
+
 // startTriggers starts, until Close, what invokes the functions that API
 // Gateway does not: a notifier for each S3 event, a consumer for each SQS
 // event (every queue of the template exists, consumed or not) and each
@@ -32,15 +57,6 @@ func (s *Stack) startTriggers(t *gateway.Template, o Options) error {
 	redeliver := o.RedeliverAfter
 	if redeliver <= 0 {
 		redeliver = DefaultRedeliverAfter
-	}
-	s.queues = map[string]*Queue{}
-	for id := range t.Queues {
-		s.queues[id] = newQueue(id)
-	}
-	for id, q := range t.Queues {
-		if q.DeadLetter != "" {
-			s.queues[id].DeadLetter, s.queues[id].MaxReceive = s.queues[q.DeadLetter], q.MaxReceive
-		}
 	}
 	for _, ev := range t.QueueEvents {
 		q := s.queues[ev.Queue]

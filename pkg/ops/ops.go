@@ -20,7 +20,12 @@ import (
 	"github.com/scangate/scangate/pkg/bucket"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/dashboard"
+	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/dispatch"
+	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/fold"
+	"github.com/scangate/scangate/pkg/lane"
+	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
 	"github.com/scangate/scangate/pkg/trigger"
 )
@@ -33,10 +38,16 @@ type Deps interface {
 	Store() *store.Store
 	Log() *slog.Logger
 	Now() time.Time        // the clock (time.Now in a Lambda; tests move it)
-	Config() config.Config // TOKEN_TTL_SECONDS, UPLOAD_MAX_BYTES
+	Config() config.Config // TOKEN_TTL_SECONDS, UPLOAD_MAX_BYTES, the outbound switches, DASHBOARD_URL
 	Cursors() api.Cursors  // the listings' cursor key
 	Bucket() *bucket.Bucket
-	S3() *s3.Client // the dashboard's publisher writes its bucket with it
+	S3() *s3.Client      // the dashboard's publisher writes its bucket with it
+	Queues() lane.Queues // the delivery queues
+	Bus() dispatch.Bus   // the event bus
+	Box() *seal.Box      // seals and opens webhook secrets and integration tokens (SECRETS_KEY)
+	// Egress is the outbound rules of webhooks (Config's LoopbackHTTP, and
+	// the resolver tests replace).
+	Egress() egress.Policy
 }
 
 // Operation is one Lambda function of template.yaml. Exactly one of the
@@ -109,7 +120,7 @@ func LogicalID(name string) string {
 
 // Operations is the table of every function of the service.
 func Operations() []Operation {
-	return []Operation{
+	return append([]Operation{
 		{Name: "authorizer", Authorizer: func(d Deps) api.AuthorizerHandler { return api.Authorizer(d.Store(), d.Now, d.Log()) }},
 		{Name: "login", API: func(d Deps) api.Handler {
 			return api.Login(d.Store(), password.Argon2id{}, d.Config().TokenTTL, d.Now, d.Log()).Handle
@@ -163,6 +174,41 @@ func Operations() []Operation {
 		}},
 		{Name: "delete-repo-gate-policy", API: func(d Deps) api.Handler {
 			return api.DeleteRepoGatePolicy(d.Store(), d.Store().Runner(d.Now), d.Now, d.Log()).Handle
+		}},
+	}, eventOperations()...)
+}
+
+// eventOperations are the functions of events: the webhook and
+// integration routes, the dispatcher and the deliverer.
+func eventOperations() []Operation {
+	return []Operation{
+		{Name: "create-webhook", API: func(d Deps) api.Handler {
+			return api.CreateWebhook(d.Store(), d.Box(), d.Egress(), d.Now, d.Log()).Handle
+		}},
+		{Name: "list-webhooks", API: func(d Deps) api.Handler { return api.ListWebhooks(d.Store(), d.Cursors(), d.Now, d.Log()).Handle }},
+		{Name: "get-webhook", API: func(d Deps) api.Handler { return api.GetWebhook(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "update-webhook", API: func(d Deps) api.Handler { return api.UpdateWebhook(d.Store(), d.Egress(), d.Now, d.Log()).Handle }},
+		{Name: "delete-webhook", API: func(d Deps) api.Handler { return api.DeleteWebhook(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "test-webhook", API: func(d Deps) api.Handler { return api.TestWebhook(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "rotate-webhook-secret", API: func(d Deps) api.Handler {
+			return api.RotateWebhookSecret(d.Store(), d.Box(), d.Now, d.Log()).Handle
+		}},
+		{Name: "list-webhook-deliveries", API: func(d Deps) api.Handler {
+			return api.ListWebhookDeliveries(d.Store(), d.Cursors(), d.Log()).Handle
+		}},
+		{Name: "redeliver-webhook-delivery", API: func(d Deps) api.Handler {
+			return api.RedeliverWebhookDelivery(d.Store(), d.Queues(), d.Now, d.Log()).Handle
+		}},
+		{Name: "put-integration", API: func(d Deps) api.Handler {
+			return api.PutIntegration(d.Store(), d.Box(), d.Egress().WithPrivate(d.Config().PrivateIntegrations), d.Now, d.Log()).Handle
+		}},
+		{Name: "get-integration", API: func(d Deps) api.Handler { return api.GetIntegration(d.Store(), d.Log()).Handle }},
+		{Name: "delete-integration", API: func(d Deps) api.Handler { return api.DeleteIntegration(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "dispatch-events", Stream: func(d Deps) trigger.StreamHandler {
+			return dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now, d.Log())
+		}},
+		{Name: "deliver-events", Queue: func(d Deps) trigger.QueueHandler {
+			return delivery.NewDeliverer(d.Store(), d.Queues(), d.Box(), d.Egress(), d.Config(), d.Now, d.Log())
 		}},
 	}
 }

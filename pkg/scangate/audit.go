@@ -19,12 +19,23 @@ const (
 	AuditAdminBootstrap  = "admin.bootstrap"
 	AuditScanRecord      = "scan.record"
 	AuditPolicyUpdate    = "gate.policy.update"
+	// Webhooks and integrations (events, docs/API.md).
+	AuditWebhookCreate     = "webhook.create"
+	AuditWebhookUpdate     = "webhook.update"
+	AuditWebhookDelete     = "webhook.delete"
+	AuditWebhookRotate     = "webhook.rotate"
+	AuditWebhookTest       = "webhook.test"
+	AuditWebhookRedeliver  = "webhook.redeliver"
+	AuditIntegrationUpdate = "integration.update"
+	AuditIntegrationDelete = "integration.delete"
 )
 
 // AuditActions lists every action, for validating filters.
 var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCreate, AuditAllowlistUpdate,
 	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
-	AuditScanRecord, AuditPolicyUpdate}
+	AuditScanRecord, AuditPolicyUpdate,
+	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
+	AuditIntegrationUpdate, AuditIntegrationDelete}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
 // (failed and throttled logins), kept apart from the change log.
@@ -54,7 +65,7 @@ type Target struct {
 
 // AuditTargetTypes lists what audit entries are about: a gate policy's id
 // is "global" or the repository's id.
-var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy"}
+var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration"}
 
 // Change is one field's old and new value; a long list of ids is told as
 // the ids added and removed.

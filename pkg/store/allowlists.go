@@ -104,6 +104,7 @@ func (s *Store) CreateAllowlist(ctx context.Context, na scangate.Allowlist, comm
 	t.put(lAllow, allowItem(a, 1), when("attribute_not_exists("+ref(aPK)+")"))
 	setRule(t, groupOf(r.Type, r.Name), id, r, true)
 	s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistCreate, who, allowTarget(id), allowChanges(scangate.Allowlist{}, a, comment), now))
+	s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistCreated, now, scangate.ViewAllowlist(a, now)))
 	err = s.retry.Do(ctx, "create allowlist", func(int) (bool, error) {
 		err := s.commit(ctx, "create allowlist", t)
 		if lostRace(err) {
@@ -114,7 +115,7 @@ func (s *Store) CreateAllowlist(ctx context.Context, na scangate.Allowlist, comm
 	if err != nil {
 		return scangate.Allowlist{}, scangate.Updated{}, err
 	}
-	upd, err := s.settle(ctx, scangate.Rule{}, r, now)
+	upd, err := s.settle(ctx, scangate.Rule{}, r, scangate.CauseAllowlist, now)
 	return a, upd, err
 }
 
@@ -147,6 +148,7 @@ func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.Allowl
 		}
 		t := s.allowlistUpdateTx(a, oldRule, ver, commentID, c.Comment, now)
 		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistUpdate, who, allowTarget(id), allowChanges(cur, a, c.Comment), now))
+		s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistUpdated, now, scangate.ViewAllowlist(a, now)))
 		err = s.commit(ctx, "update allowlist", t)
 		if lostRace(err, lAllow) {
 			return false, nil
@@ -156,7 +158,7 @@ func (s *Store) UpdateAllowlist(ctx context.Context, id int64, c scangate.Allowl
 	if err != nil {
 		return scangate.Allowlist{}, scangate.Updated{}, err
 	}
-	upd, err := s.settle(ctx, oldRule, a.Rule, now)
+	upd, err := s.settle(ctx, oldRule, a.Rule, scangate.CauseAllowlist, now)
 	return a, upd, err
 }
 

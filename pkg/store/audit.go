@@ -48,9 +48,9 @@ func auditPartition(action string) string {
 	return auditPK
 }
 
-// newAuditID makes an entry's id: the time to the millisecond, then 80
-// random bits.
-func newAuditID(at time.Time) string {
+// newULID makes the id of an audit entry or an event: the time to the
+// millisecond, then 80 random bits.
+func newULID(at time.Time) string {
 	var entropy [10]byte
 	_, _ = rand.Read(entropy[:]) // crypto/rand.Read never fails
 	return ulidString(at, entropy)
@@ -129,7 +129,7 @@ func auditFrom(it item) scangate.AuditEntry {
 // addAudit adds an entry to a transaction, under a fresh id; an id taken
 // already (one chance in 2^80 a millisecond) fails the transaction.
 func (s *Store) addAudit(t *tx, e scangate.AuditEntry) scangate.AuditEntry {
-	e.ID = newAuditID(e.At.Time)
+	e.ID = newULID(e.At.Time)
 	t.put(lAudit, s.auditItem(e), when("attribute_not_exists("+ref(aPK)+")"))
 	return e
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -42,6 +43,7 @@ type tableImage struct {
 	audited     map[int64]bool // scans named by a scan.record entry
 	firstRec    string         // the id of the oldest scan.record entry
 	running     []work.Item
+	events      []item // the outbox's events
 }
 
 // Check reads the whole table and checks the invariants of docs/DATA.md:
@@ -50,8 +52,9 @@ type tableImage struct {
 // findings; each PR's newest scan of each (scan type, category), its
 // last scan and its counts (the sums over those scans); the block status
 // of those scans and the PR's gate against what the current policy
-// decides (once no work runs); and a scan.record audit entry for every
-// scan, naming a scan that exists. It changes nothing and lists every
+// decides (once no work runs); a scan.record audit entry for every scan,
+// naming a scan that exists; and the outbox's events of scans and gates
+// against them (checkEvents). It changes nothing and lists every
 // disagreement.
 func (s *Store) Check(ctx context.Context) (Report, error) {
 	img, err := s.image(ctx)
@@ -70,6 +73,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 	}
 	img.checkPRs(&r, want, pol)
 	img.checkAudit(&r)
+	img.checkEvents(&r, time.Now())
 	sort.Strings(r.Drift)
 	sort.Strings(r.Pending)
 	return r, nil
@@ -116,6 +120,8 @@ func (img *tableImage) add(it item) {
 		}
 	case sk == "WORK" && getS(it, aStatus) == work.Running:
 		img.running = append(img.running, workFrom(it))
+	case sk == "EVENT" && strings.HasPrefix(pk, EventPrefix):
+		img.events = append(img.events, it)
 	}
 }
 
@@ -304,5 +310,106 @@ func (img tableImage) checkAudit(r *Report) {
 		if !img.audited[id] && ulidString(getTime(it, aCreatedAt).Time, [10]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}) > img.firstRec {
 			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: no scan.record audit entry", id))
 		}
+	}
+}
+
+// checkEvents checks the outbox's scan.recorded and pr.gate_changed
+// events against the scans and PRs, as far as the table can tell. Events
+// last DefaultEventRetention (the TTL deletes them some time after, in no
+// order): only those whose TTL has not passed at now are counted, and a
+// change is known to have its event kept when it happened after the
+// outbox's horizon, the later of now less the retention and the oldest
+// event kept (a change before the first event was written has none).
+//   - Every scan.recorded names a scan that exists, and one scan has at most
+//     one; every scan recorded after the horizon has one.
+//   - Every pr.gate_changed names a PR that exists, with a sequence at most
+//     its gseq and no other event of the PR with the same sequence; the
+//     sequences kept of a PR are one run ending at its gseq, the newest
+//     with the PR's stored decision (blocked and reasons); and a PR created
+//     after the horizon has all of them: as many events as its gseq.
+func (img tableImage) checkEvents(r *Report, now time.Time) {
+	horizon := now.Add(-DefaultEventRetention)
+	oldest := time.Time{}
+	scans := map[int64]int{}
+	gates := map[int64][]scangate.GateChange{}
+	for _, it := range img.events {
+		if getN(it, aTTL) <= now.Unix() {
+			continue
+		}
+		at := getTime(it, aOccurredAt).Time
+		if oldest.IsZero() || at.Before(oldest) {
+			oldest = at
+		}
+		switch getS(it, aType) {
+		case scangate.EventScanRecorded:
+			var v struct {
+				ID int64 `json:"id"`
+			}
+			_ = json.Unmarshal([]byte(getS(it, aData)), &v)
+			scans[v.ID]++
+		case scangate.EventGateChanged:
+			var g scangate.GateChange
+			_ = json.Unmarshal([]byte(getS(it, aData)), &g)
+			gates[g.PRID] = append(gates[g.PRID], g)
+		}
+	}
+	if oldest.IsZero() {
+		return // no event kept: the outbox tells nothing
+	}
+	if oldest.After(horizon) {
+		horizon = oldest
+	}
+	for id, n := range scans {
+		if _, ok := img.scans[id]; !ok {
+			r.Drift = append(r.Drift, fmt.Sprintf("event scan.recorded of scan %d: no such scan", id))
+		} else if n > 1 {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: %d scan.recorded events", id, n))
+		}
+	}
+	for id, it := range img.scans {
+		if scans[id] == 0 && !getTime(it, aCreatedAt).Before(horizon) {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: no scan.recorded event", id))
+		}
+	}
+	prs := map[int64]prRecord{}
+	for _, it := range img.prs {
+		pr := prFrom(it)
+		prs[pr.ID] = pr
+	}
+	for id, gs := range gates {
+		if _, ok := prs[id]; !ok {
+			r.Drift = append(r.Drift, fmt.Sprintf("%d pr.gate_changed events of PR %d: no such PR", len(gs), id))
+		}
+	}
+	for id, pr := range prs {
+		img.checkGateEvents(r, pr, gates[id], !pr.CreatedAt.Before(horizon))
+	}
+}
+
+// checkGateEvents checks the pr.gate_changed events kept of one PR; all
+// says whether every one of them is kept.
+func (img tableImage) checkGateEvents(r *Report, pr prRecord, gs []scangate.GateChange, all bool) {
+	drift := func(format string, args ...any) {
+		r.Drift = append(r.Drift, fmt.Sprintf("PR %d: ", pr.ID)+fmt.Sprintf(format, args...))
+	}
+	if all && int64(len(gs)) != pr.gseq {
+		drift("gate sequence %d, %d pr.gate_changed events", pr.gseq, len(gs))
+	}
+	if len(gs) == 0 {
+		return
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].Sequence < gs[j].Sequence })
+	for i, g := range gs {
+		if i > 0 && g.Sequence != gs[i-1].Sequence+1 {
+			drift("pr.gate_changed sequences %d then %d", gs[i-1].Sequence, g.Sequence)
+		}
+	}
+	last := gs[len(gs)-1]
+	switch {
+	case last.Sequence != pr.gseq:
+		drift("gate sequence %d, its newest pr.gate_changed has %d", pr.gseq, last.Sequence)
+	case last.Blocked != pr.gate.Blocked || !scangate.SameReasons(last.Reasons, pr.gate.Reasons):
+		drift("its newest pr.gate_changed (sequence %d) says blocked %v for %d reasons; its gate, blocked %v for %d",
+			last.Sequence, last.Blocked, len(last.Reasons), pr.gate.Blocked, len(pr.gate.Reasons))
 	}
 }

@@ -91,6 +91,7 @@ func (s *Store) expire(ctx context.Context, id int64, now time.Time) (bool, erro
 		t.put(lAllow, it, when(ref(aVer)+" = :ver", ":ver", num(ver)))
 		setRule(t, groupOf(a.Rule.Type, a.Rule.Name), id, a.Rule, false)
 		s.addAudit(t, scangate.NewAudit(scangate.AuditAllowlistExpire, expirer(), allowTarget(id), allowChanges(cur, a, ""), now))
+		s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistExpired, now, scangate.ViewAllowlist(a, now)))
 		err = s.commit(ctx, "expire allowlist", t)
 		if lostRace(err, lAllow) {
 			return false, nil
@@ -107,7 +108,7 @@ func (s *Store) expire(ctx context.Context, id int64, now time.Time) (bool, erro
 		old, a = cur.Rule, cur
 		old.Expired = false
 	}
-	if _, err := s.settle(ctx, old, a.Rule, now); err != nil {
+	if _, err := s.settle(ctx, old, a.Rule, scangate.CauseExpiry, now); err != nil {
 		return applied, err
 	}
 	// Settled: leave the partition of expiries to apply. A change made
@@ -119,4 +120,53 @@ func (s *Store) expire(ctx context.Context, id int64, now time.Time) (bool, erro
 		return applied, dbErr("settle expired allowlist", err)
 	}
 	return applied, nil
+}
+
+// ExpiringNotice is how long before an allowlist's expiry its
+// allowlist.expiring event is written.
+const ExpiringNotice = 7 * 24 * time.Hour
+
+// WarnExpiring writes allowlist.expiring, once per allowlist and expiry,
+// for every allowlist whose expiry falls within ExpiringNotice of now: a
+// marker ALLOW#<id>/EXPIRING#<expires_at>, put only if absent, is written
+// with the event, so the next runs (every minute), a modify, or a retry
+// write none again, and a new expiry gets its own notice. It reports how
+// many it wrote.
+func (s *Store) WarnExpiring(ctx context.Context, now time.Time) (int, error) {
+	soon, err := s.queryAll(ctx, "list coming expiries", &dynamodb.QueryInput{
+		IndexName:              aws.String(GSI1),
+		KeyConditionExpression: aws.String(ref(aGSI1PK) + " = :pk AND " + ref(aGSI1SK) + " BETWEEN :now AND :soon"),
+		ExpressionAttributeValues: item{":pk": str(expiryPK), ":now": str(scangate.At(now).String()),
+			":soon": str(scangate.At(now.Add(ExpiringNotice)).String() + "#~")},
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, it := range soon {
+		id, _ := strconv.ParseInt(strings.TrimPrefix(getS(it, aPK), "ALLOW#"), 10, 64)
+		a, _, err := s.allowlist(ctx, id)
+		if scangate.KindOf(err) == scangate.KindNotFound {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if a.ExpiresAt == nil || a.Rule.Expired || !now.Before(a.ExpiresAt.Time) || a.ExpiresAt.Sub(now) > ExpiringNotice {
+			continue // the index lagged a change of its expiry
+		}
+		t := s.newTx()
+		marker := key(allowPK(id), "EXPIRING#"+a.ExpiresAt.String())
+		marker[aTTL] = num(a.ExpiresAt.Add(DefaultEventRetention).Unix())
+		t.put(lAllow, marker, when("attribute_not_exists("+ref(aPK)+")"))
+		s.addEvent(t, scangate.NewEvent(scangate.EventAllowlistExpiring, now, scangate.ViewAllowlist(a, now)))
+		switch err := s.commitRetried(ctx, "warn expiring allowlist", t); {
+		case failed(err, lAllow):
+		case err != nil:
+			return n, err
+		default:
+			n++
+		}
+	}
+	return n, nil
 }

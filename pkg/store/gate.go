@@ -18,7 +18,7 @@ const lBlock = "block"
 
 // eventReserve is the room every transaction that writes a PR record
 // keeps for one more item: the event of a changed decision
-// (pr.gate_changed), which the outbox of events adds beside putPR.
+// (pr.gate_changed), which putPR adds.
 const eventReserve = 1
 
 // gateChange is what a write of a PR record does to its gate: the
@@ -37,13 +37,20 @@ func (c gateChange) decided() bool {
 
 // putPR adds to t the write of a PR record: next over old as read,
 // conditioned on old's version, or on the record's absence for a new PR.
-// Every writer of a PR record goes through it, so each knows the PR's
-// previous and new gate (the events of section 12 hook in here, in the
-// room eventReserve keeps). It returns the record as written.
-func putPR(t *tx, old prRecord, found bool, next prRecord) (prRecord, gateChange) {
+// Every writer of a PR record goes through it, so every gate change puts
+// its pr.gate_changed event, of cause, in the same transaction, in the
+// room eventReserve keeps. A gate change moves the PR's sequence (gseq):
+// judge moves it when the decision changes (blocked or the reasons, or
+// the PR's first gate), and putPR when the head commit does, since a new
+// commit needs its own commit status even when the decision stays. It
+// returns the record as written.
+func putPR(t *tx, old prRecord, found bool, next prRecord, cause string) (prRecord, gateChange) {
 	c := when("attribute_not_exists(" + ref(aPK) + ")")
 	if found {
 		c = when(ref(aVer)+" = :ver", ":ver", num(old.ver))
+	}
+	if next.gseq == old.gseq && next.headSHA != old.headSHA {
+		next.gseq++
 	}
 	next.ver = old.ver + 1
 	t.put(lPR, next.item(), c)
@@ -51,7 +58,22 @@ func putPR(t *tx, old prRecord, found bool, next prRecord) (prRecord, gateChange
 	if !found {
 		prev = scangate.Gate{Reasons: []scangate.GateReason{}}
 	}
+	if next.gseq != old.gseq {
+		putEvent(t, scangate.NewEvent(scangate.EventGateChanged, next.gate.EvaluatedAt.Time, gateEvent(old, found, next, cause)))
+	}
 	return next, gateChange{prID: next.ID, prev: prev, next: next.gate, seq: next.gseq}
+}
+
+// gateEvent is the data of next's pr.gate_changed: its gate as GET
+// /pr/{pr_id}/gate shows it, the PR's identity, the change's sequence and
+// cause, and old's decision (none for a new PR).
+func gateEvent(old prRecord, found bool, next prRecord, cause string) scangate.GateChange {
+	e := scangate.GateChange{GateView: scangate.ViewGate(next.prGate()), VcID: next.VcID, RepoID: next.RepoID,
+		RepoName: next.repoName, Number: next.Number, Sequence: next.gseq, Cause: cause}
+	if found {
+		e.Previous = &scangate.GateDecision{Blocked: old.gate.Blocked, Reasons: scangate.NonNil(old.gate.Reasons)}
+	}
+	return e
 }
 
 // prRecords reads PR records by key (strongly consistent), those of before
@@ -155,7 +177,7 @@ func (s *Store) rejudgeOne(ctx context.Context, r prRecord, pol policies, now ti
 		if !changed {
 			return true, nil
 		}
-		_, c := putPR(t, r, true, next)
+		_, c := putPR(t, r, true, next, scangate.CausePolicy)
 		err := s.commit(ctx, "re-judge PR", t)
 		if lostRace(err, lPR, lBlock) {
 			recs, rerr := s.prRecords(ctx, []item{prKey(r.VcID, r.RepoID, r.Number)})

@@ -194,6 +194,85 @@ func firstRecent(scanID int64, ns scangate.NewScan, base int, fs []scangate.Find
 	return first
 }
 
+// worstScanAndPR are the largest scan (64 KiB of other_details of the
+// characters JSON escapes most, every name and link as long as it may be,
+// in 4-byte characters) and the largest PR record: MaxCategories of the
+// longest categories, judged by a policy that requires as many others, so
+// that its gate has twice as many reasons.
+func worstScanAndPR(t *testing.T, at scangate.Time) (scangate.Scan, prRecord, scangate.Policy) {
+	t.Helper()
+	maxRunes := func(n int) string { return strings.Repeat("\U0001F600", n) } // 4 bytes each
+	maxID := int64(math.MaxInt64)
+	url := maxRunes(scangate.MaxTextLen)
+	scan := scangate.Scan{ID: maxID, PRID: maxID, PRNumber: maxID, VcID: maxID, WebhookID: maxID, RepoID: maxID,
+		VcType: maxRunes(64), Type: scangate.ScanVulnerability, CreatedAt: at, VcName: maxRunes(scangate.MaxNameLen),
+		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(`{"x":"` + strings.Repeat("<", scangate.MaxOtherDetails-8) + `"}`),
+		StatURL: &url, SecretCount: maxID, VulnerabilityCount: maxID, Category: strings.Repeat("c", scangate.MaxCategoryLen),
+		CommitSHA: strings.Repeat("f", 64), Ref: maxRunes(scangate.MaxRefLen), Sev: scangate.SevCounts{maxID, maxID, maxID, maxID, maxID}}
+	scan.OtherDetails = scanDetails(scan.OtherDetails, scan)
+	pr := prRecord{PR: scangate.PR{ID: maxID, Number: maxID, Name: url, Link: url, RepoID: maxID, VcID: maxID, WebhookID: maxID,
+		CreatedAt: at, LastScan: at, SecretCount: maxID, VulnerabilityCount: maxID}, lastScanID: maxID, cats: map[catKey]catScan{},
+		headSHA: strings.Repeat("f", 64), headAt: at.String() + "#" + strings.Repeat("9", 19), repoName: scan.RepoName, gseq: maxID - 1, ver: maxID - 1}
+	policy := scangate.Policy{BlockSeverity: map[scangate.ScanType]scangate.Severity{scangate.ScanSecret: scangate.SeverityMedium,
+		scangate.ScanVulnerability: scangate.SeverityMedium}, BlockOnMissing: true}
+	for i := range scangate.MaxCategories {
+		cat := strings.Repeat("c", scangate.MaxCategoryLen-2) + fmt.Sprintf("%02d", i)
+		pr.cats[catKey{scangate.ScanVulnerability, cat}] = catScan{CategoryScan: scangate.CategoryScan{Type: scangate.ScanVulnerability,
+			Category: cat, ScanID: maxID, CreatedAt: at, Status: "processing", Sev: scan.Sev}, cver: maxID}
+		policy.Required = append(policy.Required, scangate.Requirement{Type: scangate.ScanSecret, Category: cat})
+	}
+	pr, _ = pr.judge(policy, at)
+	if len(pr.gate.Reasons) != 2*scangate.MaxCategories {
+		t.Fatalf("the largest PR record's gate has %d reasons", len(pr.gate.Reasons))
+	}
+	return scan, pr, policy
+}
+
+// TestWorstCaseRecordingCommit builds the largest transaction of a
+// recording (scansPerCommit of the largest scans, each with its audit
+// entry and its scan.recorded, the largest PR record and its
+// pr.gate_changed, the once key) and checks DynamoDB's limits, 100 items
+// and 4 MB, each event's 400 KB, and the event bus's 256 KiB an event.
+func TestWorstCaseRecordingCommit(t *testing.T) {
+	at := scangate.At(time.Now())
+	worst, old, policy := worstScanAndPR(t, at)
+	scans := make([]scangate.Scan, scansPerCommit)
+	for i := range scans {
+		scans[i] = worst
+		scans[i].ID -= int64(i + 1)
+		scans[i].CreatedAt = scangate.At(at.Add(time.Second)) // newer than the PR's scans
+		scans[i].Category = old.categories()[i].Category      // the PR keeps its MaxCategories pairs
+		scans[i].OtherDetails = scanDetails(json.RawMessage(`{"x":"`+strings.Repeat("<", scangate.MaxOtherDetails-8)+`"}`), scans[i])
+	}
+	who := scangate.Who{Actor: &scangate.Actor{UserID: math.MaxInt64, Username: strings.Repeat("u", scangate.UsernameMax), TokenID: math.MaxInt64},
+		RequestID: strings.Repeat("r", 128), SourceIP: "2001:db8::1"}
+	s := &Store{table: "t"}
+	tx, err := s.recordingTx(old, true, scans, scangate.PRRef{Number: old.Number, Name: old.Name, Link: old.Link},
+		"upload#9223372036854775807#99", who, policies{global: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, events := 0, 0
+	for i, it := range tx.items {
+		size := itemSize(it.Put.Item)
+		total += size
+		if size > 400_000 {
+			t.Errorf("item %d (%s): %d bytes", i, tx.labels[i], size)
+		}
+		if tx.labels[i] == lEvent {
+			events++
+			body := getS(it.Put.Item, aData)
+			if len(body)+200 > 256<<10 { // the data, and the body's id, type and time around it
+				t.Errorf("an event of %d bytes; the bus takes 256 KiB", len(body))
+			}
+		}
+	}
+	t.Logf("%d items, %d bytes, %d events", len(tx.items), total, events)
+	if len(tx.items) > txMaxItems || total > 4_000_000 || events != scansPerCommit+1 {
+		t.Errorf("the recording's transaction: %d items, %d bytes, %d events; DynamoDB takes 100 items and 4 MB", len(tx.items), total, events)
+	}
+}
+
 // TestWorstCaseItemSizes builds the largest item of every kind that valid
 // requests can make and checks DynamoDB's limits: 400 KB an item, 2,048
 // bytes a partition key, 1,024 a sort key (the index's keys alike).
@@ -208,16 +287,11 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		return l
 	}
 	at := scangate.At(time.Now())
+	scan, pr, policy := worstScanAndPR(t, at)
+	url := *scan.StatURL
 	user := scangate.User{ID: maxID, Username: strings.Repeat("u", scangate.UsernameMax), Email: maxRunes(scangate.EmailMax),
 		Role: scangate.RoleReadonly, PasswordHash: strings.Repeat("h", 128), CreatedAt: at, UpdatedAt: at,
 		AddedBy: &maxID, UpdatedBy: &maxID, TokensValidFrom: time.Now()}
-	url := maxRunes(scangate.MaxTextLen)
-	scan := scangate.Scan{ID: maxID, PRID: maxID, PRNumber: maxID, VcID: maxID, WebhookID: maxID, RepoID: maxID,
-		VcType: maxRunes(64), Type: scangate.ScanVulnerability, CreatedAt: at, VcName: maxRunes(scangate.MaxNameLen),
-		RepoName: maxRunes(scangate.MaxNameLen), Status: "processing", OtherDetails: json.RawMessage(`{"x":"` + strings.Repeat("x", scangate.MaxOtherDetails-8) + `"}`),
-		StatURL: &url, SecretCount: maxID, VulnerabilityCount: maxID, Category: strings.Repeat("c", scangate.MaxCategoryLen),
-		CommitSHA: strings.Repeat("f", 64), Ref: maxRunes(scangate.MaxRefLen), Sev: scangate.SevCounts{maxID, maxID, maxID, maxID, maxID}}
-	scan.OtherDetails = scanDetails(scan.OtherDetails, scan)
 	name := maxRunes(scangate.MaxNameLen)
 	aliases := make([]string, 20)
 	for i := range aliases {
@@ -232,29 +306,27 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	}
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: name, Active: true, Global: true,
 		Repos: ids(scangate.MaxScopeIDs), Vcs: ids(scangate.MaxScopeIDs)}
-	allow := scangate.Allowlist{ID: maxID, Rule: rule, Comments: ids(MaxComments), CreatedBy: maxID, UpdatedBy: maxID, CreatedOn: at, UpdatedOn: at}
+	for range scangate.MaxPaths {
+		rule.Paths = append(rule.Paths, maxRunes(scangate.MaxPathGlobLen))
+	}
+	reason := "false_positive"
+	allow := scangate.Allowlist{ID: maxID, Rule: rule, Comments: ids(MaxComments), CreatedBy: maxID, UpdatedBy: maxID, CreatedOn: at, UpdatedOn: at,
+		Reason: reason, ExpiresAt: &at}
 	fs := make([]scangate.Finding, recentChunk)
 	for i := range fs {
 		fs[i] = f
 	}
 	ns := scangate.NewScan{Type: scangate.ScanVulnerability, RepoID: maxID, VcID: maxID}
-	pr := prRecord{PR: scangate.PR{ID: maxID, Number: maxID, Name: url, Link: url, RepoID: maxID, VcID: maxID, WebhookID: maxID,
-		CreatedAt: at, LastScan: at, SecretCount: maxID, VulnerabilityCount: maxID}, lastScanID: maxID, cats: map[catKey]catScan{},
-		headSHA: strings.Repeat("f", 64), headAt: at.String() + "#" + strings.Repeat("9", 19), gseq: maxID, ver: maxID}
-	policy := scangate.Policy{BlockSeverity: map[scangate.ScanType]scangate.Severity{scangate.ScanSecret: scangate.SeverityMedium,
-		scangate.ScanVulnerability: scangate.SeverityMedium}, BlockOnMissing: true}
-	for i := range scangate.MaxCategories {
-		cat := strings.Repeat("c", scangate.MaxCategoryLen-2) + fmt.Sprintf("%02d", i)
-		pr.cats[catKey{scangate.ScanVulnerability, cat}] = catScan{CategoryScan: scangate.CategoryScan{Type: scangate.ScanVulnerability,
-			Category: cat, ScanID: maxID, CreatedAt: at, Status: "processing", Sev: scan.Sev}, cver: maxID}
-		policy.Required = append(policy.Required, scangate.Requirement{Type: scangate.ScanSecret, Category: cat})
-	}
-	pr, _ = pr.judge(policy, at)
-	if len(pr.gate.Reasons) != 2*scangate.MaxCategories {
-		t.Fatalf("the largest PR record's gate has %d reasons", len(pr.gate.Reasons))
-	}
 	polJSON, _ := json.Marshal(policy)
 	_, workItem, err := newWork(maxID, KindPolicy, policyParams{Version: maxID}, time.Now(), maxID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upload, err := uploadItem(scangate.Upload{ID: maxID, Envelope: scangate.NewScan{VcType: scan.VcType, VcID: maxID, VcName: scan.VcName,
+		RepoID: maxID, RepoName: scan.RepoName, WebhookID: maxID, PR: scangate.PRRef{Number: maxID, Name: url, Link: url}, Status: "processing",
+		StatURL: &url, OtherDetails: json.RawMessage(`{"x":"` + strings.Repeat("<", scangate.MaxOtherDetails-8) + `"}`), Category: scan.Category,
+		CommitSHA: scan.CommitSHA, Ref: scan.Ref}, CreatedBy: maxID, TokenHash: strings.Repeat("f", 64),
+		Creator: scangate.Actor{UserID: maxID, Username: user.Username, TokenID: maxID}, CreatedAt: at, ExpiresAt: at}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,29 +336,34 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	}
 	login[aTTL] = num(time.Now().Unix())
 	kinds := map[string]item{
-		"user":           userItem(user, maxID),
-		"username":       merge(usernameKey(user.Username), merge(item{aUserID: num(maxID)}, loginAttrs(user))),
-		"e-mail":         merge(emailKey(user.Email), item{aUserID: num(maxID)}),
-		"token":          tokenItem(scangate.Token{Hash: strings.Repeat("f", 64), UserID: maxID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: time.Now()}),
-		"login attempts": login,
-		"scan":           scanItem(scan),
-		"finding":        findingItems(row, 99_999, f)[0],
-		"alias entry":    findingItems(row, 99_999, f)[20],
-		"recent":         firstRecent(maxID, ns, math.MaxInt-recentChunk, fs),
-		"PR":             pr.item(),
-		"allowlist":      allowItem(allow, maxID),
-		"rule":           ruleItem(groupOf(rule.Type, rule.Name), maxID, rule),
-		"comment":        commentItem(maxID, maxID, maxID, maxRunes(scangate.MaxCommentLen), time.Now()),
-		"group version":  merge(groupOf(rule.Type, rule.Name).versionKey(), item{aGroupVer: num(maxID), aN: num(maxID)}),
-		"global policy":  merge(globalPolicyKey(), item{aPolicy: str(string(polJSON)), aPolicyVer: num(maxID), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
-		"repo policy":    merge(repoPolicyKey(maxID), item{aPolicy: str(string(polJSON)), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
-		"work":           merge(workItem, item{aSteps: num(maxID), aPlan: str(`{"prs":9223372036854775807}`), aTotals: str(`{"prs":9223372036854775807,"changed":9223372036854775807}`)}),
-		"once":           merge(onceKey("upload#9223372036854775807#99"), item{aScanID: numList(ids(scansPerCommit)), aTTL: num(maxID)}),
-		"written":        merge(writtenKey("upload#9223372036854775807", maxID), item{aScanID: numList(ids(40)), aTTL: num(maxID)}),
+		"user":            userItem(user, maxID),
+		"username":        merge(usernameKey(user.Username), merge(item{aUserID: num(maxID)}, loginAttrs(user))),
+		"e-mail":          merge(emailKey(user.Email), item{aUserID: num(maxID)}),
+		"token":           tokenItem(scangate.Token{Hash: strings.Repeat("f", 64), UserID: maxID, Kind: "login", CreatedAt: time.Now(), ExpiresAt: time.Now()}),
+		"login attempts":  login,
+		"scan":            scanItem(scan),
+		"upload":          upload,
+		"finding":         findingItems(row, 99_999, f)[0],
+		"alias entry":     findingItems(row, 99_999, f)[20],
+		"recent":          firstRecent(maxID, ns, math.MaxInt-recentChunk, fs),
+		"PR":              pr.item(),
+		"allowlist":       allowItem(allow, maxID),
+		"allowlist event": eventItem(scangate.NewEvent(scangate.EventAllowlistUpdated, at.Time, scangate.ViewAllowlist(allow, at.Time))),
+		"rule":            ruleItem(groupOf(rule.Type, rule.Name), maxID, rule),
+		"comment":         commentItem(maxID, maxID, maxID, maxRunes(scangate.MaxCommentLen), time.Now()),
+		"group version":   merge(groupOf(rule.Type, rule.Name).versionKey(), item{aGroupVer: num(maxID), aN: num(maxID)}),
+		"global policy":   merge(globalPolicyKey(), item{aPolicy: str(string(polJSON)), aPolicyVer: num(maxID), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
+		"repo policy":     merge(repoPolicyKey(maxID), item{aPolicy: str(string(polJSON)), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
+		"work":            merge(workItem, item{aSteps: num(maxID), aPlan: str(`{"prs":9223372036854775807}`), aTotals: str(`{"prs":9223372036854775807,"changed":9223372036854775807}`)}),
+		"once":            merge(onceKey("upload#9223372036854775807#99"), item{aScanID: numList(ids(scansPerCommit)), aTTL: num(maxID)}),
+		"written":         merge(writtenKey("upload#9223372036854775807", maxID), item{aScanID: numList(ids(40)), aTTL: num(maxID)}),
 	}
 	for kind, it := range kinds {
 		size := itemSize(it)
 		t.Logf("%-15s %7d bytes", kind, size)
+		if strings.HasSuffix(kind, "event") && len(getS(it, aData))+200 > 256<<10 {
+			t.Errorf("%s: %d bytes of data; the event bus takes 256 KiB an event", kind, len(getS(it, aData)))
+		}
 		if size > 400_000 {
 			t.Errorf("%s: %d bytes; DynamoDB allows 400 KB", kind, size)
 		}

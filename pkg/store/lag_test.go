@@ -120,8 +120,10 @@ func TestIndexServesOldVersions(t *testing.T) {
 
 // TestReevaluationPacking: a scan of 250 findings of one advisory is
 // re-evaluated in a chain of three transactions (96, 96 and 58 finding
-// updates with the scan's counts, its PR's and the group check), each
-// within DynamoDB's 100 items; three scans of 30 share one transaction.
+// updates with the scan's counts, its PR's record, the PR's
+// pr.gate_changed, as each step changes its reasons' count, and the
+// group check), each within DynamoDB's 100 items; three scans of 30 share
+// one transaction.
 func TestReevaluationPacking(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
@@ -152,8 +154,8 @@ func TestReevaluationPacking(t *testing.T) {
 	if err != nil || upd.Vulnerabilities != 250 {
 		t.Fatalf("create: %+v %v", upd, err)
 	}
-	// The allowlist's transaction (with its audit entry), then the chain of scan 1.
-	if want := []int{4, 96 + 3, 96 + 3, 58 + 3}; !slices.Equal(sizes, want) {
+	// The allowlist's transaction (with its audit entry and its event), then the chain of scan 1.
+	if want := []int{5, 96 + 4, 96 + 4, 58 + 4}; !slices.Equal(sizes, want) {
 		t.Errorf("transactions of %v items; want %v", sizes, want)
 	}
 	sizes = nil

@@ -18,8 +18,9 @@ import (
 // (its newest scan of each type in sec_* and vuln_*, no cats, no stored
 // gate) and its scans (no category, no severities) read as category
 // default with findings of severity high, check finds no drift in them,
-// and the first recording after makes the record exact: the other
-// categories' scans as stored (a failed scan stays failed).
+// and the first write after makes the record exact: the other
+// categories' scans as stored (a failed scan stays failed), and the
+// repository's name its newest scan's, which its gate change names.
 func TestRecordsOfBeforeCategories(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
@@ -63,6 +64,16 @@ func TestRecordsOfBeforeCategories(t *testing.T) {
 	if rep, err := env.Store.Check(ctx); err != nil || len(rep.Drift) > 0 {
 		t.Fatalf("check: %q %v", rep.Drift, err)
 	}
+	// An allowlist of one of its findings: a re-evaluation writes it.
+	if _, upd, err := env.Store.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:00",
+		Active: true, Global: true}, Reason: "false_positive"}, "", testWho, time.Now()); err != nil || upd.Secrets != 1 {
+		t.Fatalf("allowlist: %+v %v", upd, err)
+	}
+	changes := gateChanges(t, env)
+	if len(changes) != 1 || changes[0].RepoName != "r" || changes[0].Cause != scangate.CauseAllowlist || changes[0].Sequence != 1 ||
+		changes[0].Previous == nil || !changes[0].Previous.Blocked || changes[0].Reasons[0].Count != 1 {
+		t.Fatalf("the gate changes of a record of before categories: %+v", changes)
+	}
 	ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "r", WebhookID: 3,
 		PR: scangate.PRRef{Number: 7, Name: "n", Link: "l"}, Status: "completed", Category: "gitleaks"}
 	if _, _, err := env.Store.RecordScan(ctx, ns, testWho, time.Now()); err != nil {
@@ -70,7 +81,7 @@ func TestRecordsOfBeforeCategories(t *testing.T) {
 	}
 	g, err = env.Store.PRGate(ctx, 1)
 	if err != nil || len(g.Categories) != 3 || len(g.Gate.Reasons) != 2 || g.Gate.Reasons[0].Kind != scangate.ReasonFindings ||
-		g.Gate.Reasons[0].Count != 2 || g.Gate.Reasons[1].Kind != scangate.ReasonFailed {
+		g.Gate.Reasons[0].Count != 1 || g.Gate.Reasons[1].Kind != scangate.ReasonFailed {
 		t.Fatalf("after a recording: %+v %v", g, err)
 	}
 	if rep, err := env.Store.Check(ctx); err != nil || len(rep.Drift) > 0 {

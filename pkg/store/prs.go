@@ -20,6 +20,7 @@ import (
 // the listing of PRs by last scan (GSI2 for all PRs, GSI3 per repository).
 //
 //	PR#<vc>#<repo>#<number> / PR    GSI2: PRS / <last_scan>#<id>; GSI3: PRS#<vc>#<repo> / same
+//	                                repo_name: its newest scan's (the events name the repository by it)
 //	PRID#<id> / PRID                vc_id, repo_id, pr_number
 //
 // cats maps <TYPE>#<category> to {id, at, st (status), sev (unsuppressed
@@ -72,6 +73,7 @@ type prRecord struct {
 	gseq       int64         // changes of the decision so far
 	headSHA    string        // the commit of its newest scan that named one
 	headAt     string        // that scan's place in the order (at#id)
+	repoName   string        // the repository's name, as its newest scan gives it
 	ver        int64
 	legacy     bool // read from a record of before categories
 }
@@ -84,6 +86,20 @@ func (r prRecord) categories() []scangate.CategoryScan {
 	}
 	scangate.SortCategories(out)
 	return out
+}
+
+// prGate is the record's stored gate with its newest scans and head
+// commit.
+func (r prRecord) prGate() scangate.PRGate {
+	return scangate.PRGate{PRID: r.ID, RepoID: r.RepoID, HeadSHA: r.headSHA, Gate: r.gate, Categories: r.categories()}
+}
+
+// asPR is the pull request the record is, its counts the sums over its
+// newest scans.
+func (r prRecord) asPR() scangate.PR {
+	pr := r.PR
+	pr.SecretCount, pr.VulnerabilityCount = r.counts()
+	return pr
 }
 
 // counts sums the counts of the newest scans.
@@ -141,6 +157,9 @@ func (r prRecord) item() item {
 	if r.headSHA != "" {
 		it[aHeadSHA], it[aHeadAt] = str(r.headSHA), str(r.headAt)
 	}
+	if r.repoName != "" {
+		it[aRepoName] = str(r.repoName)
+	}
 	it[aVer] = num(r.ver)
 	it[aGSI2PK] = str(allPRsPK)
 	it[aGSI2SK] = str(r.listingSK())
@@ -169,6 +188,7 @@ func prFrom(it item) prRecord {
 		gseq:       getN(it, aGateSeq),
 		headSHA:    getS(it, aHeadSHA),
 		headAt:     getS(it, aHeadAt),
+		repoName:   getS(it, aRepoName),
 		ver:        getN(it, aVer),
 	}
 	m, ok := it[aCats].(*types.AttributeValueMemberM)
@@ -234,7 +254,8 @@ func (r *prRecord) legacyCats(it item) {
 }
 
 // exactCats replaces the approximated cats of records of before
-// categories with their scans as stored: one BatchGetItem, only when such
+// categories with their scans as stored, and gives records of before
+// repository names their newest scan's: one BatchGetItem, only when such
 // a record is among recs.
 func (s *Store) exactCats(ctx context.Context, recs map[string]prRecord) error {
 	var keys []item
@@ -243,6 +264,9 @@ func (s *Store) exactCats(ctx context.Context, recs map[string]prRecord) error {
 			for _, c := range r.cats {
 				keys = append(keys, scanKey(c.ScanID))
 			}
+		}
+		if r.repoName == "" && r.lastScanID != 0 {
+			keys = append(keys, scanKey(r.lastScanID))
 		}
 	}
 	if len(keys) == 0 {
@@ -257,17 +281,19 @@ func (s *Store) exactCats(ctx context.Context, recs map[string]prRecord) error {
 		scans[getN(it, aID)] = it
 	}
 	for pk, r := range recs {
-		if !r.legacy {
-			continue
+		if it, ok := scans[r.lastScanID]; ok && r.repoName == "" {
+			r.repoName = getS(it, aRepoName)
 		}
-		for k, c := range r.cats {
-			if it, ok := scans[c.ScanID]; ok {
-				sc := scanFrom(it)
-				c.Status, c.Sev, c.cver, c.block = sc.Status, sc.Sev, getN(it, aCountVer), sc.BlockStatus
-				r.cats[k] = c
+		if r.legacy {
+			for k, c := range r.cats {
+				if it, ok := scans[c.ScanID]; ok {
+					sc := scanFrom(it)
+					c.Status, c.Sev, c.cver, c.block = sc.Status, sc.Sev, getN(it, aCountVer), sc.BlockStatus
+					r.cats[k] = c
+				}
 			}
+			r.legacy = false
 		}
-		r.legacy = false
 		recs[pk] = r
 	}
 	return nil
@@ -301,14 +327,14 @@ func orderOf(sc scangate.Scan) string {
 }
 
 // with returns the record once sc is recorded: the newest scan overall sets
-// last_scan and the PR's name and link; the newest of its (type, category)
+// last_scan, the PR's name and link and the repository's name; the newest of its (type, category)
 // stands for that pair; the newest that named a commit sets head_sha. It
 // reports whether anything changed. The gate is judged apart (judge).
 func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 	at := sc.CreatedAt.String()
 	changed := false
 	if newer(at, sc.ID, r.LastScan.String(), r.lastScanID) {
-		r.LastScan, r.lastScanID, r.Name, r.Link = sc.CreatedAt, sc.ID, ref.Name, ref.Link
+		r.LastScan, r.lastScanID, r.Name, r.Link, r.repoName = sc.CreatedAt, sc.ID, ref.Name, ref.Link, sc.RepoName
 		changed = true
 	}
 	k := catKeyOf(sc)
@@ -386,5 +412,5 @@ func (s *Store) PRGate(ctx context.Context, id int64) (scangate.PRGate, error) {
 	if err != nil {
 		return scangate.PRGate{}, err
 	}
-	return scangate.PRGate{PRID: r.ID, RepoID: r.RepoID, HeadSHA: r.headSHA, Gate: r.gate, Categories: r.categories()}, nil
+	return r.prGate(), nil
 }

@@ -663,7 +663,7 @@ func (r *recording) settleRows(ctx context.Context, rows []findingRow, moved map
 				mine = append(mine, row)
 			}
 		}
-		if err := r.s.reconcile(ctx, g, mine, r.now); err != nil {
+		if err := r.s.reconcile(ctx, g, mine, scangate.CauseAllowlist, r.now); err != nil {
 			return err
 		}
 	}

@@ -23,11 +23,13 @@ const (
 )
 
 // scansPerCommit bounds the scans of one recording's commit: each with its
-// audit entry and the room for its event (scan.recorded), with the PR, its
-// id item, the once key and the room for the gate's event, well under
-// DynamoDB's 100 items. An upload has at most 40 scans (20 runs, two
-// types): almost always one commit, so one upload is one gate change.
-const scansPerCommit = 30
+// audit entry and its scan.recorded event, with the PR, its id item, the
+// once key and the gate's event: 64 items of DynamoDB's 100, and under its
+// 4 MB a transaction at worst (a scan and its event each carry up to 64
+// KiB of other_details: TestWorstCaseRecordingCommit). An upload has at
+// most 40 scans (20 runs, two types): almost always one commit, so one
+// upload is one gate change.
+const scansPerCommit = 20
 
 // RecordScan stores a scan with its findings and creates or updates its
 // PR record, judging the findings by the allowlists as they are and its
@@ -186,20 +188,21 @@ func scanDetails(details json.RawMessage, sc scangate.Scan) json.RawMessage {
 	_ = json.Unmarshal(details, &obj) // an object, checked when the request was read
 	set := func(name, v string) {
 		if v != "" {
-			b, _ := json.Marshal(v)
+			b, _ := scangate.PlainJSON(v)
 			obj[name] = b
 		}
 	}
 	set("category", sc.Category)
 	set("commit_sha", sc.CommitSHA)
 	set("ref", sc.Ref)
-	b, _ := json.Marshal(obj) // raw JSON values only
+	b, _ := scangate.PlainJSON(obj) // raw JSON values only
 	return b
 }
 
-// commitScans puts scans of one PR, with their audit entries, and creates
-// or updates its PR record (its gate judged by the policy pol) in one
-// transaction. The first scan of a PR puts the record under
+// commitScans puts scans of one PR, with their audit entries and
+// scan.recorded events, and creates or updates its PR record (its gate
+// judged by the policy pol, and its pr.gate_changed when the decision
+// moves) in one transaction. The first scan of a PR puts the record under
 // attribute_not_exists; a racing first scan loses that condition, reads
 // the record and updates it under its version instead.
 func (s *Store) commitScans(ctx context.Context, scans []scangate.Scan, pref scangate.PRRef, once string, who scangate.Who, pol policies) error {
@@ -220,28 +223,9 @@ func (s *Store) commitScans(ctx context.Context, scans []scangate.Scan, pref sca
 			old = prRecord{PR: scangate.PR{ID: newPRID, Number: first.PRNumber, RepoID: first.RepoID, VcID: first.VcID,
 				WebhookID: first.WebhookID, CreatedAt: first.CreatedAt}, cats: map[catKey]catScan{}}
 		}
-		next := old
-		t := s.newTx()
-		var ids []int64
-		for i := range scans {
-			scans[i].PRID = old.ID
-			next, _ = next.with(scans[i], pref)
-			t.put(lScan, scanItem(scans[i]), when("attribute_not_exists("+ref(aPK)+")"))
-			s.addAudit(t, scangate.NewAudit(scangate.AuditScanRecord, who, scanTarget(scans[i].ID), scanChanges(scans[i]), first.CreatedAt.Time))
-			ids = append(ids, scans[i].ID)
-		}
-		if len(next.cats) > scangate.MaxCategories {
-			return true, scangate.Errorf(scangate.KindConflict, "pull request %d would have %d (scan type, category) pairs; it may have at most %d",
-				old.ID, len(next.cats), scangate.MaxCategories)
-		}
-		next, _ = next.judge(pol.effective(first.RepoID), first.CreatedAt)
-		next, _ = putPR(t, old, found, next)
-		if !found {
-			t.put(lPRID, prIDItem(next), nil)
-		}
-		if once != "" {
-			it := merge(onceKey(once), item{aScanID: numList(ids), aTTL: num(first.CreatedAt.Add(onceTTL).Unix())})
-			t.put(lOnce, it, when("attribute_not_exists("+ref(aPK)+")"))
+		t, err := s.recordingTx(old, found, scans, pref, once, who, pol)
+		if err != nil {
+			return true, err
 		}
 		err = s.commit(ctx, "record scan", t)
 		switch {
@@ -252,6 +236,41 @@ func (s *Store) commitScans(ctx context.Context, scans []scangate.Scan, pref sca
 		}
 		return true, err
 	})
+}
+
+// recordingTx is the transaction of a recording's commit: the scans of
+// one PR (old as read, found or made up for a new PR), with their audit
+// entries and scan.recorded events, its record and its gate change, and
+// the once key when once is set.
+func (s *Store) recordingTx(old prRecord, found bool, scans []scangate.Scan, pref scangate.PRRef, once string, who scangate.Who, pol policies) (*tx, error) {
+	first := scans[0]
+	next := old
+	t := s.newTx()
+	var ids []int64
+	for i := range scans {
+		scans[i].PRID = old.ID
+		next, _ = next.with(scans[i], pref)
+		t.put(lScan, scanItem(scans[i]), when("attribute_not_exists("+ref(aPK)+")"))
+		s.addAudit(t, scangate.NewAudit(scangate.AuditScanRecord, who, scanTarget(scans[i].ID), scanChanges(scans[i]), first.CreatedAt.Time))
+		ids = append(ids, scans[i].ID)
+	}
+	if len(next.cats) > scangate.MaxCategories {
+		return nil, scangate.Errorf(scangate.KindConflict, "pull request %d would have %d (scan type, category) pairs; it may have at most %d",
+			old.ID, len(next.cats), scangate.MaxCategories)
+	}
+	next, _ = next.judge(pol.effective(first.RepoID), first.CreatedAt)
+	for _, sc := range scans {
+		s.addEvent(t, scangate.NewEvent(scangate.EventScanRecorded, sc.CreatedAt.Time, scangate.ViewScan(sc, next.asPR())))
+	}
+	next, _ = putPR(t, old, found, next, scangate.CauseScan)
+	if !found {
+		t.put(lPRID, prIDItem(next), nil)
+	}
+	if once != "" {
+		it := merge(onceKey(once), item{aScanID: numList(ids), aTTL: num(first.CreatedAt.Add(onceTTL).Unix())})
+		t.put(lOnce, it, when("attribute_not_exists("+ref(aPK)+")"))
+	}
+	return t, nil
 }
 
 func scanTarget(id int64) scangate.Target {

@@ -15,11 +15,12 @@ import (
 // judged by (1 item) and the steps of one or more scans. A step of a scan
 // holds up to unitRows finding updates (each conditioned on the finding's
 // version), the scan's new counts (conditioned on its count version) and
-// its PR's count when it is the PR's newest scan of that type: at most
-// unitRows+2 items. A scan with more findings to change takes several
+// its PR's record when it is the PR's newest scan of its pair, with the
+// PR's pr.gate_changed when its decision changes (eventReserve): at most
+// unitRows+3 items. A scan with more findings to change takes several
 // steps, one after the other; the steps of different scans share
 // transactions, sent one at a time.
-const unitRows = txMaxItems - 4
+const unitRows = txMaxItems - 3 - eventReserve
 
 // Labels of re-evaluation transactions (the group check: lGroup).
 const (
@@ -34,8 +35,9 @@ var errSuperseded = errors.New("allowlist group changed")
 
 // settle re-evaluates the findings that the old or the new rule of one
 // allowlist could match, and counts those the two rules judge differently
-// (each finding once).
-func (s *Store) settle(ctx context.Context, old, new scangate.Rule, now time.Time) (scangate.Updated, error) {
+// (each finding once). The gate changes it makes are of cause (an
+// allowlist's change or its expiry).
+func (s *Store) settle(ctx context.Context, old, new scangate.Rule, cause string, now time.Time) (scangate.Updated, error) {
 	var upd scangate.Updated
 	old, new = old.Compiled(), new.Compiled() // they judge every finding of the group
 	gs := []groupKey{groupOf(new.Type, new.Name)}
@@ -54,7 +56,7 @@ func (s *Store) settle(ctx context.Context, old, new scangate.Rule, now time.Tim
 				upd.Count(old, new, r.ref)
 			}
 		}
-		if err := s.reconcile(ctx, g, rows, now); err != nil {
+		if err := s.reconcile(ctx, g, rows, cause, now); err != nil {
 			return upd, err
 		}
 	}
@@ -66,9 +68,9 @@ func (s *Store) settle(ctx context.Context, old, new scangate.Rule, now time.Tim
 // current rules, starting again from a new snapshot whenever the group
 // moves. Then, the handshake with policy changes: if the policy version
 // is not the one every write was judged by, the PRs written are judged
-// again.
-func (s *Store) reconcile(ctx context.Context, g groupKey, rows []findingRow, now time.Time) error {
-	w := &written{prs: map[string]item{}, pvs: map[int64]bool{}}
+// again. The gate changes it makes are of cause.
+func (s *Store) reconcile(ctx context.Context, g groupKey, rows []findingRow, cause string, now time.Time) error {
+	w := &written{prs: map[string]item{}, pvs: map[int64]bool{}, cause: cause}
 	err := s.retry.Do(ctx, "re-evaluate "+g.pk(), func(int) (bool, error) {
 		gs, err := s.readGroups(ctx, []groupKey{g})
 		if err != nil {
@@ -96,10 +98,12 @@ func (s *Store) reconcile(ctx context.Context, g groupKey, rows []findingRow, no
 }
 
 // written is what a re-evaluation wrote of PR records: their keys, and
-// the policy versions it judged them by.
+// the policy versions it judged them by; and the cause of its gate
+// changes.
 type written struct {
-	prs map[string]item
-	pvs map[int64]bool
+	prs   map[string]item
+	pvs   map[int64]bool
+	cause string
 }
 
 // apply judges every row by the snapshot g and writes the changes, in
@@ -152,17 +156,11 @@ type unit struct {
 	rows   []int             // indexes into the rows
 	by     []map[int][]int64 // each row's new judgement
 	t      *tx
-	pr     bool // the step writes its PR record
 }
 
-// size is the items the step takes in a transaction, with the room its
-// PR's write keeps for an event.
-func (u unit) size() int {
-	if u.pr {
-		return u.t.len() + eventReserve
-	}
-	return u.t.len()
-}
+// size is the items the step takes in a transaction (its PR's event
+// among them, when it has one).
+func (u unit) size() int { return u.t.len() }
 
 // plan reads the scans and PRs of the pending rows and the gate policy
 // of their repositories, and builds the chains of steps: one chain per
@@ -200,7 +198,7 @@ func (s *Store) plan(ctx context.Context, g group, rows []findingRow, pending ma
 		for _, id := range byPR[pk] {
 			it := scanItems[id]
 			var us []unit
-			us, pr = s.chain(g, rows, pending[id], scanFrom(it), getN(it, aCountVer), pr, pol.effective(pr.RepoID), now)
+			us, pr = s.chain(g, rows, pending[id], scanFrom(it), getN(it, aCountVer), pr, pol.effective(pr.RepoID), w.cause, now)
 			units = append(units, us...)
 		}
 		if pr.ver != prs[pk].ver {
@@ -236,8 +234,9 @@ func (s *Store) scansAndPRs(ctx context.Context, scanIDs []int64) (map[int64]ite
 // the scan's counts and block status (by the policy p) and its PR's
 // record, when it is the PR's newest of its pair, as they stand after
 // the step, under the count version (and PR version) the previous step
-// leaves. It returns the PR record as its last step leaves it.
-func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord, p scangate.Policy, now time.Time) ([]unit, prRecord) {
+// leaves; a step that changes the PR's decision carries its event, of
+// cause. It returns the PR record as its last step leaves it.
+func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, cver int64, pr prRecord, p scangate.Policy, cause string, now time.Time) ([]unit, prRecord) {
 	var units []unit
 	sev := sc.Sev
 	for start := 0; start < len(idx); start += unitRows {
@@ -264,8 +263,7 @@ func (s *Store) chain(g group, rows []findingRow, idx []int, sc scangate.Scan, c
 			if pr.newest(sc) {
 				next := pr.withSev(catKeyOf(sc), sev, block, cver)
 				next, _ = next.judge(p, scangate.At(now))
-				pr, _ = putPR(u.t, pr, true, next)
-				u.pr = true
+				pr, _ = putPR(u.t, pr, true, next, cause)
 			}
 		}
 		units = append(units, u)

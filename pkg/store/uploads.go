@@ -38,6 +38,9 @@ const (
 	aErrors      = "errors" // JSON array of problems
 )
 
+// lUpload labels the upload of a transaction.
+const lUpload = "upload"
+
 func uploadKey(id int64) item { return key("UPLOAD#"+strconv.FormatInt(id, 10), "UPLOAD") }
 
 // envelope is the stored form of an upload's envelope.
@@ -78,17 +81,11 @@ func (s *Store) CreateUpload(ctx context.Context, u scangate.Upload, retention t
 	if err != nil {
 		return scangate.Upload{}, err
 	}
-	env, err := json.Marshal(envelopeOf(u.Envelope))
-	if err != nil {
-		return scangate.Upload{}, fmt.Errorf("encode upload envelope: %w", err)
-	}
 	u.ID, u.Status, u.Lease, u.UploadOutcome, u.CompletedAt = id, scangate.UploadAwaiting, 0, scangate.UploadOutcome{}, nil
-	it := merge(uploadKey(id), item{
-		aID: num(id), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy), aTokenHash: str(u.TokenHash),
-		aActorName: str(u.Creator.Username), aActorToken: num(u.Creator.TokenID),
-		aCreatedAt: str(u.CreatedAt.String()), aExpiresURL: str(u.ExpiresAt.String()), aLease: num(0),
-		aTTL: num(u.CreatedAt.Add(retention).Unix()),
-	})
+	it, err := uploadItem(u, retention)
+	if err != nil {
+		return scangate.Upload{}, err
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: it,
 		ConditionExpression:      aws.String("attribute_not_exists(" + ref(aPK) + ")"),
@@ -98,6 +95,21 @@ func (s *Store) CreateUpload(ctx context.Context, u scangate.Upload, retention t
 		return scangate.Upload{}, dbErr("create upload", err)
 	}
 	return u, nil
+}
+
+// uploadItem is a new upload's item: its envelope as JSON, kept for
+// retention.
+func uploadItem(u scangate.Upload, retention time.Duration) (item, error) {
+	env, err := scangate.PlainJSON(envelopeOf(u.Envelope))
+	if err != nil {
+		return nil, fmt.Errorf("encode upload envelope: %w", err)
+	}
+	return merge(uploadKey(u.ID), item{
+		aID: num(u.ID), aStatus: str(string(u.Status)), aEnvelope: str(string(env)), aUserID: num(u.CreatedBy), aTokenHash: str(u.TokenHash),
+		aActorName: str(u.Creator.Username), aActorToken: num(u.Creator.TokenID),
+		aCreatedAt: str(u.CreatedAt.String()), aExpiresURL: str(u.ExpiresAt.String()), aLease: num(0),
+		aTTL: num(u.CreatedAt.Add(retention).Unix()),
+	}), nil
 }
 
 // Upload reads an upload (strongly consistent).
@@ -141,42 +153,45 @@ func (s *Store) ClaimUpload(ctx context.Context, id int64, now time.Time, lease 
 }
 
 // FinishUpload ends the processing of an upload held under lease: complete
-// with what was recorded, or failed with why (o.Errors not empty). It
+// with what was recorded, or failed with why (o.Errors not empty), with
+// its upload.completed or upload.failed event in the same transaction. It
 // reports false, changing nothing, when the caller no longer holds it.
-func (s *Store) FinishUpload(ctx context.Context, id, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error) {
-	status := scangate.UploadComplete
+func (s *Store) FinishUpload(ctx context.Context, u scangate.Upload, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error) {
+	status, typ := scangate.UploadComplete, scangate.EventUploadCompleted
 	if len(o.Errors) > 0 {
-		status = scangate.UploadFailed
+		status, typ = scangate.UploadFailed, scangate.EventUploadFailed
 	}
 	problems, err := json.Marshal(o.Errors)
 	if err != nil {
 		return false, fmt.Errorf("encode upload errors: %w", err)
 	}
+	at := scangate.At(now)
+	done := u
+	done.Status, done.Lease, done.CompletedAt, done.UploadOutcome = status, 0, &at, o
 	set := "SET " + ref(aStatus) + " = :status, " + ref(aLease) + " = :zero, " +
 		ref(aCompletedAt) + " = :at, " + ref(aResults) + " = :results, " +
 		ref(aRecorded) + " = :recorded, " + ref(aSuppressed) + " = :sup, " + ref(aSkipped) + " = :skipped, " +
 		ref(aErrors) + " = :errors"
 	values := item{
-		":status": str(string(status)), ":zero": num(0), ":at": str(scangate.At(now).String()),
+		":status": str(string(status)), ":zero": num(0), ":at": str(at.String()),
 		":results": num(int64(o.Results)), ":recorded": num(int64(o.Recorded)),
 		":sup": num(int64(o.SuppressedInSource)), ":skipped": num(int64(o.Skipped)), ":errors": str(string(problems)),
-		":processing": str(string(scangate.UploadProcessing)), ":lease": num(lease),
 	}
 	if len(o.ScanIDs) > 0 { // none is left out, and reads back as none (no empty list is ever written)
 		set += ", " + ref(aScanIDs) + " = :ids"
 		values[":ids"] = numList(o.ScanIDs)
 	}
-	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key:                       uploadKey(id),
-		UpdateExpression:          aws.String(set),
-		ConditionExpression:       aws.String(ref(aStatus) + " = :processing AND " + ref(aLease) + " = :lease"),
-		ExpressionAttributeValues: values,
-	})
+	t := s.newTx()
+	t.update(lUpload, uploadKey(u.ID), set, values,
+		when(ref(aStatus)+" = :processing AND "+ref(aLease)+" = :lease",
+			":processing", str(string(scangate.UploadProcessing)), ":lease", num(lease)))
+	s.addEvent(t, scangate.NewEvent(typ, now, scangate.ViewUpload(done)))
+	err = s.commit(ctx, "finish upload", t)
 	switch {
-	case conditionFailed(err):
+	case failed(err, lUpload):
 		return false, nil
 	case err != nil:
-		return false, dbErr("finish upload", err)
+		return false, err
 	}
 	return true, nil
 }

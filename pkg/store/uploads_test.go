@@ -57,10 +57,10 @@ func TestUploadStatus(t *testing.T) {
 	if _, ok, _ := env.Store.ClaimUpload(ctx, u.ID, later, held+60_000); !ok {
 		t.Fatal("no takeover after the lease ended")
 	}
-	if ok, err := env.Store.FinishUpload(ctx, u.ID, held, scangate.UploadOutcome{ScanIDs: []int64{9}}, later); ok || err != nil {
+	if ok, err := env.Store.FinishUpload(ctx, u, held, scangate.UploadOutcome{ScanIDs: []int64{9}}, later); ok || err != nil {
 		t.Errorf("the first holder finished it after losing it: %v %v", ok, err)
 	}
-	if ok, err := env.Store.FinishUpload(ctx, u.ID, held+60_000, scangate.UploadOutcome{ScanIDs: []int64{5, 6}, Results: 3, Recorded: 2}, later); !ok || err != nil {
+	if ok, err := env.Store.FinishUpload(ctx, u, held+60_000, scangate.UploadOutcome{ScanIDs: []int64{5, 6}, Results: 3, Recorded: 2}, later); !ok || err != nil {
 		t.Fatalf("the holder could not finish: %v %v", ok, err)
 	}
 	done, _ := env.Store.Upload(ctx, u.ID)
@@ -71,7 +71,7 @@ func TestUploadStatus(t *testing.T) {
 	if _, ok, _ := env.Store.ClaimUpload(ctx, u.ID, far, far.UnixMilli()); ok {
 		t.Error("a complete upload was claimed")
 	}
-	if ok, _ := env.Store.FinishUpload(ctx, u.ID, 0, scangate.UploadOutcome{Errors: []scangate.Problem{{Status: 400}}}, far); ok {
+	if ok, _ := env.Store.FinishUpload(ctx, u, 0, scangate.UploadOutcome{Errors: []scangate.Problem{{Status: 400}}}, far); ok {
 		t.Error("a complete upload was finished again")
 	}
 	if ok, _ := env.Store.ReleaseUpload(ctx, u.ID, held+60_000); ok {

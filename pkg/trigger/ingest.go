@@ -26,7 +26,7 @@ type IngestStore interface {
 	DropUnrecorded(ctx context.Context, once string) error
 	Upload(ctx context.Context, id int64) (scangate.Upload, error)
 	ClaimUpload(ctx context.Context, id int64, now time.Time, lease int64) (scangate.Upload, bool, error)
-	FinishUpload(ctx context.Context, id, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
+	FinishUpload(ctx context.Context, u scangate.Upload, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
 	ReleaseUpload(ctx context.Context, id, lease int64) (bool, error)
 }
 
@@ -192,7 +192,7 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 		}
 		o = scangate.UploadOutcome{Errors: []scangate.Problem{api.ProblemOf(permanentError(err, work))}}
 	}
-	done, err := g.Store.FinishUpload(ctx, u.ID, lease, o, g.Now())
+	done, err := g.Store.FinishUpload(ctx, u, lease, o, g.Now())
 	if err != nil {
 		return fmt.Errorf("upload %d: %w", u.ID, err)
 	}

@@ -10,32 +10,12 @@ package webhook
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// The event types.
-const (
-	GateChanged       = "pr.gate_changed"
-	ScanRecorded      = "scan.recorded"
-	UploadCompleted   = "upload.completed"
-	UploadFailed      = "upload.failed"
-	AllowlistCreated  = "allowlist.created"
-	AllowlistUpdated  = "allowlist.updated"
-	AllowlistExpired  = "allowlist.expired"
-	AllowlistExpiring = "allowlist.expiring"
-	Test              = "webhook.test"
-)
-
-// Types lists every event type, in the order the documentation gives them.
-var Types = []string{GateChanged, ScanRecorded, UploadCompleted, UploadFailed,
-	AllowlistCreated, AllowlistUpdated, AllowlistExpired, AllowlistExpiring, Test}
-
-// KnownType reports whether t is an event type.
-func KnownType(t string) bool { return slices.Contains(Types, t) }
-
-// Event is what a delivery carries: its body is
+// Event is what a delivery carries (its types are scangate.EventTypes): its
+// body is
 // {"id","type","occurred_at","data":{...}}, where data is the resource as
 // its GET route shows it, never a secret.
 type Event struct {
@@ -45,8 +25,10 @@ type Event struct {
 	Data       json.RawMessage `json:"data"`
 }
 
-// Body is the event as it is sent: compact JSON. The same event always
-// gives the same bytes, so a retry carries the body its signature covered.
+// Body is the event as it is sent: compact JSON, with <, > and & as they
+// are (no \u003c escapes: a body is at most the size of its data and
+// what surrounds it). The same event always gives the same bytes, so a
+// retry carries the body its signature covered.
 func (e Event) Body() ([]byte, error) {
 	if e.ID == "" || e.Type == "" {
 		return nil, fmt.Errorf("event %q of type %q: id and type are required", e.ID, e.Type)
@@ -54,7 +36,7 @@ func (e Event) Body() ([]byte, error) {
 	if !json.Valid(e.Data) {
 		return nil, fmt.Errorf("event %s: data is not JSON", e.ID)
 	}
-	b, err := json.Marshal(e)
+	b, err := scangate.PlainJSON(e)
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", e.ID, err)
 	}

@@ -1,102 +1,27 @@
 package webhook_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/scangate/scangate/internal/receivertest"
 	"github.com/scangate/scangate/pkg/webhook"
 )
 
-// The tests named TestPythonReceiver deliver to testdata/receiver/receiver.py,
-// which verifies signatures with the Standard Webhooks library for Python
-// (PyPI standardwebhooks, pinned in its requirements.txt). make
-// test-webhooks installs it into .build/webhook-venv and sets
-// SCANGATE_WEBHOOK_RECEIVER to that venv's python, so CI fails when it is
-// missing; without either, the tests are skipped.
+// The tests named TestPythonReceiver deliver to the receiver of
+// internal/receivertest, which verifies signatures with the Standard
+// Webhooks library for Python.
 
-// receiverLog is what the Python receiver recorded (GET /log).
-type receiverLog struct {
-	Attempts []struct {
-		WebhookID string `json:"webhook_id"`
-		Status    int    `json:"status"`
-		Body      string `json:"body"`
-	} `json:"attempts"`
-	Events []struct {
-		ID   string `json:"id"`
-		Type string `json:"type"`
-	} `json:"events"`
-	Rejected []struct {
-		WebhookID string `json:"webhook_id"`
-		Error     string `json:"error"`
-	} `json:"rejected"`
-}
-
-// receiverPython returns the interpreter that has standardwebhooks, or
-// skips the test when there is none and none is required.
-func receiverPython(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("SCANGATE_WEBHOOK_RECEIVER"); p != "" {
-		return p
-	}
-	p, err := filepath.Abs("../../.build/webhook-venv/bin/python")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("no Python receiver: run make test-webhooks (or set SCANGATE_WEBHOOK_RECEIVER)")
-	}
-	return p
-}
-
-// pythonReceiver starts a receiver that knows secret and returns its URL.
 func pythonReceiver(t *testing.T, secret string, args ...string) string {
-	t.Helper()
-	python := receiverPython(t)
-	cmd := exec.Command(python, append([]string{"testdata/receiver/receiver.py"}, args...)...)
-	cmd.Env = append(os.Environ(), "RECEIVER_SECRET="+secret)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the receiver with %s: %v", python, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	port, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if err != nil || !ok {
-		t.Fatalf("the receiver said %q (%v)", line, err)
-	}
-	return "http://127.0.0.1:" + port
+	return receivertest.Start(t, secret, args...)
 }
 
-func readLog(t *testing.T, url string) receiverLog {
-	t.Helper()
-	resp, err := http.Get(url + "/log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var l receiverLog
-	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
+func readLog(t *testing.T, url string) receivertest.Log { return receivertest.Read(t, url) }
 
 func send(t *testing.T, d webhook.Delivery) webhook.Result {
 	t.Helper()

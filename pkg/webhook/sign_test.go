@@ -135,7 +135,7 @@ func TestTwoSecretsSignTogether(t *testing.T) {
 
 func TestEventBody(t *testing.T) {
 	at, _ := scangate.ParseTime("2026-03-01T12:00:00.5Z")
-	e := webhook.Event{ID: "01HZX", Type: webhook.GateChanged, OccurredAt: at, Data: json.RawMessage(`{"pr_id":7,"blocked":true}`)}
+	e := webhook.Event{ID: "01HZX", Type: scangate.EventGateChanged, OccurredAt: at, Data: json.RawMessage(`{"pr_id":7,"blocked":true}`)}
 	b, err := e.Body()
 	if err != nil {
 		t.Fatal(err)
@@ -144,13 +144,19 @@ func TestEventBody(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("body\n%s\nwant\n%s", b, want)
 	}
-	if _, err := (webhook.Event{ID: "x", Type: webhook.Test, Data: json.RawMessage(`{`)}).Body(); err == nil {
+	// <, > and & stay as they are: JSON's \u003c escapes would make a scan
+	// of 64 KiB of them too large for the event bus (256 KiB an entry).
+	b, err = (webhook.Event{ID: "01HZX", Type: scangate.EventScanRecorded, OccurredAt: at, Data: json.RawMessage(`{"other_details":{"x":"<a&b>"}}`)}).Body()
+	if err != nil || !strings.Contains(string(b), `{"other_details":{"x":"<a&b>"}}`) {
+		t.Fatalf("body %s, %v", b, err)
+	}
+	if _, err := (webhook.Event{ID: "x", Type: scangate.EventWebhookTest, Data: json.RawMessage(`{`)}).Body(); err == nil {
 		t.Fatal("an event whose data is not JSON")
 	}
-	if _, err := (webhook.Event{Type: webhook.Test, Data: json.RawMessage(`{}`)}).Body(); err == nil {
+	if _, err := (webhook.Event{Type: scangate.EventWebhookTest, Data: json.RawMessage(`{}`)}).Body(); err == nil {
 		t.Fatal("an event without an id")
 	}
-	if !webhook.KnownType("allowlist.expiring") || webhook.KnownType("pr.created") {
+	if !scangate.KnownEvent("allowlist.expiring") || scangate.KnownEvent("pr.created") {
 		t.Fatal("KnownType")
 	}
 }

@@ -16,8 +16,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -33,6 +36,38 @@ const DescriptionPath = ".build/octokit/node_modules/@octokit/openapi/generated/
 // EnterprisePrefix is the path under which a GitHub Enterprise Server
 // serves the same API; the stand-in serves it there too.
 const EnterprisePrefix = "/api/v3"
+
+// description is GitHub's description as loaded once per test binary.
+var description struct {
+	once sync.Once
+	doc  *openapi3.T
+	err  error
+}
+
+// Start starts, for a test, a stand-in that accepts token, closed when the
+// test ends. The description is SCANGATE_GITHUB_OPENAPI's, else the one
+// make test-github installs (DescriptionPath under root, the repository's
+// root relative to the test); without either the test is skipped.
+func Start(t testing.TB, root, token string) *Server {
+	t.Helper()
+	path := os.Getenv("SCANGATE_GITHUB_OPENAPI")
+	if path == "" {
+		path = filepath.Join(root, DescriptionPath)
+		if _, err := os.Stat(path); err != nil {
+			t.Skip("no GitHub description: run make test-github (or set SCANGATE_GITHUB_OPENAPI)")
+		}
+	}
+	description.once.Do(func() { description.doc, description.err = Load(path) })
+	if description.err != nil {
+		t.Fatal(description.err)
+	}
+	s, err := New(description.doc, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
 
 // Load reads a description of GitHub's API (13 MB: load it once per test
 // binary and share it; servers do not change it).

@@ -1,4 +1,5 @@
-// The dashboard: a router on the URL's fragment (#/pr/7, #/whitelist/3),
+// The dashboard: a router on the URL's fragment (#/pr/7, #/whitelist/3,
+// #/gate/policy/repos/101, #/webhooks/2, #/integrations/1),
 // the header, and the life of a page. Pages are in pages/.
 
 import {configure, session, call} from './api.js';
@@ -10,6 +11,11 @@ import * as allowlists from './pages/allowlists.js';
 import * as allowlist from './pages/allowlist.js';
 import * as audit from './pages/audit.js';
 import * as tokens from './pages/tokens.js';
+import * as policy from './pages/policy.js';
+import * as repoPolicy from './pages/repopolicy.js';
+import * as webhooks from './pages/webhooks.js';
+import * as webhook from './pages/webhook.js';
+import * as integrations from './pages/integrations.js';
 
 // routes: the fragment's path, and the page that shows it.
 const routes = [
@@ -20,6 +26,11 @@ const routes = [
   [/^\/whitelist\/([1-9][0-9]{0,18})$/, allowlist, true],
   [/^\/audit$/, audit, true],
   [/^\/tokens$/, tokens, true],
+  [/^\/gate\/policy$/, policy, true],
+  [/^\/gate\/policy\/repos\/([1-9][0-9]{0,18})$/, repoPolicy, true],
+  [/^\/webhooks$/, webhooks, true],
+  [/^\/webhooks\/([1-9][0-9]{0,18})$/, webhook, true],
+  [/^\/integrations(?:\/([1-9][0-9]{0,18}))?$/, integrations, true],
 ];
 
 const main = document.getElementById('main');
@@ -124,7 +135,10 @@ function header() {
     h('ul', {},
       link('#/', 'Pull requests', ['#/prs', '#/pr/']),
       link('#/whitelist', 'Allowlists', ['#/whitelist/']),
+      user.role === 'admin' ? link('#/gate/policy', 'Gate policy', ['#/gate/']) : null,
       user.role === 'admin' ? link('#/audit', 'Audit log') : null,
+      user.role === 'admin' ? link('#/webhooks', 'Webhooks', ['#/webhooks/']) : null,
+      user.role === 'admin' ? link('#/integrations', 'Integrations', ['#/integrations/']) : null,
       link('#/tokens', 'Tokens')),
     h('p', {class: 'who'}, 'Signed in as ', h('strong', {}, user.username), ` (${user.role})`),
     h('button', {type: 'button', class: 'secondary', onclick: () => signOut()}, 'Sign out'));

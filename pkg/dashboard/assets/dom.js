@@ -1,6 +1,8 @@
 // Building the page: every text from the API goes in as a text node
 // (never as HTML), every attribute through setAttribute.
 
+import {session} from './api.js';
+
 // h builds an element: h('a', {href: '#/pr/1'}, 'text', child, [more]).
 // Attributes named on* take a listener (onclick: fn); null and false
 // attributes and children are skipped.
@@ -118,4 +120,55 @@ export function fromLocalInput(value) {
 export function missing(view, what, id, href, back) {
   view.append(h('h1', {}, `${what[0].toUpperCase()}${what.slice(1)} not found`),
     h('p', {}, `There is no ${what} ${id}. `, h('a', {href}, back)));
+}
+
+// reveal shows, in container, a secret the API shows only this once: the
+// message (which says to copy it now), then a read-only field holding it,
+// focused and selected, and a Copy button. The secret is kept nowhere
+// else: leaving the page drops it with the page.
+export function reveal(container, id, label, value, message) {
+  const out = h('input', {id, readonly: true, value, spellcheck: 'false', autocomplete: 'off', class: 'mono'});
+  const copy = h('button', {type: 'button', class: 'secondary', onclick: async () => {
+    await navigator.clipboard.writeText(out.value);
+    copy.textContent = 'Copied';
+  }}, 'Copy', h('span', {class: 'vh'}, ` ${label.toLowerCase()}`));
+  container.replaceChildren(status(message), h('div', {class: 'secret'}, field(label, out), copy));
+  out.focus();
+  out.select();
+}
+
+// userText names a user by id, saying when it is the one signed in.
+export function userText(id) {
+  if (id === null || id === undefined) return 'an unknown user';
+  return id === session.user()?.id ? `user ${id} (you)` : `user ${id}`;
+}
+
+// adminOnly shows, for a caller the API refused (403), that the page is
+// for admins (what: what they may do there); any other error is thrown.
+export function adminOnly(view, err, what) {
+  if (err && err.status === 403) {
+    view.append(alert(`Only admins can ${what}.`));
+    return;
+  }
+  throw err;
+}
+
+// idSection is a section whose form goes to the page of an id (the API
+// lists no repositories or integrations, so they are reached by id):
+// id names the control, to(value) is the page's address.
+export function idSection(ctx, {id, heading, label, hint, button, to}) {
+  const input = h('input', {id, inputmode: 'numeric', size: 12, autocomplete: 'off'});
+  const form = h('form', {class: 'filters', novalidate: true, 'aria-labelledby': `${id}-heading`},
+    field(label, input, hint),
+    h('div', {class: 'actions'}, h('button', {type: 'submit'}, button)));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (!/^[1-9][0-9]{0,18}$/.test(input.value)) {
+      fieldError(input, 'Enter a positive whole number.');
+      input.focus();
+      return;
+    }
+    ctx.go(to(input.value));
+  });
+  return h('section', {'aria-labelledby': `${id}-heading`}, h('h2', {id: `${id}-heading`}, heading), form);
 }

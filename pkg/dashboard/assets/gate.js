@@ -1,60 +1,46 @@
-// A pull request's gate, in the shape of GET /pr/{pr_id}/gate:
-// {pr_id, blocked, head_sha, reasons: [{kind, scan_type, category, scan_id,
-// count}], categories: [{scan_type, category, scan_id, status, block_status,
-// secret_count, vulnerability_count, created_at}], policy, evaluated_at}.
+// A pull request's gate (GET /pr/{pr_id}/gate) and the gate policy, in
+// words: {pr_id, blocked, head_sha, reasons: [{kind, scan_type, category,
+// scan_id, count}], categories: [{scan_type, category, scan_id, status,
+// block_status, secret_count, vulnerability_count, created_at}], policy:
+// {block_severity: {SECRET, VULNERABILITY}, required: [{scan_type,
+// category}], block_on_missing}, evaluated_at}.
 
 import {call} from './api.js';
+import {h, plural} from './dom.js';
 
-// GATE_ROUTE: while false, the gate is derived from the PR's scans by
-// today's rule (docs/API.md: a PR is blocked when the newest scan of either
-// type blocks). Once the API serves GET /pr/{pr_id}/gate, set it to true
-// (or make loadGate that one call): every page reads the gate through
-// loadGate only.
-const GATE_ROUTE = false;
-
-export async function loadGate(prID) {
-  if (GATE_ROUTE) return call('GET', `/pr/${prID}/gate`);
-  return deriveGate(prID);
+// loadGate reads a pull request's stored gate: the decision the blocked
+// listing also reads, with its reasons and the policy it was judged by.
+export function loadGate(prID) {
+  return call('GET', `/pr/${prID}/gate`);
 }
 
-const TYPES = ['SECRET', 'VULNERABILITY'];
+export const TYPES = ['SECRET', 'VULNERABILITY'];
 
-// deriveGate reads the newest scan of each type (one page of one scan
-// each) and judges it as the API does today.
-async function deriveGate(prID) {
-  const pages = await Promise.all(TYPES.map((t) =>
-    call('GET', `/pr/${prID}/scans`, {query: {scan_type: t, limit: 1}})));
-  const categories = [];
-  const reasons = [];
-  for (const page of pages) {
-    const s = page.items[0];
-    if (!s) continue;
-    const category = typeof s.other_details?.category === 'string' ? s.other_details.category : 'default';
-    categories.push({
-      scan_type: s.scan_type, category, scan_id: s.id, status: s.status, block_status: s.block_status,
-      secret_count: s.secret_count, vulnerability_count: s.vulnerability_count, created_at: s.created_at,
-    });
-    if (s.block_status) reasons.push(reasonOf(s, category));
-  }
-  return {
-    pr_id: prID, blocked: reasons.length > 0, head_sha: null, reasons, categories,
-    policy: null, evaluated_at: new Date().toISOString(),
-  };
+// SEVERITIES, most severe first (the API's order).
+export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'none'];
+
+// atLeast says which findings a lowest severity takes in: "high and
+// above", "critical only", "any severity" (none is the lowest).
+export function atLeast(severity) {
+  if (severity === 'none') return 'any severity';
+  if (severity === 'critical') return 'critical only';
+  return `${severity} and above`;
 }
 
-function reasonOf(s, category) {
-  const r = {scan_type: s.scan_type, category, scan_id: s.id, count: s.secret_count + s.vulnerability_count};
-  if (s.status === 'failed') return {kind: 'failed', ...r};
-  if (s.status !== 'completed') return {kind: 'pending', ...r};
-  return {kind: 'findings', ...r};
+// pairText names a (scan type, category) pair.
+export function pairText(p) {
+  return `${p.scan_type} (${p.category})`;
 }
 
-// reasonText says a reason in words.
-export function reasonText(r) {
-  const what = `${r.scan_type} (${r.category})`;
+// reasonText says a reason in words; policy (the gate's) names the
+// severity its findings are counted from.
+export function reasonText(r, policy) {
+  const what = pairText(r);
+  const sev = policy?.block_severity?.[r.scan_type];
+  const from = sev && sev !== 'none' ? ` (${atLeast(sev)})` : '';
   switch (r.kind) {
     case 'findings':
-      return `${what}: ${r.count} unsuppressed finding${r.count === 1 ? '' : 's'} in scan #${r.scan_id}`;
+      return `${what}: ${plural(r.count, 'unsuppressed finding')}${from} in scan #${r.scan_id}`;
     case 'pending':
       return `${what}: scan #${r.scan_id} has not completed`;
     case 'failed':
@@ -64,4 +50,25 @@ export function reasonText(r) {
     default:
       return `${what}: ${r.kind}`;
   }
+}
+
+// policyFacts shows a policy: which findings block, the required scans,
+// what a missing one does.
+export function policyFacts(policy) {
+  const cap = (s) => s[0].toUpperCase() + s.slice(1);
+  return h('dl', {class: 'facts'},
+    h('dt', {}, 'Secrets that block'), h('dd', {}, cap(atLeast(policy.block_severity.SECRET))),
+    h('dt', {}, 'Vulnerabilities that block'), h('dd', {}, cap(atLeast(policy.block_severity.VULNERABILITY))),
+    h('dt', {}, 'Required scans'), h('dd', {}, policy.required.length ? policy.required.map(pairText).join(', ') : 'None'),
+    h('dt', {}, 'A missing required scan'), h('dd', {}, policy.block_on_missing ? 'Blocks the pull request' : 'Does not block'));
+}
+
+// rejudgeText says what a policy change's re-judgement did (its answer's
+// rejudge: {id, status, prs}).
+export function rejudgeText(r) {
+  if (!r) return '';
+  const prs = r.prs === null ? 'every pull request' : plural(r.prs, 'pull request');
+  return r.status === 'complete'
+    ? `The gates of ${prs} were judged again.`
+    : `The gates of ${prs} are being judged again; what is left finishes within about a minute.`;
 }

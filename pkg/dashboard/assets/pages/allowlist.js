@@ -2,7 +2,7 @@
 // /whitelist/{id}): change it, deactivate it now, or reactivate it.
 
 import {call, find, session, Problem} from '../api.js';
-import {h, append, missing, when, field, fieldError, select, alert, localInput, fromLocalInput} from '../dom.js';
+import {h, append, missing, when, field, fieldError, select, alert, localInput, fromLocalInput, userText} from '../dom.js';
 import {reasons, reasonLabel, scopeText, stateText, paths, ids, changedText, pointerField} from '../rules.js';
 
 export const name = 'allowlist';
@@ -14,8 +14,6 @@ export async function render(view, ctx) {
     missing(view, 'allowlist', id, '#/whitelist', 'Show the allowlists.');
     return;
   }
-  const me = session.user()?.id;
-  const user = (uid) => (uid === me ? `user ${uid} (you)` : `user ${uid}`);
   append(view, [
     h('h1', {}, `Allowlist #${a.id}`),
     h('p', {class: `lead state-${stateText(a).toLowerCase()}`}, h('strong', {}, stateText(a)), ' · ', a.type, ' ', h('span', {class: 'mono wrap'}, a.name)),
@@ -24,12 +22,12 @@ export async function render(view, ctx) {
       h('dt', {}, 'Reason'), h('dd', {}, reasonLabel(a.reason)),
       h('dt', {}, 'Expires'), h('dd', {}, a.expires_at ? when(a.expires_at) : 'Never', a.expired ? ' (expired)' : ''),
       h('dt', {}, 'Paths'), h('dd', {}, a.paths.length ? h('ul', {class: 'plain mono'}, a.paths.map((p) => h('li', {}, p))) : 'Any path'),
-      h('dt', {}, 'Created'), h('dd', {}, when(a.created_on), ` by ${user(a.created_by)}`),
-      h('dt', {}, 'Updated'), h('dd', {}, when(a.updated_on), ` by ${user(a.updated_by)}`)),
+      h('dt', {}, 'Created'), h('dd', {}, when(a.created_on), ` by ${userText(a.created_by)}`),
+      h('dt', {}, 'Updated'), h('dd', {}, when(a.updated_on), ` by ${userText(a.updated_by)}`)),
     h('section', {'aria-labelledby': 'comments-heading'},
       h('h2', {id: 'comments-heading'}, 'Comments'),
       a.comments.length
-        ? h('ol', {class: 'comments'}, a.comments.map((c) => h('li', {}, h('p', {}, c.comment), h('p', {class: 'hint'}, when(c.created_on), ` · ${user(c.created_by)}`))))
+        ? h('ol', {class: 'comments'}, a.comments.map((c) => h('li', {}, h('p', {}, c.comment), h('p', {class: 'hint'}, when(c.created_on), ` · ${userText(c.created_by)}`))))
         : h('p', {class: 'empty'}, 'No comment.')),
     session.user()?.role === 'readonly' ? null : [lifecycle(a, ctx), editForm(a, ctx)]]);
 }

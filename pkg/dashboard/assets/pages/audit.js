@@ -6,8 +6,9 @@ import {h, when, table, field, select, fieldError, localInput, fromLocalInput} f
 export const name = 'audit';
 
 const actions = ['user.create', 'user.update', 'allowlist.create', 'allowlist.update', 'allowlist.expire',
-  'token.create', 'token.revoke', 'login.failure', 'login.throttled', 'admin.bootstrap'];
-const targets = ['user', 'allowlist', 'token', 'username'];
+  'token.create', 'token.revoke', 'login.failure', 'login.throttled', 'admin.bootstrap', 'scan.record', 'gate.policy.update',
+  'webhook.create', 'webhook.update', 'webhook.delete', 'webhook.rotate', 'webhook.test', 'webhook.redeliver', 'integration.update'];
+const targets = ['user', 'allowlist', 'token', 'username', 'scan', 'gate_policy', 'webhook', 'integration'];
 
 function hashOf(params) {
   return '#/audit?' + new URLSearchParams(Object.entries(params).filter(([, v]) => v));
@@ -36,7 +37,7 @@ export async function render(view, ctx) {
         when(e.at),
         h('span', {class: 'mono nowrap'}, e.action),
         e.actor ? `${e.actor.username} (user ${e.actor.user_id}${e.actor.token_id ? `, token ${e.actor.token_id}` : ''})` : 'system',
-        `${e.target.type} ${e.target.id}`,
+        target(e.target),
         changes(e.changes),
         h('span', {class: 'mono small wrap'}, e.request_id, e.source_ip ? h('br') : null, e.source_ip || ''),
       ])));
@@ -44,6 +45,16 @@ export async function render(view, ctx) {
   view.append(h('nav', {class: 'pager', 'aria-label': 'Pages'},
     q.get('cursor') ? h('a', {href: hashOf(f)}, 'First page') : null,
     page.next_cursor ? h('a', {href: hashOf({...f, cursor: page.next_cursor}), rel: 'next'}, 'Next page') : null));
+}
+
+// target names an entry's target, linking to its page where it has one.
+function target(t) {
+  const text = `${t.type} ${t.id}`;
+  if (t.type === 'allowlist') return h('a', {href: `#/whitelist/${t.id}`}, text);
+  if (t.type === 'webhook') return h('a', {href: `#/webhooks/${t.id}`}, text);
+  if (t.type === 'integration') return h('a', {href: `#/integrations/${t.id}`}, text);
+  if (t.type === 'gate_policy') return h('a', {href: t.id === 'global' ? '#/gate/policy' : `#/gate/policy/repos/${t.id}`}, text);
+  return text;
 }
 
 function changes(c) {

@@ -1,9 +1,10 @@
-// A pull request: its gate (with reasons per category), its scans, and
-// each scan's findings, from which a finding can be allowlisted.
+// A pull request: its gate (with reasons per category and the policy it
+// was judged by), its scans, and each scan's findings, filtered by
+// severity, from which a finding can be allowlisted.
 
 import {call, find, session} from '../api.js';
-import {h, when, table, plural, safeURL, missing} from '../dom.js';
-import {loadGate, reasonText} from '../gate.js';
+import {h, when, table, plural, safeURL, missing, field, select} from '../dom.js';
+import {loadGate, reasonText, policyFacts, SEVERITIES, atLeast} from '../gate.js';
 import {repoOf, learn} from '../names.js';
 import {allowThis} from './allowthis.js';
 
@@ -30,56 +31,89 @@ export async function render(view, ctx) {
       h('dt', {}, 'First scan'), h('dd', {}, when(pr.created_at)),
       h('dt', {}, 'Last scan'), h('dd', {}, when(pr.last_scan)),
       h('dt', {}, 'Unsuppressed'), h('dd', {}, `${plural(pr.secret_count, 'secret')}, ${plural(pr.vulnerability_count, 'vulnerability', 'vulnerabilities')}`)),
-    gateSection(gate));
+    gateSection(gate, pr));
   const newest = new Set(gate.categories.map((c) => c.scan_id));
-  const section = h('section', {'aria-labelledby': 'scans-heading'}, h('h2', {id: 'scans-heading'}, 'Scans and findings'));
+  const severity = SEVERITIES.includes(ctx.query.get('severity')) ? ctx.query.get('severity') : '';
+  const section = h('section', {'aria-labelledby': 'scans-heading'}, h('h2', {id: 'scans-heading'}, 'Scans and findings'),
+    severityFilter(pr, severity, ctx));
   view.append(section);
   if (!scans.items.length) {
     section.append(h('p', {class: 'empty'}, 'No scan.'));
     return;
   }
   const loads = scans.items.map((s) => {
-    const d = scanDetails(s, newest.has(s.id), names, ctx);
+    const d = scanDetails(s, newest.has(s.id), severity, names, ctx);
     section.append(d.el);
     return d.loaded;
   });
-  const q = (cursor) => `#/pr/${pr.id}` + (cursor ? '?' + new URLSearchParams({scans: cursor}) : '');
+  const q = (cursor) => prHash(pr, {severity, scans: cursor});
   section.append(h('nav', {class: 'pager', 'aria-label': 'Pages of scans'},
     ctx.query.get('scans') ? h('a', {href: q(null)}, 'Newest scans') : null,
     scans.next_cursor ? h('a', {href: q(scans.next_cursor), rel: 'next'}, 'Older scans') : null));
   await Promise.all(loads);
 }
 
-// gateSection shows whether the PR may merge, and why not.
-function gateSection(gate) {
+// prHash is the address of a PR's page with its parameters (the
+// severity filter, the scans' cursor), leaving out the empty ones.
+function prHash(pr, params) {
+  const q = new URLSearchParams(Object.entries(params).filter(([, v]) => v));
+  return `#/pr/${pr.id}` + ([...q].length ? '?' + q : '');
+}
+
+// gateSection shows whether the PR may merge, why not, the newest scan of
+// each category and the policy the decision was made by.
+function gateSection(gate, pr) {
   const word = gate.blocked ? 'Blocked' : 'Not blocked';
+  const admin = session.user()?.role === 'admin';
   return h('section', {class: 'gate', 'aria-labelledby': 'gate-heading'},
     h('h2', {id: 'gate-heading'}, 'Gate'),
     h('p', {class: `gate-state ${gate.blocked ? 'is-blocked' : 'is-clear'}`},
       h('span', {'data-gate': ''}, word)),
-    gate.reasons.length ? h('ul', {class: 'reasons'}, gate.reasons.map((r) => h('li', {}, reasonText(r)))) : h('p', {}, 'No scan blocks it.'),
+    gate.reasons.length
+      ? h('ul', {class: 'reasons'}, gate.reasons.map((r) => h('li', {}, reasonText(r, gate.policy))))
+      : h('p', {}, 'Nothing blocks it.'),
     gate.categories.length ? table('Newest scan of each type and category',
       ['Type', 'Category', 'Scan', 'Status', 'Blocks', 'Secrets', 'Vulnerabilities', 'Recorded'],
-      gate.categories.map((c) => [c.scan_type, c.category, `#${c.scan_id}`, c.status, c.block_status ? 'yes' : 'no',
+      gate.categories.map((c) => [c.scan_type, h('span', {class: 'mono'}, c.category), `#${c.scan_id}`,
+        c.status, c.block_status ? h('span', {class: 'blocks'}, 'yes') : 'no',
         String(c.secret_count), String(c.vulnerability_count), when(c.created_at)])) : h('p', {}, 'No scan yet.'),
-    h('p', {class: 'hint'}, 'Evaluated ', when(gate.evaluated_at), '.'));
+    h('h3', {}, 'Policy'),
+    policyFacts(gate.policy),
+    h('p', {class: 'hint'}, 'Evaluated ', when(gate.evaluated_at),
+      gate.head_sha ? ['; head commit ', h('span', {class: 'mono wrap'}, gate.head_sha)] : null, '.',
+      admin ? [' ', h('a', {href: `#/gate/policy/repos/${pr.repo_id}`}, `The gate policy of repository ${pr.repo_id}`), '.'] : null));
+}
+
+// severityFilter lists only the findings at or above a severity (the
+// address keeps it: #/pr/7?severity=high).
+function severityFilter(pr, value, ctx) {
+  const sev = select('severity', [['', 'Any severity'], ...SEVERITIES.slice(0, -1).map((s) => [s, atLeast(s)[0].toUpperCase() + atLeast(s).slice(1)])], value);
+  const form = h('form', {class: 'filters', novalidate: true, 'aria-label': 'Findings'},
+    field('Findings of severity', sev),
+    h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Apply')));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    ctx.go(prHash(pr, {severity: sev.value}));
+  });
+  return form;
 }
 
 // scanDetails is a scan, with its findings inside (loaded when opened;
 // the newest of each type open from the start).
-function scanDetails(s, open, names, ctx) {
+function scanDetails(s, open, severity, names, ctx) {
   const summary = h('summary', {},
     h('span', {class: 'scan-title'}, `Scan #${s.id}`), ' ',
     h('span', {class: 'tag'}, s.scan_type), ' ',
+    h('span', {class: 'tag mono'}, categoryOf(s)), ' ',
     h('span', {class: `tag status-${s.status}`}, s.status), ' ',
     h('span', {class: s.block_status ? 'blocks' : 'passes'}, s.block_status ? 'blocks' : 'passes'), ' · ',
     `${plural(s.secret_count, 'secret')}, ${plural(s.vulnerability_count, 'vulnerability', 'vulnerabilities')} · `,
-    when(s.created_at), open ? ' · newest of its type' : '');
+    when(s.created_at), open ? ' · newest of its type and category' : '');
   const body = h('div', {class: 'findings'});
   const el = h('details', {open, id: `scan-${s.id}`}, summary, body);
   let loading = null;
   const load = () => {
-    loading = loading || findings(s, body, names, ctx).catch((err) => {
+    loading = loading || findings(s, body, severity, names, ctx).catch((err) => {
       loading = null;
       body.append(h('p', {role: 'alert', class: 'notice error'}, err.message));
     });
@@ -89,18 +123,18 @@ function scanDetails(s, open, names, ctx) {
   return {el, loaded: open ? load() : Promise.resolve()};
 }
 
-// findings lists a scan's findings, page by page.
-async function findings(s, body, names, ctx, cursor) {
-  const page = await call('GET', `/pr/scan/${s.id}/findings`, {query: {cursor, limit: 100}});
+// findings lists a scan's findings (those at or above severity, when
+// one is chosen), page by page.
+async function findings(s, body, severity, names, ctx, cursor) {
+  const page = await call('GET', `/pr/scan/${s.id}/findings`, {query: {severity, cursor, limit: 100}});
   if (!cursor && !page.items.length) {
-    body.append(h('p', {class: 'empty'}, 'This scan recorded no finding.'));
+    body.append(h('p', {class: 'empty'}, severity ? `No finding of ${atLeast(severity)}.` : 'This scan recorded no finding.'));
     return;
   }
-  const severity = page.items.some((f) => 'severity' in f);
-  const headers = ['Finding', ...(severity ? ['Severity'] : []), 'Rule', 'Path', 'Line', 'State', 'Action'];
+  const headers = ['Finding', 'Severity', 'Rule', 'Path', 'Line', 'State', 'Action'];
   const rows = page.items.map((f) => [
     h('span', {class: 'mono wrap'}, f.name, f.aliases.length ? h('span', {class: 'aliases'}, ' also ', f.aliases.join(', ')) : null),
-    ...(severity ? [f.severity ?? '—'] : []),
+    h('span', {class: `sev sev-${f.severity}`}, f.severity),
     f.rule ?? '—',
     f.path ? h('span', {class: 'mono wrap'}, f.path) : '—',
     f.line === null ? '—' : String(f.line),
@@ -110,7 +144,7 @@ async function findings(s, body, names, ctx, cursor) {
   ]);
   let t = body.querySelector('table');
   if (!t) {
-    t = table(`Findings of scan #${s.id}`, headers, rows);
+    t = table(`Findings of scan #${s.id}${severity ? `, ${atLeast(severity)}` : ''}`, headers, rows);
     body.append(t);
   } else {
     const tb = t.tBodies[0];
@@ -118,8 +152,14 @@ async function findings(s, body, names, ctx, cursor) {
   }
   body.querySelector('.more')?.remove();
   if (page.next_cursor) {
-    body.append(h('button', {type: 'button', class: 'secondary more', onclick: () => findings(s, body, names, ctx, page.next_cursor)}, 'More findings'));
+    body.append(h('button', {type: 'button', class: 'secondary more', onclick: () => findings(s, body, severity, names, ctx, page.next_cursor)}, 'More findings'));
   }
+}
+
+// categoryOf is a scan's category, which the API keeps in other_details.
+function categoryOf(s) {
+  const c = s.other_details?.category;
+  return typeof c === 'string' ? c : 'default';
 }
 
 // canWrite: a readonly user may not create allowlists (the API answers

@@ -2,7 +2,7 @@
 // creating a personal token (shown once) and revoking one.
 
 import {call, session, Problem} from '../api.js';
-import {h, when, table, field, select, fieldError, alert, status} from '../dom.js';
+import {h, when, table, field, select, fieldError, alert, reveal} from '../dom.js';
 
 export const name = 'tokens';
 
@@ -52,9 +52,13 @@ async function revoke(t, current, errors, ctx) {
   }
 }
 
+// scopes a personal token may have (a scan token is a CI job's: it records
+// scans and reads).
+const scopes = [['read', 'Read only'], ['scan', 'Record scans and read'], ['write', 'Read and write']];
+
 function createForm(created) {
   const name = h('input', {id: 'tk-name', maxlength: 100, autocomplete: 'off', required: true});
-  const scope = select('tk-scope', [['read', 'Read only'], ['write', 'Read and write']], 'read');
+  const scope = select('tk-scope', scopes, 'read');
   const days = h('input', {id: 'tk-days', type: 'number', min: 1, max: 366, value: 90, required: true});
   const errors = h('div', {'aria-live': 'assertive'});
   const shown = h('div', {});
@@ -64,7 +68,7 @@ function createForm(created) {
     errors,
     h('div', {class: 'grid'},
       field('Name', name, 'Unique among your tokens, such as "ci-payments".'),
-      field('Scope', scope),
+      field('Scope', scope, 'A CI job that uploads scans needs only to record scans and read.'),
       field('Expires in (days)', days, 'From 1 to 366.')),
     h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Create token')),
     shown);
@@ -83,15 +87,8 @@ function createForm(created) {
     try {
       const t = await call('POST', '/auth/tokens', {body: {name: name.value, scope: scope.value, expires_in_days: n}});
       name.value = '';
-      const out = h('input', {id: 'tk-secret', readonly: true, value: t.access_token, spellcheck: 'false', autocomplete: 'off', class: 'mono'});
-      const copy = h('button', {type: 'button', class: 'secondary', onclick: async () => {
-        await navigator.clipboard.writeText(out.value);
-        copy.textContent = 'Copied';
-      }}, 'Copy');
-      shown.append(status(h('span', {}, `Created the token ${t.name} (${t.scope}), expiring `, when(t.expires_at), '. Copy it now: it is not shown again.')),
-        h('div', {class: 'secret'}, field('New token', out), copy));
-      out.focus();
-      out.select();
+      reveal(shown, 'tk-secret', 'New token', t.access_token,
+        h('span', {}, `Created the token ${t.name} (${t.scope}), expiring `, when(t.expires_at), '. Copy it now: it is not shown again.'));
       await created();
     } catch (err) {
       errors.append(alert(err.message));

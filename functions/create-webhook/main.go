@@ -1,0 +1,17 @@
+// Command create-webhook is the Lambda of POST /api/webhooks (a webhook
+// subscription, its signing secret shown once).
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("create-webhook")
+	lambda.Start(f.API(api.CreateWebhook(f.Store, f.Box(), f.Egress(), time.Now, f.Log).Handle))
+}

@@ -1,0 +1,16 @@
+// Command delete-webhook is the Lambda of DELETE /api/webhooks/{webhook_id}.
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("delete-webhook")
+	lambda.Start(f.API(api.DeleteWebhook(f.Store, time.Now, f.Log).Handle))
+}

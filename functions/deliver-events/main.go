@@ -1,0 +1,22 @@
+// Command deliver-events is the Lambda that the delivery queues invoke: it
+// makes each attempt of a webhook delivery or a commit status, records it
+// and schedules the next.
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/queue"
+)
+
+func main() {
+	f := boot.Open("deliver-events")
+	q, err := queue.Open(os.Getenv)
+	f.Check(err)
+	lambda.Start(delivery.NewDeliverer(f.Store, q, f.Box(), f.Egress(), f.Config, time.Now, f.Log))
+}

@@ -1,0 +1,14 @@
+// Command get-integration is the Lambda of GET /api/integrations/{vc_id}.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("get-integration")
+	lambda.Start(f.API(api.GetIntegration(f.Store, f.Log).Handle))
+}

@@ -1,0 +1,15 @@
+// Command list-webhook-deliveries is the Lambda of GET
+// /api/webhooks/{webhook_id}/deliveries.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("list-webhook-deliveries")
+	lambda.Start(f.API(api.ListWebhookDeliveries(f.Store, f.Cursors(), f.Log).Handle))
+}

@@ -1,0 +1,16 @@
+// Command list-webhooks is the Lambda of GET /api/webhooks.
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("list-webhooks")
+	lambda.Start(f.API(api.ListWebhooks(f.Store, f.Cursors(), time.Now, f.Log).Handle))
+}

@@ -1,0 +1,17 @@
+// Command rotate-webhook-secret is the Lambda of POST
+// /api/webhooks/{webhook_id}/rotate-secret.
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("rotate-webhook-secret")
+	lambda.Start(f.API(api.RotateWebhookSecret(f.Store, f.Box(), time.Now, f.Log).Handle))
+}

@@ -1,0 +1,16 @@
+// Command update-webhook is the Lambda of PATCH /api/webhooks/{webhook_id}.
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("update-webhook")
+	lambda.Start(f.API(api.UpdateWebhook(f.Store, f.Egress(), time.Now, f.Log).Handle))
+}

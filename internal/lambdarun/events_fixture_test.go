@@ -1,0 +1,130 @@
+package lambdarun_test
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/seal"
+	"github.com/scangate/scangate/pkg/store"
+)
+
+// eventsFixture adds to the fixture what the event functions need: a
+// subscription (id 1) with a delivery to redeliver, n more to delete, an
+// integration of vc_id 1 and n more to delete, and, for the binaries, their environment (the
+// harness's secrets key, the queues on a stand-in that takes SendMessage,
+// the bus's name, loopback receivers allowed). The dispatcher's and the
+// deliverer's events name an event and a delivery that do not exist, so
+// that they read the table and call nothing else.
+func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string, params map[string]string, body string) []byte, n int) (map[string]func(int) []byte, []string) {
+	ctx := context.Background()
+	box, err := seal.New([]byte(local.HarnessSecretsKey))
+	if err != nil {
+		b.Fatal(err)
+	}
+	who := scangate.Who{RequestID: "bench-fixture"}
+	now := time.Now()
+	webhook := func() scangate.Webhook {
+		sealed, err := box.Seal(seal.WebhookSecret, "whsec_"+base64.StdEncoding.EncodeToString(make([]byte, 32)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := st.CreateWebhook(ctx, scangate.Webhook{URL: "http://127.0.0.1:9/hook", Events: []string{scangate.EventWebhookTest},
+			Active: true, Secret: sealed}, who, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return w
+	}
+	first := webhook()
+	for range n {
+		webhook()
+	}
+	e, err := st.RecordEvent(ctx, scangate.NewEvent(scangate.EventWebhookTest, now, map[string]int64{"id": first.ID}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	to := scangate.Destination{Kind: scangate.DestWebhook, ID: first.ID}
+	if _, _, err := st.CreateDelivery(ctx, scangate.Delivery{To: to, EventID: e.ID, EventType: e.Type,
+		Status: scangate.DeliveryFailed, CreatedAt: scangate.At(now)}); err != nil {
+		b.Fatal(err)
+	}
+	token, _ := box.Seal(seal.IntegrationToken, "ghp_bench")
+	if _, err := st.PutIntegration(ctx, scangate.Integration{VcID: 1, Type: "github", APIURL: "https://api.github.com", Token: token}, who, now); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n { // integrations to delete
+		if _, err := st.PutIntegration(ctx, scangate.Integration{VcID: 1000 + int64(i), Type: "github", APIURL: "https://api.github.com", Token: token}, who, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sqs := httptest.NewServer(http.HandlerFunc(fakeSQS))
+	b.Cleanup(sqs.Close)
+	env := []string{"SECRETS_KEY=" + base64.StdEncoding.EncodeToString([]byte(local.HarnessSecretsKey)),
+		"SQS_ENDPOINT=" + sqs.URL, "DELIVERY_QUEUE_URL=" + sqs.URL + "/1/fast", "RETRY_QUEUE_URL=" + sqs.URL + "/1/retry",
+		"DEAD_LETTER_QUEUE_URL=" + sqs.URL + "/1/dead", "EVENT_BUS_NAME=bench", "EGRESS_LOOPBACK_HTTP=true"}
+	hook := func(method, suffix string, body string) func(int) []byte {
+		return func(int) []byte {
+			return proxy(method, "/api/webhooks/1"+suffix, map[string]string{"webhook_id": "1"}, body)
+		}
+	}
+	missing := newEventID()
+	return map[string]func(int) []byte{
+		"create-webhook": func(int) []byte {
+			return proxy("POST", "/api/webhooks", nil, `{"url":"http://127.0.0.1:9/hook","events":["pr.gate_changed"]}`)
+		},
+		"update-webhook":        hook("PATCH", "", `{"description":"bench"}`),
+		"test-webhook":          hook("POST", "/test", ""),
+		"rotate-webhook-secret": hook("POST", "/rotate-secret", ""),
+		"delete-webhook": func(i int) []byte {
+			id := strconv.FormatInt(first.ID+1+int64(i%n), 10)
+			return proxy("DELETE", "/api/webhooks/"+id, map[string]string{"webhook_id": id}, "")
+		},
+		"redeliver-webhook-delivery": func(int) []byte {
+			return proxy("POST", "/api/webhooks/1/deliveries/"+e.ID+"/redeliver", map[string]string{"webhook_id": "1", "delivery_id": e.ID}, "")
+		},
+		"delete-integration": func(i int) []byte {
+			vc := strconv.FormatInt(1000+int64(i%n), 10)
+			return proxy("DELETE", "/api/integrations/"+vc, map[string]string{"vc_id": vc}, "")
+		},
+		"put-integration": func(int) []byte {
+			return proxy("PUT", "/api/integrations/1", map[string]string{"vc_id": "1"}, `{"type":"github","token":"ghp_bench"}`)
+		},
+		"dispatch-events": func(i int) []byte {
+			return []byte(fmt.Sprintf(`{"Records":[{"eventID":"%d","eventName":"INSERT","eventSource":"aws:dynamodb",`+
+				`"dynamodb":{"Keys":{"PK":{"S":"EVENT#%s"},"SK":{"S":"EVENT"}},"SequenceNumber":"%021d","StreamViewType":"KEYS_ONLY"}}]}`, i, missing, i))
+		},
+		"deliver-events": func(i int) []byte {
+			return []byte(fmt.Sprintf(`{"Records":[{"messageId":"m%d","receiptHandle":"r%d","body":"{\"kind\":\"webhook\",\"id\":1,\"event\":\"%s\"}",`+
+				`"eventSource":"aws:sqs","eventSourceARN":"arn:aws:sqs:us-east-1:1:fast"}]}`, i, i, missing))
+		},
+	}, env
+}
+
+// newEventID is an event id no event has.
+func newEventID() string { return "01ZZZZZZZZZZZZZZZZZZZZZZZZ" }
+
+// fakeSQS takes SendMessage (SQS's JSON protocol) and answers as SQS does,
+// with the body's MD5, which the SDK checks.
+func fakeSQS(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		MessageBody string `json:"MessageBody"`
+	}
+	if r.Header.Get("X-Amz-Target") != "AmazonSQS.SendMessage" || json.NewDecoder(r.Body).Decode(&in) != nil {
+		http.Error(w, `{"__type":"InvalidAction"}`, http.StatusBadRequest)
+		return
+	}
+	sum := md5.Sum([]byte(in.MessageBody))
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	_, _ = fmt.Fprintf(w, `{"MessageId":"bench","MD5OfMessageBody":"%s"}`, hex.EncodeToString(sum[:]))
+}
