@@ -11,14 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
 )
 
 // runsLog is a SARIF log of one run a tool, each with n[i] results:
@@ -50,22 +48,13 @@ func runsLog(tools []string, n []int) []byte {
 	return b.Bytes()
 }
 
-// outboxEvents are the table's events, by type.
+// outboxEvents are the data of the table's events, by type.
 func outboxEvents(t *testing.T, env *ddbtest.Env) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	p := dynamodb.NewScanPaginator(env.DB, &dynamodb.ScanInput{TableName: aws.String(env.Table), ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			if pk := it["PK"].(*types.AttributeValueMemberS).Value; strings.HasPrefix(pk, store.EventPrefix) {
-				typ := it["type"].(*types.AttributeValueMemberS).Value
-				out[typ] = append(out[typ], it["data"].(*types.AttributeValueMemberS).Value)
-			}
-		}
+	for _, it := range env.Outbox(t) {
+		typ := it["type"].(*types.AttributeValueMemberS).Value
+		out[typ] = append(out[typ], it["data"].(*types.AttributeValueMemberS).Value)
 	}
 	return out
 }
