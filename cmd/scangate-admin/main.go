@@ -267,6 +267,9 @@ func check(ctx context.Context, e env, args []string) error {
 	for _, d := range r.Drift {
 		fmt.Fprintln(e.out, "drift:", d)
 	}
+	if r.Unrecorded > 0 {
+		fmt.Fprintf(e.out, "%d findings of scans never committed (a recording under way, or one that failed): counted by no scan, not drift\n", r.Unrecorded)
+	}
 	fmt.Fprintf(e.out, "checked %d scans, %d findings, %d PRs: %d drift\n", r.Scans, r.Findings, r.PRs, len(r.Drift))
 	if len(r.Drift) > 0 {
 		return fmt.Errorf("%d counts drifted", len(r.Drift))

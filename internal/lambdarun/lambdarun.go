@@ -29,7 +29,8 @@ type Result struct {
 	Init        time.Duration   // process start to its first poll of next
 	Invocations []time.Duration // event handed out to response posted
 	Responses   [][]byte
-	PeakRSS     int64 // KiB (VmHWM)
+	PeakRSS     int64         // KiB (VmHWM)
+	CPU         time.Duration // the process's CPU time, user and system, until its last answer
 }
 
 type invocation struct {
@@ -165,6 +166,7 @@ func RunProcess(ctx context.Context, p Process, events [][]byte) (Result, error)
 		res.Responses = append(res.Responses, o.body)
 	}
 	res.PeakRSS = peakRSS(cmd.Process.Pid)
+	res.CPU = cpuTime(cmd.Process.Pid)
 	return res, nil
 }
 
@@ -231,6 +233,25 @@ func peakRSS(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// cpuTime is a live process's CPU time: utime and stime of its stat, in
+// clock ticks of 10 ms (USER_HZ, 100 on Linux whatever the kernel's HZ).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command's name, in parentheses, may hold spaces: count fields
+	// after its closing parenthesis (state is field 3, utime 14, stime 15).
+	rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // lockedBuffer keeps a process's error output, written by exec's copying

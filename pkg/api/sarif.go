@@ -1,17 +1,18 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/scangate/scangate/pkg/sarif"
 	"github.com/scangate/scangate/pkg/scangate"
@@ -31,7 +32,9 @@ type uploadBody struct {
 }
 
 // RecordSARIF is POST /pr/scan/sarif: a scanner's SARIF log, unchanged, in
-// the envelope of POST /pr/scan; one scan per (scan type, category).
+// the envelope of POST /pr/scan; one scan per (scan type, category). The
+// body is read twice (RecordLog): to check it whole, then to record its
+// runs as they are read.
 func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "RecordSARIF", Roles: recordRoles, Users: st, ScanScope: true, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
@@ -39,11 +42,17 @@ func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint 
 			if err != nil {
 				return Reply{}, err
 			}
-			env, rep, err := readSARIFUpload(raw)
-			if err != nil {
-				return Reply{}, err
+			o := sarif.Options{Category: bodyCategory(raw)}
+			read := func(h sarif.Handler) (scangate.NewScan, sarif.Counts, error) { return readSARIFUpload(raw, o, h) }
+			// The recording stops short of the function's time limit, so
+			// that what it wrote is deleted before the function ends.
+			work := ctx
+			if d, ok := ctx.Deadline(); ok {
+				var cancel context.CancelFunc
+				work, cancel = context.WithDeadline(ctx, d.Add(-abortMargin))
+				defer cancel()
 			}
-			out, err := RecordReport(ctx, st, env, rep, Recording{Who: whoOf(c, req), At: now(), MaxFindings: sarif.DefaultLimits().FindingsPerType})
+			out, err := RecordLog(work, st, read, Recording{Who: whoOf(c, req), At: now()})
 			if err != nil {
 				return Reply{}, err
 			}
@@ -51,18 +60,49 @@ func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint 
 		}}
 }
 
+// abortMargin is kept, of an inline recording's time, to delete what it
+// wrote when it fails (the store gives that 5 s at most).
+const abortMargin = 5 * time.Second
+
+// bodyCategory is the category member of a body when it is a category
+// (the envelope's: every run's), else "": the first read of the body then
+// refuses the member, or there is none.
+func bodyCategory(raw []byte) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if name.String() != "category" {
+			if dec.SkipValue() != nil {
+				return ""
+			}
+			continue
+		}
+		v, err := dec.ReadToken()
+		if err != nil || v.Kind() != '"' || !scangate.ValidCategory(v.String()) {
+			return ""
+		}
+		return v.String()
+	}
+	return ""
+}
+
 // readSARIFUpload reads a body: the envelope (status defaults to
-// completed) and the log, in one pass (sarif.ReadBody). In the order of
-// the contract, a body or log over a limit (413) or undecodable (400)
-// answers before a wrong envelope (422), and a wrong envelope before a log
-// that is not SARIF (422).
-func readSARIFUpload(raw []byte) (scangate.NewScan, *sarif.Report, error) {
-	rep := &sarif.Report{}
-	body, readErr := sarif.ReadBody(raw, sarif.Limits{}, rep.Add)
+// completed) and the log, in one pass (sarif.ReadBody), its runs handed
+// to h. In the order of the contract, a body or log over a limit (413) or
+// undecodable (400) answers before a wrong envelope (422), and a wrong
+// envelope before a log that is not SARIF (422).
+func readSARIFUpload(raw []byte, o sarif.Options, h sarif.Handler) (scangate.NewScan, sarif.Counts, error) {
+	body, readErr := sarif.ReadBody(raw, o, h)
 	readErr = sarifError(readErr)
 	var he *httpError
 	if errors.As(readErr, &he) {
-		return scangate.NewScan{}, nil, readErr
+		return scangate.NewScan{}, body.Counts, readErr
 	}
 	var p scangate.Problems
 	f := readFields(body.Members, "", &p)
@@ -77,9 +117,9 @@ func readSARIFUpload(raw []byte) (scangate.NewScan, *sarif.Report, error) {
 		env.ValidateEnvelope(&p)
 	}
 	if len(p) > 0 {
-		return env, nil, p.Err()
+		return env, body.Counts, p.Err()
 	}
-	return env, rep, readErr
+	return env, body.Counts, readErr
 }
 
 // sarifError gives a reading error of a log its status: a breached limit
@@ -104,45 +144,57 @@ func sarifError(err error) error {
 }
 
 // Recording is how a read log is recorded: by whom (its audit entries),
-// when, at most once per key Once (an S3 event's redeliveries: "" for
-// none), and at most MaxFindings findings a scan.
+// when, and at most once per key Once (an S3 event's redeliveries: "" for
+// none). Check, when set, runs once the log is read whole and before
+// anything is written (the ingest checks its upload's creator there).
 type Recording struct {
-	Who         scangate.Who
-	At          time.Time
-	Once        string
-	MaxFindings int
+	Who   scangate.Who
+	At    time.Time
+	Once  string
+	Check func(context.Context) error
 }
 
-// RecordReport records the scans of a read log in the envelope env,
-// exactly as POST /pr/scan records a scan, in one commit: one scan per
-// (scan type, category), for every run of the log (a run that found
-// nothing records a completed scan with no finding: a clean re-scan
-// clears its category). A run's category is its own unless the envelope
-// names one for every run. The tools of each scan go into its
-// other_details.tools.
-func RecordReport(ctx context.Context, st ScanStore, env scangate.NewScan, rep *sarif.Report, r Recording) (uploadBody, error) {
-	out := uploadBody{Scans: []scangate.ScanView{}, Results: rep.Results, Skipped: rep.Skipped}
-	if r.MaxFindings <= 0 {
-		r.MaxFindings = sarif.DefaultLimits().FindingsPerType
+// A LogReader reads a log, handing each of its runs to h as it is read
+// (with every run's category the envelope's, when it names one), and
+// returns the envelope of its scans and the log's counts; its errors are
+// those the API answers (SARIFError). RecordLog reads it twice.
+type LogReader func(h sarif.Handler) (scangate.NewScan, sarif.Counts, error)
+
+// errLogChanged reports a log that read otherwise the second time (an
+// object replaced between the reads): nothing is recorded, and a retry
+// reads it again.
+var errLogChanged = errors.New("the SARIF log read differently the second time")
+
+// RecordLog records the scans of a log in its envelope, exactly as POST
+// /pr/scan records a scan: one scan per (scan type, category), for every
+// run of the log (a run that found nothing records a completed scan with
+// no finding: a clean re-scan clears its category), with the tools of
+// each scan in its other_details.tools. A run's category is its own
+// unless the envelope names one for every run.
+//
+// It reads the log twice, keeping no finding: first whole, to refuse it
+// (413, 400, 422) before anything is written and to learn its scans and
+// their tools; then to write each run's findings as soon as the run is
+// read (store's RecordScansFrom), while the next run is read. The scans
+// and the PR record are committed after the last run, in one commit.
+func RecordLog(ctx context.Context, st ScanStore, read LogReader, r Recording) (uploadBody, error) {
+	plan := &logPlan{at: map[string]int{}}
+	env, counts, err := read(plan.add)
+	out := uploadBody{Scans: []scangate.ScanView{}, Results: counts.Results, Skipped: counts.Skipped,
+		Recorded: counts.Recorded, SuppressedInSource: counts.SuppressedInSource}
+	if err == nil && r.Check != nil {
+		err = r.Check(ctx)
 	}
-	scans, err := reportScans(env, rep, r.MaxFindings)
 	if err != nil {
 		return out, err
 	}
-	nss := make([]scangate.NewScan, len(scans))
-	for i, sc := range scans {
-		nss[i] = sc.ns
-		if nss[i].OtherDetails, err = withTools(env.OtherDetails, sc.tools); err != nil {
-			return out, err
-		}
-		for _, f := range sc.ns.Findings {
-			out.Recorded++
-			if f.InSource {
-				out.SuppressedInSource++
-			}
-		}
+	nss, err := plan.newScans(env)
+	if err != nil {
+		return out, err
 	}
-	recorded, pr, _, err := st.RecordScans(ctx, nss, r.Who, r.At, r.Once)
+	recorded, pr, _, err := st.RecordScansFrom(ctx, nss, r.Who, r.At, r.Once, func(add func(int, []scangate.Finding) error) error {
+		return plan.record(read, counts, add)
+	})
 	if err != nil {
 		return out, err
 	}
@@ -152,82 +204,109 @@ func RecordReport(ctx context.Context, st ScanStore, env scangate.NewScan, rep *
 	return out, nil
 }
 
-// reportScan is one scan a log records: its (type, category), findings
-// and tools.
-type reportScan struct {
-	ns    scangate.NewScan
-	tools []sarif.Tool
-	seen  map[string]int // a finding's identity: its place in ns.Findings
+// logPlan is what the first read of a log finds: its scans, one per
+// (type, category) in the order its runs name them, with their tools.
+type logPlan struct {
+	scans []planScan
+	at    map[string]int // a scan's index, by type#category
 }
 
-// reportScans gathers the runs of a log into scans, one per (type,
-// category), in the order the runs name them. Runs of one category were
-// de-duplicated by the reader; runs that the envelope's category puts
-// together are de-duplicated here, by the reader's rule (the same type,
-// name, path and line: suppressed only if every occurrence is, aliases
-// united, the higher severity), and a scan holds at most max findings
-// (413 past it).
-func reportScans(env scangate.NewScan, rep *sarif.Report, max int) ([]*reportScan, error) {
-	var scans []*reportScan
-	at := map[string]*reportScan{}
-	for _, run := range rep.Runs {
-		cat := run.Category
-		if env.Category != "" {
-			cat = env.Category
+type planScan struct {
+	typ      scangate.ScanType
+	category string
+	tools    []sarif.Tool
+}
+
+// add notes the scans of a run (a Handler).
+func (p *logPlan) add(run *sarif.Run) error {
+	for _, t := range run.Types() {
+		k := string(t) + "#" + run.Category
+		i, ok := p.at[k]
+		if !ok {
+			i = len(p.scans)
+			p.at[k] = i
+			p.scans = append(p.scans, planScan{typ: t, category: run.Category})
 		}
-		for _, t := range run.Types() {
-			k := string(t) + "#" + cat
-			sc := at[k]
-			if sc == nil {
-				ns := env
-				ns.Type, ns.Category, ns.Findings = t, cat, nil
-				sc = &reportScan{ns: ns, seen: map[string]int{}}
-				at[k] = sc
-				scans = append(scans, sc)
-			}
-			if !slices.Contains(sc.tools, run.Tool) {
-				sc.tools = append(sc.tools, run.Tool)
-			}
-			for _, f := range run.Findings(t) {
-				if err := sc.add(f); err != nil {
-					return nil, err
+		if sc := &p.scans[i]; !slices.Contains(sc.tools, run.Tool) {
+			sc.tools = append(sc.tools, run.Tool)
+		}
+	}
+	return nil
+}
+
+// newScans are the plan's scans in the envelope env, without findings.
+func (p *logPlan) newScans(env scangate.NewScan) ([]scangate.NewScan, error) {
+	nss := make([]scangate.NewScan, len(p.scans))
+	for i, sc := range p.scans {
+		ns := env
+		ns.Type, ns.Category, ns.Findings = sc.typ, sc.category, nil
+		var err error
+		if ns.OtherDetails, err = withTools(env.OtherDetails, sc.tools); err != nil {
+			return nil, err
+		}
+		nss[i] = ns
+	}
+	return nss, nil
+}
+
+// runsInFlight is how many runs of a log are written at once while the
+// next is read: runs of different scans are written to different
+// partitions, which DynamoDB takes at once (one partition takes about
+// 1,000 writes a second).
+const runsInFlight = 4
+
+// record reads the log again and hands each run's findings to add (its
+// scan's next part) from runsInFlight goroutines, so that the next run is
+// read while runs are written. A run that the first read did not find,
+// or counts that differ, fail the recording (errLogChanged).
+func (p *logPlan) record(read LogReader, counts sarif.Counts, add func(int, []scangate.Finding) error) error {
+	runs := make(chan *sarif.Run)
+	stopped := make(chan struct{})
+	var mu sync.Mutex
+	var werr error
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if werr == nil {
+			werr = err
+			close(stopped)
+		}
+	}
+	var wg sync.WaitGroup
+	for range runsInFlight {
+		wg.Go(func() {
+			for run := range runs {
+				for _, t := range run.Types() {
+					i, ok := p.at[string(t)+"#"+run.Category]
+					err := errLogChanged
+					if ok {
+						err = add(i, run.Findings(t))
+					}
+					if err != nil {
+						fail(err)
+						break
+					}
 				}
 			}
-			if len(sc.ns.Findings) > max {
-				return nil, failf(http.StatusRequestEntityTooLarge,
-					"the SARIF log holds more than %d findings of one scan type and category (limit findings_per_type)", max)
-			}
+		})
+	}
+	_, again, err := read(func(run *sarif.Run) error {
+		select {
+		case runs <- run:
+			return nil
+		case <-stopped:
+			return errLogChanged // the writer's error is returned instead
 		}
-	}
-	return scans, nil
-}
-
-// add adds a finding to the scan, or merges it into the one it repeats.
-func (sc *reportScan) add(f scangate.Finding) error {
-	line := ""
-	if f.Line != nil {
-		line = strconv.FormatInt(*f.Line, 10)
-	}
-	id := scangate.FindingKey(sc.ns.Type, f.Name) + "\x00" + f.Path + "\x00" + line
-	i, ok := sc.seen[id]
-	if !ok {
-		sc.seen[id] = len(sc.ns.Findings)
-		sc.ns.Findings = append(sc.ns.Findings, f)
-		return nil
-	}
-	g := &sc.ns.Findings[i]
-	g.InSource = g.InSource && f.InSource
-	if !g.Severity.AtLeast(f.Severity) {
-		g.Severity = f.Severity
-	}
-	for _, a := range f.Aliases {
-		if !slices.ContainsFunc(g.Aliases, func(b string) bool { return strings.EqualFold(a, b) }) && !strings.EqualFold(a, g.Name) {
-			g.Aliases = append(g.Aliases, a)
-		}
-	}
-	if len(g.Aliases) > scangate.MaxAliases {
-		return scangate.Errorf(scangate.KindInvalid, "the finding %s, reported by several runs put in the category %s, has more than %d aliases",
-			g.Name, sc.ns.Category, scangate.MaxAliases)
+	})
+	close(runs)
+	wg.Wait()
+	switch {
+	case werr != nil:
+		return werr
+	case err != nil:
+		return err
+	case again != counts:
+		return errLogChanged
 	}
 	return nil
 }

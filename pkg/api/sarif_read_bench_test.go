@@ -13,21 +13,26 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/pkg/sarif"
 )
 
 // readSARIFRequest is what POST /pr/scan/sarif does with its request
-// before it records anything: it reads the body, the envelope and the log,
-// and returns the number of findings the log records.
+// before it records anything (its first read): it reads the body, the
+// envelope and the log, and returns the number of findings the log
+// records. The findings are collected (sarif.Report), as the route did
+// before it wrote them as they are read.
 func readSARIFRequest(req events.APIGatewayProxyRequest) (int, error) {
 	raw, err := rawBody(req, MaxSARIFBody)
 	if err != nil {
 		return 0, err
 	}
-	_, rep, err := readSARIFUpload(raw)
+	rep := &sarif.Report{}
+	_, counts, err := readSARIFUpload(raw, sarif.Options{Category: bodyCategory(raw)}, rep.Add)
 	if err != nil {
 		return 0, err
 	}
-	return rep.Recorded, nil
+	return counts.Recorded, nil
 }
 
 // sarifBody is a body of POST /pr/scan/sarif whose sarif member is log.

@@ -20,6 +20,11 @@ type ScanStore interface {
 	// once, at most once per key: recorded is false when a delivery
 	// before recorded them).
 	RecordScans(ctx context.Context, nss []scangate.NewScan, who scangate.Who, now time.Time, once string) (scans []scangate.Scan, pr scangate.PR, recorded bool, err error)
+	// RecordScansFrom is RecordScans with the findings given part by
+	// part: fill hands each part to add (i: the scan's index in nss), which
+	// writes it before it returns (the store's RecordScansFrom).
+	RecordScansFrom(ctx context.Context, nss []scangate.NewScan, who scangate.Who, now time.Time, once string,
+		fill func(add func(i int, fs []scangate.Finding) error) error) (scans []scangate.Scan, pr scangate.PR, recorded bool, err error)
 	Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR, error)
 }
 

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
+	"strconv"
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/config"
@@ -37,6 +39,7 @@ type Function struct {
 // logger. A function that cannot start says why, under its name, and
 // exits: Lambda reports the failed init.
 func Open(name string) Function {
+	SetMemoryLimit(os.Getenv)
 	st, cfg, err := store.Open(os.Getenv)
 	f := Function{Env: Env{Name: name, Config: cfg, Log: cfg.Logger(os.Stdout)}, Store: st}
 	f.Check(err)
@@ -47,10 +50,40 @@ func Open(name string) Function {
 // (the dashboard's publisher): the configuration and the logger, no
 // DynamoDB client.
 func OpenWithoutStore(name string) Env {
+	SetMemoryLimit(os.Getenv)
 	cfg, err := config.Load(os.Getenv)
 	e := Env{Name: name, Config: cfg, Log: cfg.Logger(os.Stdout)}
 	e.Check(err)
 	return e
+}
+
+// MemoryLimit is the Go runtime's soft memory limit for a function of
+// mb MiB (its MemorySize, which Lambda gives in AWS_LAMBDA_FUNCTION_MEMORY_SIZE):
+// all of it but a tenth, and at least 32 MiB, left for what the limit
+// does not count (the binary's pages, memory outside the Go heap). Past
+// it the garbage collector runs harder rather than the function running
+// out of memory.
+func MemoryLimit(mb int64) int64 {
+	total := mb << 20
+	return total - max(total/10, 32<<20)
+}
+
+// SetMemoryLimit sets the Go runtime's soft memory limit from the
+// function's memory (MemoryLimit of AWS_LAMBDA_FUNCTION_MEMORY_SIZE),
+// unless GOMEMLIMIT is set (the runtime applied it at start) or the
+// memory is not given (outside Lambda). It returns the limit it set, or
+// -1.
+func SetMemoryLimit(getenv func(string) string) int64 {
+	if getenv("GOMEMLIMIT") != "" {
+		return -1
+	}
+	mb, err := strconv.ParseInt(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"), 10, 64)
+	if err != nil || mb < 128 {
+		return -1
+	}
+	limit := MemoryLimit(mb)
+	debug.SetMemoryLimit(limit)
+	return limit
 }
 
 // Check exits as Open does when err is not nil: for what a main builds

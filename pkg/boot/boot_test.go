@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -37,5 +38,41 @@ func TestAPI(t *testing.T) {
 	}
 	if resp := call(dash, boot.Env{}); resp.Headers["Access-Control-Allow-Origin"] != "" || resp.Headers["Vary"] != "" {
 		t.Errorf("without a dashboard origin: %v", resp.Headers)
+	}
+}
+
+// TestSetMemoryLimit: a function sets the Go runtime's memory limit from
+// the memory Lambda gives it (all but a tenth, at least 32 MiB left
+// over); GOMEMLIMIT, when set, is the runtime's own and stays; outside
+// Lambda nothing is set.
+func TestSetMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	env := func(vars ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(vars); i += 2 {
+				if vars[i] == k {
+					return vars[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	tenth := func(mib int64) int64 { return mib<<20 - mib<<20/10 }
+	for mb, want := range map[string]int64{"128": 96 << 20, "256": 224 << 20, "1024": tenth(1024), "10240": tenth(10240)} {
+		debug.SetMemoryLimit(before)
+		if got := boot.SetMemoryLimit(env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", mb)); got != want || debug.SetMemoryLimit(-1) != want {
+			t.Errorf("%s MB: the limit set is %d (the runtime's %d); want %d", mb, got, debug.SetMemoryLimit(-1), want)
+		}
+	}
+	for name, e := range map[string]func(string) string{
+		"GOMEMLIMIT set":  env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "1024", "GOMEMLIMIT", "300MiB"),
+		"outside Lambda":  env(),
+		"an unread value": env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "lots"),
+	} {
+		debug.SetMemoryLimit(before)
+		if got := boot.SetMemoryLimit(e); got != -1 || debug.SetMemoryLimit(-1) != before {
+			t.Errorf("%s: set %d", name, got)
+		}
 	}
 }

@@ -438,6 +438,16 @@ func webhookSteps(t *testing.T, b *browser, admin string, secrets *[]string) []s
 				t.Errorf("the form shows %q; want the API URL and no token", got)
 			}
 			b.nowhere(t, "integration's token", token)
+			// Deleted, once confirmed: the API has it no more.
+			b.do(t, chromedp.Click(button("Delete…")), chromedp.WaitVisible(chromedp.ID("confirm-text")))
+			b.page(t, "integration-remove-confirm")
+			b.act(t, "integrations", chromedp.Click(button("Delete integration 2")))
+			if got := b.text(t, "[role=status]") + " " + b.text(t, "main .empty"); got != "Deleted integration 2. Not set up: no commit status is posted for the pull requests of integration 2." {
+				t.Errorf("after removing: %q", got)
+			}
+			if code, _ := call(t, "GET", b.api+"/integrations/2", admin, ""); code != 404 {
+				t.Errorf("the deleted integration answers %d", code)
+			}
 		}},
 	}
 }

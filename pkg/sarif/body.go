@@ -31,14 +31,14 @@ type Body struct {
 
 // ReadBody reads the body of POST /pr/scan/sarif: one JSON object whose
 // member "sarif" holds a log, as a JSON object or as a string of base64 of
-// its gzip. The log is read as Read reads one (its runs handed to h), in
+// its gzip (o.Pointer is /sarif). The log is read as Read reads one (its runs handed to h), in
 // the one pass over the body that checks the whole body: I-JSON, the other
 // members at most 32 levels deep, nothing after the object. Errors point
 // into the log below /sarif. On a SchemaError the rest of the body is
 // still read and checked, and Body holds every other member, so that the
 // caller may report their problems first.
-func ReadBody(body []byte, lim Limits, h Handler) (Body, error) {
-	lim = lim.withDefaults()
+func ReadBody(body []byte, o Options, h Handler) (Body, error) {
+	o.Limits = o.Limits.withDefaults()
 	dec := jsontext.NewDecoder(bytes.NewBuffer(body))
 	d := &decoder{dec: dec, base: 1, noun: "the body"}
 	out := Body{Members: map[string]json.RawMessage{}}
@@ -55,7 +55,7 @@ func ReadBody(body []byte, lim Limits, h Handler) (Body, error) {
 		if string(name) != LogMember {
 			return d.member(out.Members, string(name))
 		}
-		err := d.log(&out, lim, h)
+		err := d.log(&out, o, h)
 		var se *SchemaError
 		if errors.As(err, &se) {
 			schemaErr = err
@@ -86,8 +86,9 @@ func (d *decoder) member(m map[string]json.RawMessage, name string) error {
 }
 
 // log reads the log member: a log, or a string of base64 of its gzip.
-func (d *decoder) log(out *Body, lim Limits, h Handler) error {
+func (d *decoder) log(out *Body, o Options, h Handler) error {
 	const ptr = "/" + LogMember
+	o.Pointer = ptr
 	k, err := d.peek()
 	if err != nil {
 		return err
@@ -98,7 +99,7 @@ func (d *decoder) log(out *Body, lim Limits, h Handler) error {
 		return d.token()
 	case '{':
 		out.Log = true
-		rd := newReader(d, ptr, lim, h)
+		rd := newReader(d, ptr, o, h)
 		err := rd.read()
 		out.Counts = rd.total
 		return err
@@ -113,7 +114,7 @@ func (d *decoder) log(out *Body, lim Limits, h Handler) error {
 		} else {
 			v = v[1 : len(v)-1]
 		}
-		out.Counts, err = readBase64Gzip(bytes.NewReader(v), Options{Limits: lim, Pointer: ptr}, h)
+		out.Counts, err = readBase64Gzip(bytes.NewReader(v), o, h)
 		return err
 	}
 	out.Log = true

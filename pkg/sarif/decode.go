@@ -10,12 +10,13 @@ import (
 // by member, in one pass; each run is mapped and handed on once it is read.
 type reader struct {
 	*decoder
-	ptr   string // the log's pointer
-	lim   Limits
-	h     Handler
-	total Counts
-	seen  map[identity]place // every finding made: 24 bytes (and the map's own) each
-	per   map[pairKey]int    // findings per (category, scan type)
+	ptr      string // the log's pointer
+	lim      Limits
+	category string // every run's category when set (Options.Category)
+	h        Handler
+	total    Counts
+	seen     map[identity]place // every finding made: 24 bytes (and the map's own) each
+	per      map[pairKey]int    // findings per (category, scan type)
 }
 
 // pairKey is a (category, scan type): one scan's findings.
@@ -24,8 +25,9 @@ type pairKey struct {
 	typ      scangate.ScanType
 }
 
-func newReader(d *decoder, ptr string, lim Limits, h Handler) *reader {
-	return &reader{decoder: d, ptr: ptr, lim: lim, h: h, seen: map[identity]place{}, per: map[pairKey]int{}}
+func newReader(d *decoder, ptr string, o Options, h Handler) *reader {
+	return &reader{decoder: d, ptr: ptr, lim: o.Limits.withDefaults(), category: o.Category, h: h,
+		seen: map[identity]place{}, per: map[pairKey]int{}}
 }
 
 // read reads a log to its end. After a SchemaError it still reads the rest

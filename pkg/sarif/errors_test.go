@@ -138,7 +138,7 @@ func TestInputErrors(t *testing.T) {
 			return err
 		},
 		"member string not JSON": func() error {
-			_, err := ReadBody([]byte(`{"sarif":"abc`), Limits{}, (&Report{}).Add)
+			_, err := ReadBody([]byte(`{"sarif":"abc`), Options{}, (&Report{}).Add)
 			return err
 		},
 	}
@@ -184,24 +184,24 @@ func TestReadBodyForms(t *testing.T) {
 	log := logOf(runOf(`"name":"Bandit","version":"1.9.4"`, res("B602", "a.py", 3, "")))
 	for _, raw := range []string{log, " \n" + log, quote(b64gz(t, log))} {
 		rep := &Report{}
-		body, err := ReadBody([]byte(`{"a":1,"sarif":`+raw+`,"b":[true]}`), Limits{}, rep.Add)
+		body, err := ReadBody([]byte(`{"a":1,"sarif":`+raw+`,"b":[true]}`), Options{}, rep.Add)
 		if err != nil || rep.Recorded != 1 || flat(rep)[0].Name != "B602" || body.Counts != rep.Counts || !body.Log ||
 			string(body.Members["a"]) != "1" || string(body.Members["b"]) != "[true]" || len(body.Members) != 2 {
 			t.Errorf("%.40s: %+v %+v %v", raw, rep, body, err)
 		}
 	}
 	for _, raw := range []string{`7`, `[]`, `true`} {
-		body, err := ReadBody([]byte(`{"sarif":`+raw+`,"after":1}`), Limits{}, (&Report{}).Add)
+		body, err := ReadBody([]byte(`{"sarif":`+raw+`,"after":1}`), Options{}, (&Report{}).Add)
 		var se *SchemaError
 		if !errors.As(err, &se) || se.Pointer != "/sarif" || string(body.Members["after"]) != "1" || !body.Log {
 			t.Errorf("%q: got %v, want a SchemaError at /sarif and the members after it", raw, err)
 		}
 	}
-	body, err := ReadBody([]byte(`{"sarif":null}`), Limits{}, (&Report{}).Add)
+	body, err := ReadBody([]byte(`{"sarif":null}`), Options{}, (&Report{}).Add)
 	if err != nil || body.Log || string(body.Members["sarif"]) != "null" {
 		t.Errorf("null: %+v %v", body, err)
 	}
-	body, err = ReadBody([]byte(`{"x":1}`), Limits{}, (&Report{}).Add)
+	body, err = ReadBody([]byte(`{"x":1}`), Options{}, (&Report{}).Add)
 	if err != nil || body.Log || len(body.Members) != 1 {
 		t.Errorf("no log: %+v %v", body, err)
 	}

@@ -121,6 +121,9 @@ func (r *reader) record(rs *runState) error {
 	if run.Category, err = rs.category(); err != nil {
 		return err
 	}
+	if r.category != "" {
+		run.Category = r.category
+	}
 	trivy := strings.EqualFold(name, "trivy")
 	if run.Type == scangate.ScanSecret { // most of a run's findings are of its tool's type
 		run.Secrets = make([]scangate.Finding, 0, len(rs.results))

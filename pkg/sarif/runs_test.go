@@ -202,9 +202,9 @@ func TestIJSONEveryForm(t *testing.T) {
 			"log":    func() error { _, err := readLog(strings.NewReader(log), Options{}); return err },
 			"gzip":   func() error { _, err := readGzip(bytes.NewReader(gz(t, log)), Options{}); return err },
 			"base64": func() error { _, err := readB64(b64gz(t, log), Options{}); return err },
-			"body":   func() error { _, err := ReadBody([]byte(`{"sarif":`+log+`}`), Limits{}, (&Report{}).Add); return err },
+			"body":   func() error { _, err := ReadBody([]byte(`{"sarif":`+log+`}`), Options{}, (&Report{}).Add); return err },
 			"body, base64": func() error {
-				_, err := ReadBody([]byte(`{"sarif":"`+b64gz(t, log)+`"}`), Limits{}, (&Report{}).Add)
+				_, err := ReadBody([]byte(`{"sarif":"`+b64gz(t, log)+`"}`), Options{}, (&Report{}).Add)
 				return err
 			},
 		} {
@@ -239,7 +239,7 @@ func TestBodyRules(t *testing.T) {
 		"a byte order mark":                "\xef\xbb\xbf{\"sarif\":" + log + "}",
 		"not JSON after a schema problem":  `{"sarif":{"version":"2.0.0","runs":[]},"x":tru}`,
 	} {
-		_, err := ReadBody([]byte(body), Limits{}, (&Report{}).Add)
+		_, err := ReadBody([]byte(body), Options{}, (&Report{}).Add)
 		var ie *InputError
 		if !errors.As(err, &ie) {
 			t.Errorf("%s: %v (%T); want an InputError", name, err, err)
@@ -248,11 +248,11 @@ func TestBodyRules(t *testing.T) {
 	// 32 levels are read; the log may nest 128 levels (a result's
 	// properties are its 6th).
 	body := `{"other_details":` + deep(31) + `,"sarif":` + logOf(runOf(`"name":"t"`, `{"ruleId":"a","message":{"text":"m"},"properties":{"p":`+deep(122)+`}}`)) + `}`
-	if _, err := ReadBody([]byte(body), Limits{}, (&Report{}).Add); err != nil {
+	if _, err := ReadBody([]byte(body), Options{}, (&Report{}).Add); err != nil {
 		t.Errorf("32 and 128 levels: %v", err)
 	}
 	body = `{"sarif":` + logOf(runOf(`"name":"t"`, `{"ruleId":"a","message":{"text":"m"},"properties":{"p":`+deep(123)+`}}`)) + `}`
-	if _, err := ReadBody([]byte(body), Limits{}, (&Report{}).Add); !errors.As(err, new(*InputError)) {
+	if _, err := ReadBody([]byte(body), Options{}, (&Report{}).Add); !errors.As(err, new(*InputError)) {
 		t.Errorf("129 levels: %v", err)
 	}
 }

@@ -77,6 +77,11 @@ type Options struct {
 	// Pointer is the JSON pointer of the log in what carried it ("" for a
 	// log on its own). Errors point into the log below it.
 	Pointer string
+	// Category, when set, is every run's category (an upload's envelope
+	// names one for the whole log): runs are then of one scan per type, de-duplicated and
+	// limited together (FindingsPerType) as runs of one category are. Each
+	// run's own category is still derived and checked.
+	Category string
 }
 
 // Tool is the tool of a run: its driver's name and version.
@@ -173,7 +178,7 @@ func Read(r io.Reader, o Options, h Handler) (Counts, error) {
 	src := &source{r: r, max: lim.Bytes, maxValue: lim.ValueBytes, pointer: o.Pointer}
 	src.dec = jsontext.NewDecoder(src)
 	d := &decoder{dec: src.dec, prefix: o.Pointer, noun: "the SARIF log"}
-	rd := newReader(d, o.Pointer, lim, h)
+	rd := newReader(d, o.Pointer, o, h)
 	if err := rd.read(); err != nil {
 		var se *SchemaError
 		if !errors.As(err, &se) {
@@ -216,7 +221,7 @@ func (e *LimitError) Error() string {
 		"runs":              "runs",
 		"results_per_run":   "results in one run",
 		"results":           "results",
-		"findings_per_type": "findings of one scan type",
+		"findings_per_type": "findings of one scan type and category",
 		"rules_per_run":     "rules in one run",
 		"value_bytes":       "bytes of one JSON value (or of whitespace) at once",
 	}[e.Limit]

@@ -32,7 +32,7 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 	var all []findingRow
 	var repos []int64
 	for i, ns := range nss {
-		rows[i] = recordingRows(ids[i], ns)
+		rows[i] = recordingRows(ids[i], 0, ns, ns.Findings)
 		all = append(all, rows[i]...)
 		repos = append(repos, ns.RepoID)
 	}
@@ -54,15 +54,40 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 				r.by, r.gvs[j] = r.judged(j, groups[g].covering(r.ref)), groups[g].gv
 			}
 		}
-		reqs = append(reqs, findingWrites(rows[i], ns.Findings, now, false)...)
-		scans[i] = newScan(ids[i], ns, rows[i], pol.effective(ns.RepoID), now)
+		var sev scangate.SevCounts
+		for k, r := range rows[i] {
+			for _, it := range findingItems(r, k, ns.Findings[k]) {
+				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+			}
+			if !r.sup() {
+				sev.Add(r.sev, 1)
+			}
+		}
+		scans[i] = newScan(ids[i], ns, sev, pol.effective(ns.RepoID), now)
 		prKeys[i] = prKey(ns.VcID, ns.RepoID, ns.PR.Number)
 	}
 	more, err := s.bulkScans(ctx, nss, scans, prKeys, who, pol, now)
 	if err != nil {
 		return nil, err
 	}
-	return ids, s.batchWrite(ctx, "load scans", append(reqs, more...))
+	return ids, s.writeAll(ctx, "load scans", append(reqs, more...))
+}
+
+// writeAll writes reqs in batches, batchParallel at once.
+func (s *Store) writeAll(ctx context.Context, op string, reqs []types.WriteRequest) error {
+	w := s.newWriter(ctx, op)
+	b := &batcher{w: w}
+	for _, r := range reqs {
+		if err := b.put(r); err != nil {
+			_ = w.close() // the same error
+			return err
+		}
+	}
+	if err := b.flush(); err != nil {
+		_ = w.close()
+		return err
+	}
+	return w.close()
 }
 
 // bulkScans are the puts of BulkLoad's scans, with their audit entries,

@@ -20,7 +20,12 @@ import (
 // Report is what Check found.
 type Report struct {
 	Scans, Findings, PRs int
-	Drift                []string
+	// Unrecorded counts the findings of scans never committed: those of a
+	// recording under way, or of one that failed before its commit and
+	// could not delete them. No scan counts them and no reader sees them:
+	// they are not drift (docs/DATA.md).
+	Unrecorded int
+	Drift      []string
 	// Running lists the durable work still running, and Pending what it
 	// is to correct, so that it is not drift (yet): the gates and block
 	// statuses that the current policy decides otherwise than stored while
@@ -58,7 +63,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	r := Report{Scans: len(img.scans), Findings: len(img.findings), PRs: len(img.prs)}
+	r := Report{Scans: len(img.scans), PRs: len(img.prs)}
 	img.reevaluated = map[groupKey]bool{}
 	for _, w := range img.running {
 		r.Running = append(r.Running, fmt.Sprintf("work %d (%s) since %s: %d steps", w.ID, w.Kind, scangate.At(w.CreatedAt), w.Steps))
@@ -161,8 +166,10 @@ func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
 	for _, it := range img.findings {
 		row := rowFrom(it)
 		if _, ok := img.scans[row.scanID]; !ok {
-			continue // a scan whose recording failed before its commit
+			r.Unrecorded++ // a recording under way, or one that failed before its commit
+			continue
 		}
+		r.Findings++
 		for j, g := range row.groups {
 			want := img.groups[g].covering(row.ref)
 			if slices.Equal(row.by[j], want) {

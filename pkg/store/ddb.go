@@ -235,23 +235,111 @@ func (s *Store) batchGetAll(ctx context.Context, op string, keys []item) ([]item
 	return all, nil
 }
 
-// batchWrite writes requests in batches of batchWriteMax, batchParallel
-// batches at a time, asking again for unprocessed items.
-func (s *Store) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest) error {
-	var batches [][]types.WriteRequest
-	for start := 0; start < len(reqs); start += batchWriteMax {
-		batches = append(batches, reqs[start:min(start+batchWriteMax, len(reqs))])
-	}
-	return parallel(ctx, batchParallel, batches, func(ctx context.Context, batch []types.WriteRequest) error {
-		pending := map[string][]types.WriteRequest{s.table: batch}
-		return s.retry.Do(ctx, op, func(int) (bool, error) {
-			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
-			if err != nil {
-				return true, dbErr(op, err)
+// writer writes items with BatchWriteItem as producers hand them over,
+// each producer through a batcher of its own: batchWriteMax items a
+// request, batchParallel requests at once, each asking again for what
+// DynamoDB leaves unprocessed. Its first error stops it: send returns it
+// from then on, and close after the requests in flight end. It holds at
+// most batchParallel batches besides those in flight, so a producer
+// waits for it rather than memory growing.
+type writer struct {
+	op     string
+	ctx    context.Context
+	cancel context.CancelFunc
+	queue  chan []types.WriteRequest
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
+}
+
+func (s *Store) newWriter(ctx context.Context, op string) *writer {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &writer{op: op, ctx: ctx, cancel: cancel, queue: make(chan []types.WriteRequest, batchParallel)}
+	for range batchParallel {
+		w.wg.Go(func() {
+			for b := range w.queue {
+				if w.failed() == nil {
+					if err := s.writeBatch(ctx, op, b); err != nil {
+						w.fail(err)
+					}
+				}
 			}
-			pending = out.UnprocessedItems
-			return len(pending) == 0, nil
 		})
+	}
+	return w
+}
+
+func (w *writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *writer) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+		w.cancel()
+	}
+}
+
+// send hands a batch (at most batchWriteMax requests) to the writer.
+func (w *writer) send(batch []types.WriteRequest) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	select {
+	case w.queue <- batch:
+	case <-w.ctx.Done():
+		w.fail(dbErr(w.op, w.ctx.Err()))
+	}
+	return w.failed()
+}
+
+// close waits for every request in flight (every producer has sent its
+// last batch); it returns the first error.
+func (w *writer) close() error {
+	close(w.queue)
+	w.wg.Wait()
+	w.cancel()
+	return w.failed()
+}
+
+// batcher gathers one producer's requests into batches for a writer.
+type batcher struct {
+	w     *writer
+	batch []types.WriteRequest
+}
+
+func (b *batcher) put(req types.WriteRequest) error {
+	b.batch = append(b.batch, req)
+	if len(b.batch) < batchWriteMax {
+		return nil
+	}
+	return b.flush()
+}
+
+// flush sends what the batcher holds.
+func (b *batcher) flush() error {
+	if len(b.batch) == 0 {
+		return b.w.failed()
+	}
+	batch := b.batch
+	b.batch = nil
+	return b.w.send(batch)
+}
+
+// writeBatch writes one batch, asking again for unprocessed items.
+func (s *Store) writeBatch(ctx context.Context, op string, batch []types.WriteRequest) error {
+	pending := map[string][]types.WriteRequest{s.table: batch}
+	return s.retry.Do(ctx, op, func(int) (bool, error) {
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+		if err != nil {
+			return true, dbErr(op, err)
+		}
+		pending = out.UnprocessedItems
+		return len(pending) == 0, nil
 	})
 }
 
@@ -278,6 +366,23 @@ func parallel[T any](ctx context.Context, n int, elems []T, fn func(context.Cont
 	}
 	wg.Wait()
 	return first
+}
+
+// queryPages runs a query to its last page, handing each page to fn.
+func (s *Store) queryPages(ctx context.Context, op string, in *dynamodb.QueryInput, fn func([]item) error) error {
+	in.TableName = &s.table
+	in.ExpressionAttributeNames = namesOf(in.KeyConditionExpression, in.FilterExpression, in.ProjectionExpression)
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return dbErr(op, err)
+		}
+		if err := fn(page.Items); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // queryAll runs a query to its last page.

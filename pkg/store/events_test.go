@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -22,23 +21,7 @@ import (
 // only), with its keys and TTL.
 func outbox(t *testing.T, env *ddbtest.Env) []map[string]types.AttributeValue {
 	t.Helper()
-	var out []map[string]types.AttributeValue
-	p := dynamodb.NewScanPaginator(env.DB, &dynamodb.ScanInput{TableName: aws.String(env.Table), ConsistentRead: aws.Bool(true)})
-	for p.HasMorePages() {
-		page, err := p.NextPage(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range page.Items {
-			if pk := it["PK"].(*types.AttributeValueMemberS).Value; strings.HasPrefix(pk, store.EventPrefix) {
-				out = append(out, it)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b map[string]types.AttributeValue) int {
-		return strings.Compare(a["PK"].(*types.AttributeValueMemberS).Value, b["PK"].(*types.AttributeValueMemberS).Value)
-	})
-	return out
+	return env.Outbox(t)
 }
 
 func attrS(it map[string]types.AttributeValue, name string) string {

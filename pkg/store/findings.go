@@ -208,48 +208,41 @@ func recentSK(at time.Time, scanID int64, chunk int) string {
 	return fmt.Sprintf("RECENT#%013d#%019d#%04d", at.UnixMilli(), scanID, chunk)
 }
 
-// recentItems lists, per group, the indexes of a recording's findings in it.
-func recentItems(scanID int64, rows []findingRow, at time.Time) []item {
-	byGroup := map[groupKey][]int64{}
+// recentItems hands emit the RECENT items of a part of a recording: per
+// group its findings belong to, the indexes of those findings (base is
+// the index of the first of fs), up to recentChunk an item. An item's
+// number is base and its chunk's: unique in its group for the scan, since
+// the next part's base is past every index of this one.
+func recentItems(scanID int64, ns scangate.NewScan, base int, fs []scangate.Finding, at time.Time, emit func(item) error) error {
+	byGroup := map[groupKey][]int32{}
 	var order []groupKey
-	for i, r := range rows {
-		for _, g := range r.groups {
+	for i, f := range fs {
+		for _, k := range findingRef(ns, f).Keys() {
+			g := groupKey{typ: ns.Type, key: k}
 			if byGroup[g] == nil {
 				order = append(order, g)
 			}
-			byGroup[g] = append(byGroup[g], int64(i))
+			byGroup[g] = append(byGroup[g], int32(i))
 		}
 	}
-	var items []item
 	for _, g := range order {
 		idx := byGroup[g]
 		for c := 0; c*recentChunk < len(idx); c++ {
-			it := key(g.pk(), recentSK(at, scanID, c))
+			chunk := idx[c*recentChunk : min((c+1)*recentChunk, len(idx))]
+			l := make([]types.AttributeValue, len(chunk))
+			for k, i := range chunk {
+				l[k] = num(int64(base) + int64(i))
+			}
+			it := key(g.pk(), recentSK(at, scanID, base+c))
 			it[aScanID] = num(scanID)
-			it[aIndexes] = numList(idx[c*recentChunk : min((c+1)*recentChunk, len(idx))])
+			it[aIndexes] = &types.AttributeValueMemberL{Value: l}
 			it[aTTL] = num(at.Add(expiredItemGrace).Unix())
-			items = append(items, it)
+			if err := emit(it); err != nil {
+				return err
+			}
 		}
 	}
-	return items
-}
-
-// findingWrites are the writes of a recording's findings and alias
-// entries, and, with recent, its RECENT items.
-func findingWrites(rows []findingRow, fs []scangate.Finding, at time.Time, recent bool) []types.WriteRequest {
-	var reqs []types.WriteRequest
-	put := func(it item) { reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}}) }
-	if recent && len(rows) > 0 {
-		for _, it := range recentItems(rows[0].scanID, rows, at) {
-			put(it)
-		}
-	}
-	for i, r := range rows {
-		for _, it := range findingItems(r, i, fs[i]) {
-			put(it)
-		}
-	}
-	return reqs
+	return nil
 }
 
 // recentKeys returns the keys of the findings recorded into g within the

@@ -221,12 +221,6 @@ func (s *Store) groupVersions(ctx context.Context, keys []groupKey) (map[groupKe
 	return out, err
 }
 
-// groupVersionsAndPolicy reads the version items of groups and the
-// policy version, in the same batches.
-func (s *Store) groupVersionsAndPolicy(ctx context.Context, keys []groupKey) (map[groupKey]groupVersion, int64, error) {
-	return s.readVersions(ctx, keys, []item{globalPolicyKey()})
-}
-
 // readVersions reads the version items of groups, and the items of more
 // (the policy's global item), strongly consistent: the groups' versions
 // and the policy version.

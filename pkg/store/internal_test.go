@@ -182,6 +182,18 @@ func valueSize(v types.AttributeValue) int {
 	panic("unsized attribute type")
 }
 
+// firstRecent is the first RECENT item of a part.
+func firstRecent(scanID int64, ns scangate.NewScan, base int, fs []scangate.Finding) item {
+	var first item
+	_ = recentItems(scanID, ns, base, fs, time.Now(), func(it item) error {
+		if first == nil {
+			first = it
+		}
+		return nil
+	})
+	return first
+}
+
 // worstScanAndPR are the largest scan (64 KiB of other_details of the
 // characters JSON escapes most, every name and link as long as it may be,
 // in 4-byte characters) and the largest PR record: MaxCategories of the
@@ -300,10 +312,11 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	reason := "false_positive"
 	allow := scangate.Allowlist{ID: maxID, Rule: rule, Comments: ids(MaxComments), CreatedBy: maxID, UpdatedBy: maxID, CreatedOn: at, UpdatedOn: at,
 		Reason: reason, ExpiresAt: &at}
-	rows := make([]findingRow, recentChunk)
-	for i := range rows {
-		rows[i] = row
+	fs := make([]scangate.Finding, recentChunk)
+	for i := range fs {
+		fs[i] = f
 	}
+	ns := scangate.NewScan{Type: scangate.ScanVulnerability, RepoID: maxID, VcID: maxID}
 	polJSON, _ := json.Marshal(policy)
 	_, workItem, err := newWork(maxID, KindPolicy, policyParams{Version: maxID}, time.Now(), maxID)
 	if err != nil {
@@ -332,7 +345,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		"upload":          upload,
 		"finding":         findingItems(row, 99_999, f)[0],
 		"alias entry":     findingItems(row, 99_999, f)[20],
-		"recent":          recentItems(maxID, rows, time.Now())[0],
+		"recent":          firstRecent(maxID, ns, math.MaxInt-recentChunk, fs),
 		"PR":              pr.item(),
 		"allowlist":       allowItem(allow, maxID),
 		"allowlist event": eventItem(scangate.NewEvent(scangate.EventAllowlistUpdated, at.Time, scangate.ViewAllowlist(allow, at.Time))),
@@ -343,6 +356,7 @@ func TestWorstCaseItemSizes(t *testing.T) {
 		"repo policy":     merge(repoPolicyKey(maxID), item{aPolicy: str(string(polJSON)), aUpdatedAt: str(at.String()), aUpdatedBy: num(maxID)}),
 		"work":            merge(workItem, item{aSteps: num(maxID), aPlan: str(`{"prs":9223372036854775807}`), aTotals: str(`{"prs":9223372036854775807,"changed":9223372036854775807}`)}),
 		"once":            merge(onceKey("upload#9223372036854775807#99"), item{aScanID: numList(ids(scansPerCommit)), aTTL: num(maxID)}),
+		"written":         merge(writtenKey("upload#9223372036854775807", maxID), item{aScanID: numList(ids(40)), aTTL: num(maxID)}),
 	}
 	for kind, it := range kinds {
 		size := itemSize(it)

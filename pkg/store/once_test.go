@@ -14,7 +14,8 @@ import (
 var testWho = scangate.Who{RequestID: "test"}
 
 // TestRecordScanOnce: deliveries of the same work under one key, at once
-// and later, record one scan; all answer with it.
+// and later, record one scan; all answer with it, and no finding of the
+// others is left.
 func TestRecordScanOnce(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
@@ -54,8 +55,9 @@ func TestRecordScanOnce(t *testing.T) {
 	if sc.VulnerabilityCount != 2 {
 		t.Errorf("the scan answered has %d findings counted; want the first delivery's 2", sc.VulnerabilityCount)
 	}
+	// The deliveries that lost the race deleted the findings they wrote.
 	rep, err := env.Store.Check(ctx)
-	if err != nil || rep.Scans != 1 || len(rep.Drift) > 0 {
+	if err != nil || rep.Scans != 1 || rep.Findings != 2 || rep.Unrecorded != 0 || len(rep.Drift) > 0 {
 		t.Errorf("check: %+v %v", rep, err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -57,70 +56,6 @@ func onceKeys(once string, commits int) []string {
 		keys = append(keys, once+"#"+strconv.Itoa(i))
 	}
 	return keys
-}
-
-// RecordScans records scans of one pull request (an upload's, one per
-// (type, category)) and updates its PR record: the findings first, in
-// batches, then the scans, their audit entries and the PR record in one
-// transaction (scansPerCommit scans a transaction), so a reader never
-// sees a scan without its findings and one upload is one change of the
-// gate.
-//
-// With a key once (an S3 event, which may be delivered more than once),
-// each commit also writes its once key, and a delivery that finds a
-// commit's key recorded already records nothing of it: recorded is false
-// when nothing was recorded, and the scans returned are those of the
-// first delivery.
-//
-// The handshake with concurrent allowlist and policy changes: the
-// recording reads the versions of its findings' groups and the gate
-// policy before judging, and again after its commit. A change that moved
-// a group in between re-evaluates from the index and the RECENT items,
-// but skips these scans while they are not committed; so for every group
-// whose version moved, the recording settles its own findings against
-// the group's new rules. A policy that moved is judged again for the PR.
-// A change that comes after the second read finds the findings through
-// the index, or, while the index lags, through the RECENT items written
-// with them; a policy change re-judges every PR after its commit.
-func (s *Store) RecordScans(ctx context.Context, nss []scangate.NewScan, who scangate.Who, now time.Time, once string) ([]scangate.Scan, scangate.PR, bool, error) {
-	if len(nss) == 0 {
-		return nil, scangate.PR{}, false, fmt.Errorf("record scans: none to record")
-	}
-	commits := (len(nss) + scansPerCommit - 1) / scansPerCommit
-	var done map[int][]int64
-	if once != "" {
-		var err error
-		if done, err = s.recordedOnce(ctx, onceKeys(once, commits)); err != nil {
-			return nil, scangate.PR{}, false, err
-		}
-	}
-	var ids []int64
-	var todo []scangate.NewScan
-	var chunks []int // the commit of each scan to record
-	for i, ns := range nss {
-		c := i / scansPerCommit
-		if recorded, ok := done[c]; ok {
-			if i%scansPerCommit == 0 {
-				ids = append(ids, recorded...)
-			}
-			continue
-		}
-		todo, chunks = append(todo, ns), append(chunks, c)
-	}
-	recorded := len(todo) > 0
-	if recorded {
-		newIDs, err := s.record(ctx, todo, chunks, who, now, once)
-		if failed(err, lOnce) { // a concurrent delivery recorded it first: answer with its scans
-			scans, pr, _, err := s.RecordScans(ctx, nss, who, now, once)
-			return scans, pr, false, err
-		}
-		if err != nil {
-			return nil, scangate.PR{}, false, err
-		}
-		ids = append(ids, newIDs...)
-	}
-	scans, pr, err := s.scansOf(ctx, ids)
-	return scans, pr, recorded, err
 }
 
 // recordedOnce reads the once keys of a recording's commits: the scans
@@ -191,90 +126,23 @@ func (s *Store) nextIDs(ctx context.Context, entity string, n int) ([]int64, err
 	return ids, nil
 }
 
-// record records scans (chunks: the commit of each) and returns their ids.
-func (s *Store) record(ctx context.Context, nss []scangate.NewScan, chunks []int, who scangate.Who, now time.Time, once string) ([]int64, error) {
-	ids, err := s.nextIDs(ctx, "scan", len(nss))
-	if err != nil {
-		return nil, err
-	}
-	rows := make([][]findingRow, len(nss))
-	var all []findingRow
-	for i, ns := range nss {
-		rows[i] = recordingRows(ids[i], ns)
-		all = append(all, rows[i]...)
-	}
-	before, pol, err := s.readGroupsAndPolicy(ctx, rowGroups(all), nss[0].RepoID)
-	if err != nil {
-		return nil, err
-	}
-	all = all[:0]
-	scans := make([]scangate.Scan, len(nss))
-	for i, ns := range nss {
-		for k := range rows[i] {
-			r := &rows[i][k]
-			for j, g := range r.groups {
-				r.by, r.gvs[j] = r.judged(j, before[g].covering(r.ref)), before[g].gv
-			}
-		}
-		scans[i] = newScan(ids[i], ns, rows[i], pol.effective(ns.RepoID), now)
-		all = append(all, rows[i]...)
-	}
-	if err := s.putRecordings(ctx, rows, nss, now); err != nil {
-		return nil, err
-	}
-	for start := 0; start < len(scans); {
-		end := start
-		for end < len(scans) && chunks[end] == chunks[start] {
-			end++
-		}
-		k := ""
-		if once != "" {
-			k = onceKeys(once, chunks[start]+1)[chunks[start]]
-		}
-		if err := s.commitScans(ctx, scans[start:end], nss[start].PR, k, who, pol); err != nil {
-			return nil, err
-		}
-		start = end
-	}
-	return ids, s.settleRecording(ctx, all, before, pol.pv, prKey(nss[0].VcID, nss[0].RepoID, nss[0].PR.Number), now)
-}
-
-// readGroupsAndPolicy reads the groups of a recording's findings and the
-// gate policy of its repository, at once.
-func (s *Store) readGroupsAndPolicy(ctx context.Context, gs []groupKey, repo int64) (map[groupKey]group, policies, error) {
-	var pol policies
-	var polErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { pol, polErr = s.readPolicies(ctx, []int64{repo}) })
-	groups, err := s.readGroups(ctx, gs)
-	wg.Wait()
-	if err == nil {
-		err = polErr
-	}
-	return groups, pol, err
-}
-
-// putRecordings writes the findings of scans, with their alias entries
-// and RECENT items, batched, before the scans are committed.
-func (s *Store) putRecordings(ctx context.Context, rows [][]findingRow, nss []scangate.NewScan, at time.Time) error {
-	var reqs []types.WriteRequest
-	for i, ns := range nss {
-		reqs = append(reqs, findingWrites(rows[i], ns.Findings, at, s.recentWindow > 0)...)
-	}
-	return s.batchWrite(ctx, "put findings", reqs)
-}
-
-// recordingRows are a new scan's findings as judgement sees them.
-func recordingRows(scanID int64, ns scangate.NewScan) []findingRow {
-	rows := make([]findingRow, len(ns.Findings))
-	for i, f := range ns.Findings {
-		ref := scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID, Path: f.Path}
-		if ns.Type == scangate.ScanVulnerability {
-			ref.Aliases = f.Aliases
-		}
-		rows[i] = newRow(key(scanPK(scanID), findingSK(i)), scanID, ref, f.InSource, f.Severity)
+// recordingRows are new findings of a scan as judgement sees them, the
+// first of them at index base.
+func recordingRows(scanID int64, base int, ns scangate.NewScan, fs []scangate.Finding) []findingRow {
+	rows := make([]findingRow, len(fs))
+	for i, f := range fs {
+		rows[i] = newRow(key(scanPK(scanID), findingSK(base+i)), scanID, findingRef(ns, f), f.InSource, f.Severity)
 	}
 	return rows
+}
+
+// findingRef is a new finding of a scan as allowlists match it.
+func findingRef(ns scangate.NewScan, f scangate.Finding) scangate.FindingRef {
+	ref := scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID, Path: f.Path}
+	if ns.Type == scangate.ScanVulnerability {
+		ref.Aliases = f.Aliases
+	}
+	return ref
 }
 
 // rowGroups lists the distinct groups of rows.
@@ -292,10 +160,11 @@ func rowGroups(rows []findingRow) []groupKey {
 	return gs
 }
 
-// newScan is the scan record of a recording: its counts per severity from
-// its rows, its block status by the policy p. Its category, commit and
-// ref are also in other_details, where the spec's scan shape shows them.
-func newScan(id int64, ns scangate.NewScan, rows []findingRow, p scangate.Policy, now time.Time) scangate.Scan {
+// newScan is the scan record of a recording: its unsuppressed findings
+// per severity sev, its block status by the policy p. Its category,
+// commit and ref are also in other_details, where the spec's scan shape
+// shows them.
+func newScan(id int64, ns scangate.NewScan, sev scangate.SevCounts, p scangate.Policy, now time.Time) scangate.Scan {
 	sc := scangate.Scan{
 		ID: id, PRNumber: ns.PR.Number, VcID: ns.VcID, WebhookID: ns.WebhookID, RepoID: ns.RepoID,
 		VcType: ns.VcType, Type: ns.Type, CreatedAt: scangate.At(now), VcName: ns.VcName, RepoName: ns.RepoName,
@@ -306,11 +175,7 @@ func newScan(id int64, ns scangate.NewScan, rows []findingRow, p scangate.Policy
 		sc.Category = scangate.DefaultCategory
 	}
 	sc.OtherDetails = scanDetails(ns.OtherDetails, sc)
-	for _, r := range rows {
-		if !r.sup() {
-			sc.Sev.Add(r.sev, 1)
-		}
-	}
+	sc.Sev = sev
 	sc.SecretCount, sc.VulnerabilityCount = scangate.CategoryScan{Type: sc.Type, Sev: sc.Sev}.Counts()
 	sc.BlockStatus = p.ScanBlocks(sc.Type, sc.Status, sc.Sev)
 	return sc
@@ -425,34 +290,4 @@ func scanChanges(sc scangate.Scan) scangate.Changes {
 		c.Set("commit_sha", nil, sc.CommitSHA)
 	}
 	return c
-}
-
-// settleRecording is the second half of the handshake: it reads the
-// versions of the recording's groups and the policy's again and, for each
-// group that moved since before, settles the recording's findings of that
-// group against its new rules; if the policy moved, it judges the PR
-// again.
-func (s *Store) settleRecording(ctx context.Context, rows []findingRow, before map[groupKey]group, pv int64, pr item, now time.Time) error {
-	after, pvAfter, err := s.groupVersionsAndPolicy(ctx, rowGroups(rows))
-	if err != nil {
-		return err
-	}
-	for g, v := range after {
-		if v.gv == before[g].gv {
-			continue
-		}
-		var mine []findingRow
-		for _, r := range rows {
-			if r.groupIndex(g) >= 0 {
-				mine = append(mine, r)
-			}
-		}
-		if _, err := s.settleRows(ctx, g, nil, mine, scangate.CauseAllowlist, now); err != nil {
-			return err
-		}
-	}
-	if pvAfter != pv {
-		_, err = s.rejudge(ctx, []item{pr}, now)
-	}
-	return err
 }

@@ -62,7 +62,7 @@ func (s *Store) settleRows(ctx context.Context, g groupKey, snap *group, rows []
 		if err != nil || len(wrote) == 0 && len(w.prs) == 0 {
 			return moved, err // nothing written: nothing to judge again
 		}
-		versions, pv, err := s.groupVersionsAndPolicy(ctx, []groupKey{g})
+		versions, pv, err := s.readVersions(ctx, []groupKey{g}, []item{globalPolicyKey()})
 		if err != nil {
 			return moved, err
 		}
@@ -168,15 +168,15 @@ func (u unit) size() int { return u.t.len() }
 // version). Its units are cut as the transactions fill (next), so that
 // small scans share transactions and a large one fills them.
 type chain struct {
-	scans []scanPart
+	scans []scanLeft
 	pr    prRecord // the PR record as the units cut so far leave it
 	p     scangate.Policy
 }
 
-// scanPart is what is left to write of one scan: its rows not in a unit
+// scanLeft is what is left to write of one scan: its rows not in a unit
 // yet, and its counts and count version as the units cut so far leave
 // them.
-type scanPart struct {
+type scanLeft struct {
 	sc   scangate.Scan
 	cver int64
 	idx  []int
@@ -224,7 +224,7 @@ func (s *Store) plan(ctx context.Context, rows []findingRow, pending map[int64][
 		}
 		sc := scanFrom(it)
 		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
-		part := scanPart{sc: sc, cver: getN(it, aCountVer), idx: pending[id]}
+		part := scanLeft{sc: sc, cver: getN(it, aCountVer), idx: pending[id]}
 		pr := prs[pk]
 		c := newest[pk]
 		switch {

@@ -23,20 +23,21 @@ import (
 // IngestStore is what the ingest function reads and writes.
 type IngestStore interface {
 	api.ScanStore
+	DropUnrecorded(ctx context.Context, once string) error
 	Upload(ctx context.Context, id int64) (scangate.Upload, error)
 	ClaimUpload(ctx context.Context, id int64, now time.Time, lease int64) (scangate.Upload, bool, error)
 	FinishUpload(ctx context.Context, u scangate.Upload, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
 	ReleaseUpload(ctx context.Context, id, lease int64) (bool, error)
 }
 
-// UploadLimits are the limits of a log uploaded through S3: 100,000
-// results in all, which one run may hold (a container image or monorepo
-// scan is one run of one scanner), and as many findings of one type (so
-// that every result may become a finding of one scan); the rest as
-// POST /pr/scan/sarif (docs/DECISIONS.md).
+// UploadLimits are the limits of a log uploaded through S3: the
+// contract's 20 runs of 25,000 results (500,000 results in all), of which
+// one run may hold 100,000 (a container image or monorepo scan is one
+// run of one scanner), and 100,000 findings of one scan (type and
+// category); the rest as POST /pr/scan/sarif (docs/DECISIONS.md).
 func UploadLimits() sarif.Limits {
 	l := sarif.DefaultLimits()
-	l.Results, l.ResultsPerRun, l.FindingsPerType = 100_000, 100_000, 100_000
+	l.Results, l.ResultsPerRun, l.FindingsPerType = 500_000, 100_000, 100_000
 	return l
 }
 
@@ -119,12 +120,13 @@ func (g Ingest) record(ctx context.Context, r events.S3EventRecord) error {
 			continue
 		}
 		lease := g.lease(ctx)
+		takeover := u.Status == scangate.UploadProcessing // from a delivery that died or gave it up
 		u, claimed, err := g.Store.ClaimUpload(ctx, id, g.Now(), lease)
 		if err != nil {
 			return fmt.Errorf("upload %d: %w", id, err)
 		}
 		if claimed {
-			return g.process(ctx, u, key, r.S3.Object.Size, lease)
+			return g.process(ctx, u, key, r.S3.Object.Size, lease, takeover)
 		}
 	}
 }
@@ -154,21 +156,29 @@ func (g Ingest) lease(ctx context.Context) int64 {
 	return g.Now().Add(defaultLease).UnixMilli()
 }
 
-// process records a claimed upload and ends it complete or failed.
-func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size, lease int64) error {
+// process records a claimed upload and ends it complete or failed. A
+// delivery that takes over from one before first deletes the findings
+// that one wrote and did not commit.
+func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size, lease int64, takeover bool) error {
 	start := time.Now()
 	work, cancel := context.WithDeadline(ctx, time.UnixMilli(lease).Add(-finishMargin))
 	defer cancel()
+	once := "upload#" + strconv.FormatInt(u.ID, 10)
 	var o scangate.UploadOutcome
-	rep, err := g.read(work, key, size)
-	if err == nil {
-		err = g.authority(work, u)
+	var err error
+	if takeover {
+		err = g.Store.DropUnrecorded(work, once)
 	}
 	if err == nil {
 		creator := u.Creator
 		who := scangate.Who{Actor: &creator, RequestID: "upload-" + strconv.FormatInt(u.ID, 10)}
-		out, rerr := api.RecordReport(work, g.Store, u.Envelope, rep, api.Recording{Who: who, At: g.Now(),
-			Once: "upload#" + strconv.FormatInt(u.ID, 10), MaxFindings: g.Limits.FindingsPerType})
+		opts := sarif.Options{Limits: g.Limits, Category: u.Envelope.Category}
+		read := func(h sarif.Handler) (scangate.NewScan, sarif.Counts, error) {
+			c, err := g.read(work, key, size, opts, h)
+			return u.Envelope, c, err
+		}
+		out, rerr := api.RecordLog(work, g.Store, read, api.Recording{Who: who, At: g.Now(), Once: once,
+			Check: func(ctx context.Context) error { return g.authority(ctx, u) }})
 		o = scangate.UploadOutcome{Results: out.Results, Recorded: out.Recorded,
 			SuppressedInSource: out.SuppressedInSource, Skipped: out.Skipped}
 		for _, sc := range out.Scans {
@@ -180,7 +190,7 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 		if !api.Refused(err) && ctx.Err() == nil && work.Err() == nil {
 			return g.release(ctx, u.ID, lease, err)
 		}
-		o.Errors = []scangate.Problem{api.ProblemOf(permanentError(err, work))}
+		o = scangate.UploadOutcome{Errors: []scangate.Problem{api.ProblemOf(permanentError(err, work))}}
 	}
 	done, err := g.Store.FinishUpload(ctx, u, lease, o, g.Now())
 	if err != nil {
@@ -240,37 +250,36 @@ func permanentError(err error, work context.Context) error {
 }
 
 // read reads an upload's object, at most MaxBytes of it whatever its size
-// says, as a gzip of a SARIF log.
-func (g Ingest) read(ctx context.Context, key string, size int64) (*sarif.Report, error) {
+// says, as a gzip of a SARIF log, and hands each run to h.
+func (g Ingest) read(ctx context.Context, key string, size int64, o sarif.Options, h sarif.Handler) (sarif.Counts, error) {
 	maxBytes := g.MaxBytes
 	if maxBytes <= 0 || maxBytes > scangate.MaxUploadBytes {
 		maxBytes = scangate.MaxUploadBytes
 	}
 	tooLarge := api.Failf(http.StatusRequestEntityTooLarge, "the uploaded object holds more than %d bytes (limit object_bytes)", maxBytes)
 	if size > maxBytes {
-		return nil, tooLarge
+		return sarif.Counts{}, tooLarge
 	}
 	body, size, err := g.Bucket.Open(ctx, key)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, api.Failf(http.StatusNotFound, "the uploaded object no longer exists")
+		return sarif.Counts{}, api.Failf(http.StatusNotFound, "the uploaded object no longer exists")
 	case err != nil:
-		return nil, fmt.Errorf("read the uploaded object: %w", err)
+		return sarif.Counts{}, fmt.Errorf("read the uploaded object: %w", err)
 	}
 	defer func() { _ = body.Close() }()
 	if size > maxBytes {
-		return nil, tooLarge
+		return sarif.Counts{}, tooLarge
 	}
 	c := &capped{r: body, left: maxBytes}
-	rep := &sarif.Report{}
-	_, err = sarif.ReadGzip(c, sarif.Options{Limits: g.Limits}, rep.Add)
+	counts, err := sarif.ReadGzip(c, o, h)
 	switch {
 	case c.over:
-		return nil, tooLarge
+		return counts, tooLarge
 	case c.err != nil:
-		return nil, fmt.Errorf("read the uploaded object: %w", c.err)
+		return counts, fmt.Errorf("read the uploaded object: %w", c.err)
 	}
-	return rep, api.SARIFError(err)
+	return counts, api.SARIFError(err)
 }
 
 // capped reads at most left bytes of r and notes whether r held more, and

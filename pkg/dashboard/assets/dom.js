@@ -172,3 +172,31 @@ export function idSection(ctx, {id, heading, label, hint, button, to}) {
   });
   return h('section', {'aria-labelledby': `${id}-heading`}, h('h2', {id: `${id}-heading`}, heading), form);
 }
+
+// confirmDelete is a section whose button asks first, then deletes by
+// remove() (whose error is shown in the section) or keeps the thing.
+export function confirmDelete({heading, hint, question, detail, button, remove}) {
+  const errors = h('div', {'aria-live': 'assertive'});
+  const confirm = h('div', {class: 'confirm', hidden: true, role: 'group', 'aria-labelledby': 'confirm-text'},
+    h('p', {id: 'confirm-text', tabindex: '-1'}, h('strong', {}, question), detail),
+    h('div', {class: 'actions'},
+      h('button', {type: 'button', class: 'danger', onclick: async () => {
+        try {
+          await remove();
+        } catch (err) {
+          errors.replaceChildren(alert(err.message));
+        }
+      }}, button),
+      h('button', {type: 'button', class: 'secondary', onclick: () => {
+        confirm.hidden = true;
+        ask.hidden = false;
+        ask.focus();
+      }}, 'Keep it')));
+  const ask = h('button', {type: 'button', class: 'danger', onclick: () => {
+    ask.hidden = true;
+    confirm.hidden = false;
+    document.getElementById('confirm-text').focus();
+  }}, 'Delete…');
+  return h('section', {class: 'lifecycle', 'aria-labelledby': 'delete-heading'},
+    h('h2', {id: 'delete-heading'}, heading), h('p', {}, hint), errors, ask, confirm);
+}

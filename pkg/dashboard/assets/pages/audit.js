@@ -7,7 +7,7 @@ export const name = 'audit';
 
 const actions = ['user.create', 'user.update', 'allowlist.create', 'allowlist.update', 'allowlist.expire',
   'token.create', 'token.revoke', 'login.failure', 'login.throttled', 'admin.bootstrap', 'scan.record', 'gate.policy.update',
-  'webhook.create', 'webhook.update', 'webhook.delete', 'webhook.rotate', 'webhook.test', 'webhook.redeliver', 'integration.update'];
+  'webhook.create', 'webhook.update', 'webhook.delete', 'webhook.rotate', 'webhook.test', 'webhook.redeliver', 'integration.update', 'integration.delete'];
 const targets = ['user', 'allowlist', 'token', 'username', 'scan', 'gate_policy', 'webhook', 'integration'];
 
 function hashOf(params) {

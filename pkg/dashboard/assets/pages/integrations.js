@@ -4,7 +4,7 @@
 // field, and never shown back: the API says only whether one is set.
 
 import {call, find, Problem} from '../api.js';
-import {h, append, when, field, fieldError, select, alert, adminOnly, userText, safeURL, idSection} from '../dom.js';
+import {h, append, when, field, fieldError, select, alert, adminOnly, userText, safeURL, idSection, confirmDelete} from '../dom.js';
 
 export const name = 'integrations';
 
@@ -26,7 +26,7 @@ export async function render(view, ctx) {
   }
   append(view, [
     h('p', {class: 'lead'}, 'scangate posts each pull request\'s gate as a commit status named scangate, through the integration of the pull request\'s vc_id: the API of GitHub (or GitHub Enterprise Server) or of GitLab, with a token you give it here.'),
-    id ? [facts(id, current), putForm(id, current, ctx)] : null,
+    id ? [facts(id, current), putForm(id, current, ctx), current ? deleteSection(id, ctx) : null] : null,
     idSection(ctx, {id: 'in-vc', heading: id ? 'Another integration' : 'An integration', label: 'Integration id (vc_id)',
       hint: 'The vc_id your scans carry.', button: 'Show it', to: (vc) => `#/integrations/${vc}`})]);
 }
@@ -89,4 +89,20 @@ function putForm(id, c, ctx) {
     }
   });
   return form;
+}
+
+// deleteSection deletes the integration once confirmed (DELETE
+// /integrations/{vc_id}): its sealed token is deleted with it.
+function deleteSection(id, ctx) {
+  return confirmDelete({
+    heading: 'Delete it',
+    hint: 'To post statuses with another token or API, change it instead (above).',
+    question: `Delete integration ${id}?`,
+    detail: ' No commit status is posted for its pull requests any more, its pending statuses are cancelled and its token is deleted.',
+    button: `Delete integration ${id}`,
+    remove: async () => {
+      await call('DELETE', `/integrations/${id}`);
+      ctx.say(`Deleted integration ${id}.`);
+      ctx.reload();
+    }});
 }

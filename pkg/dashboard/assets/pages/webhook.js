@@ -3,7 +3,7 @@
 // one, its change (PATCH) and its deletion, after a confirmation.
 
 import {call, find} from '../api.js';
-import {h, append, missing, when, table, alert, reveal, adminOnly, userText, plural} from '../dom.js';
+import {h, append, missing, when, table, alert, reveal, adminOnly, userText, plural, confirmDelete} from '../dom.js';
 import {webhookForm, stateText, changed} from './webhookform.js';
 
 export const name = 'webhook';
@@ -152,32 +152,15 @@ function answer(text) {
 
 // deleteSection deletes the subscription once confirmed.
 function deleteSection(w, ctx) {
-  const errors = h('div', {'aria-live': 'assertive'});
-  const confirm = h('div', {class: 'confirm', hidden: true, role: 'group', 'aria-labelledby': 'confirm-text'},
-    h('p', {id: 'confirm-text', tabindex: '-1'}, h('strong', {}, `Delete webhook #${w.id}?`),
-      ' Its pending deliveries are cancelled and its delivery log is no longer listed. This cannot be undone.'),
-    h('div', {class: 'actions'},
-      h('button', {type: 'button', class: 'danger', onclick: async () => {
-        try {
-          await call('DELETE', `/webhooks/${w.id}`);
-          ctx.say(`Deleted webhook #${w.id}.`);
-          ctx.go('#/webhooks');
-        } catch (err) {
-          errors.replaceChildren(alert(err.message));
-        }
-      }}, `Delete webhook #${w.id}`),
-      h('button', {type: 'button', class: 'secondary', onclick: () => {
-        confirm.hidden = true;
-        ask.hidden = false;
-        ask.focus();
-      }}, 'Keep it')));
-  const ask = h('button', {type: 'button', class: 'danger', onclick: () => {
-    ask.hidden = true;
-    confirm.hidden = false;
-    document.getElementById('confirm-text').focus();
-  }}, 'Delete…');
-  return h('section', {class: 'lifecycle', 'aria-labelledby': 'delete-heading'},
-    h('h2', {id: 'delete-heading'}, 'Delete it'),
-    h('p', {}, 'To stop deliveries for a while, make it inactive instead (above): it keeps its secret and its log.'),
-    errors, ask, confirm);
+  return confirmDelete({
+    heading: 'Delete it',
+    hint: 'To stop deliveries for a while, make it inactive instead (above): it keeps its secret and its log.',
+    question: `Delete webhook #${w.id}?`,
+    detail: ' Its pending deliveries are cancelled and its delivery log is no longer listed. This cannot be undone.',
+    button: `Delete webhook #${w.id}`,
+    remove: async () => {
+      await call('DELETE', `/webhooks/${w.id}`);
+      ctx.say(`Deleted webhook #${w.id}.`);
+      ctx.go('#/webhooks');
+    }});
 }
