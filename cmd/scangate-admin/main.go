@@ -267,6 +267,12 @@ func check(ctx context.Context, e env, args []string) error {
 	for _, d := range r.Drift {
 		fmt.Fprintln(e.out, "drift:", d)
 	}
+	for _, w := range r.Running {
+		fmt.Fprintln(e.out, "running:", w)
+	}
+	if len(r.Pending) > 0 {
+		fmt.Fprintf(e.out, "%d differences the running work is to correct (not drift), the first: %s\n", len(r.Pending), r.Pending[0])
+	}
 	if r.Unrecorded > 0 {
 		fmt.Fprintf(e.out, "%d findings of scans never committed (a recording under way, or one that failed): counted by no scan, not drift\n", r.Unrecorded)
 	}

@@ -110,6 +110,21 @@ func TestAdminCLI(t *testing.T) {
 	if out, err := admin("", "check"); err != nil || !strings.Contains(out, ": 0 drift") {
 		t.Fatalf("check: %q, %v", out, err)
 	}
+	// An allowlist whose re-evaluation has not run yet: its work is
+	// running, and what it is to correct is pending, not drift.
+	if _, _, err := env.Store.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 2,
+		RepoName: "r", WebhookID: 3, PR: scangate.PRRef{Number: 4, Name: "n", Link: "l"}, Status: "completed",
+		Findings: []scangate.Finding{{Name: "sha256:aa"}}}, scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := env.Store.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:aa",
+		Active: true, Global: true}}, "", scangate.Who{RequestID: "test"}, time.Now(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := admin("", "check"); err != nil || !strings.Contains(out, "running: work 1 (allowlist)") ||
+		!strings.Contains(out, "differences the running work is to correct") || !strings.Contains(out, ": 0 drift") {
+		t.Fatalf("check with work running: %q, %v", out, err)
+	}
 
 	// Each command has only its own flags.
 	for _, args := range [][]string{
