@@ -239,22 +239,26 @@ func (s *Store) batchGetAll(ctx context.Context, op string, keys []item) ([]item
 // each producer through a batcher of its own: batchWriteMax items a
 // request, batchParallel requests at once, each asking again for what
 // DynamoDB leaves unprocessed. Its first error stops it: send returns it
-// from then on, and close after the requests in flight end. It holds at
+// from then on, no batch is sent after it, and close returns it once the
+// requests in flight have their answers. Those are not cancelled: a
+// request whose client gave up may still be applied by the server after
+// the client returned, so a caller that deletes what a failed writer
+// wrote (a failed recording) would miss it (seen on DynamoDB Local under
+// load: findings left after a failed recording's deletion). It holds at
 // most batchParallel batches besides those in flight, so a producer
 // waits for it rather than memory growing.
 type writer struct {
-	op     string
-	ctx    context.Context
-	cancel context.CancelFunc
-	queue  chan []types.WriteRequest
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	err    error
+	op    string
+	ctx   context.Context
+	stop  chan struct{} // closed at the first error
+	queue chan []types.WriteRequest
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	err   error
 }
 
 func (s *Store) newWriter(ctx context.Context, op string) *writer {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &writer{op: op, ctx: ctx, cancel: cancel, queue: make(chan []types.WriteRequest, batchParallel)}
+	w := &writer{op: op, ctx: ctx, stop: make(chan struct{}), queue: make(chan []types.WriteRequest, batchParallel)}
 	for range batchParallel {
 		w.wg.Go(func() {
 			for b := range w.queue {
@@ -280,7 +284,7 @@ func (w *writer) fail(err error) {
 	defer w.mu.Unlock()
 	if w.err == nil {
 		w.err = err
-		w.cancel()
+		close(w.stop)
 	}
 }
 
@@ -291,6 +295,7 @@ func (w *writer) send(batch []types.WriteRequest) error {
 	}
 	select {
 	case w.queue <- batch:
+	case <-w.stop:
 	case <-w.ctx.Done():
 		w.fail(dbErr(w.op, w.ctx.Err()))
 	}
@@ -302,7 +307,6 @@ func (w *writer) send(batch []types.WriteRequest) error {
 func (w *writer) close() error {
 	close(w.queue)
 	w.wg.Wait()
-	w.cancel()
 	return w.failed()
 }
 
