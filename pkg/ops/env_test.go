@@ -2,8 +2,6 @@ package ops_test
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"testing"
 
@@ -51,11 +49,7 @@ func TestMainsHaveTheirEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, op := range ops.Operations() {
-		path := repo + "functions/" + op.Name + "/main.go"
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := parseMain(t, op.Name)
 		var need []string
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok {

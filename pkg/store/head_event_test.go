@@ -55,7 +55,7 @@ func TestHeadCommitGateChangeIsNow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !g.Gate.EvaluatedAt.Time.Equal(now) || !changes[1].EvaluatedAt.Time.Equal(now) {
+	if !g.Gate.EvaluatedAt.Equal(now) || !changes[1].EvaluatedAt.Equal(now) {
 		t.Errorf("the gate was evaluated at %s (the event says %s); want %s, for the new commit", g.Gate.EvaluatedAt, changes[1].EvaluatedAt, now)
 	}
 	r, err := env.Store.Check(ctx)
