@@ -67,11 +67,7 @@ func TestMainsCallTheirConstructor(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, op := range ops.Operations() {
-		path := repo + "functions/" + op.Name + "/main.go"
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := parseMain(t, op.Name)
 		opener, opened, started, wraps := "", "", "", 0
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok {
@@ -111,6 +107,16 @@ func TestMainsCallTheirConstructor(t *testing.T) {
 			}
 		}
 	}
+}
+
+// parseMain parses functions/<name>/main.go.
+func parseMain(t *testing.T, name string) *ast.File {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), repo+"functions/"+name+"/main.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // entry is what the table's source says of one operation's builder.

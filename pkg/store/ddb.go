@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,6 +26,9 @@ const (
 	batchGetMax   = 100 // keys per BatchGetItem
 	batchWriteMax = 25  // requests per BatchWriteItem
 	txMaxItems    = 100 // items per TransactWriteItems
+	// txMaxBytes is the most bytes of the items of one
+	// TransactWriteItems (an item updated counts whole).
+	txMaxBytes = 4_000_000
 )
 
 // batchParallel is how many batches of one operation run at once: a
@@ -419,4 +423,41 @@ func (s *Store) getItem(ctx context.Context, op string, k item) (item, error) {
 		return nil, dbErr(op, err)
 	}
 	return out.Item, nil
+}
+
+// itemSize is an item's size by DynamoDB's rules: each attribute's name
+// plus its value; strings by UTF-8 bytes, numbers about one byte per two
+// significant digits plus one, booleans and nulls one byte, lists and maps
+// three bytes plus one per element plus their elements (and map keys).
+func itemSize(it item) int {
+	n := 0
+	for k, v := range it {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		digits := len(strings.TrimLeft(strings.TrimPrefix(v.Value, "-"), "0"))
+		return (digits+1)/2 + 1
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	panic("unsized attribute type")
 }

@@ -65,6 +65,7 @@ type findingRow struct {
 	gvs    map[int]int64     // the group version of each group's judgement
 	fv     int64             // version of the judgement
 	groups []groupKey        // by index: ref.Keys() as groups
+	size   int               // the item's size as read (itemSize), 0 for a new finding
 }
 
 func newRow(k item, scanID int64, ref scangate.FindingRef, src bool, sev scangate.Severity) findingRow {
@@ -152,7 +153,7 @@ func rowFrom(it item) findingRow {
 	ref := scangate.FindingRef{Type: scangate.ScanType(getS(it, aType)), Name: getS(it, aName),
 		Aliases: getStrings(it, aAliases), RepoID: getN(it, aRepoID), VcID: getN(it, aVcID), Path: getS(it, aPath)}
 	r := newRow(keyOf(it), parseScanPK(getS(it, aPK)), ref, getBool(it, aInSource, false), scangate.Severity(getS(it, aSev)))
-	r.by, r.gvs, r.fv = byFrom(it), gvsFrom(it), getN(it, aFindVer)
+	r.by, r.gvs, r.fv, r.size = byFrom(it), gvsFrom(it), getN(it, aFindVer), itemSize(it)
 	return r
 }
 

@@ -52,7 +52,7 @@ func putPR(t *tx, old prRecord, found bool, next prRecord, cause string) (prReco
 	if next.gseq == old.gseq && next.headSHA != old.headSHA {
 		next.gseq++
 	}
-	next.ver = old.ver + 1
+	next.ver, next.headMoved = old.ver+1, false
 	t.put(lPR, next.item(), c)
 	prev := old.gate
 	if !found {

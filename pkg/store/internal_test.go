@@ -145,43 +145,6 @@ func TestCancellationsAreReadByLabel(t *testing.T) {
 	}
 }
 
-// itemSize is an item's size by DynamoDB's rules: each attribute's name
-// plus its value; strings by UTF-8 bytes, numbers about one byte per two
-// significant digits plus one, booleans and nulls one byte, lists and maps
-// three bytes plus one per element plus their elements (and map keys).
-func itemSize(it item) int {
-	n := 0
-	for k, v := range it {
-		n += len(k) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		digits := len(strings.TrimLeft(strings.TrimPrefix(v.Value, "-"), "0"))
-		return (digits+1)/2 + 1
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	}
-	panic("unsized attribute type")
-}
-
 // firstRecent is the first RECENT item of a part.
 func firstRecent(scanID int64, ns scangate.NewScan, base int, fs []scangate.Finding) item {
 	var first item
@@ -192,6 +155,73 @@ func firstRecent(scanID int64, ns scangate.NewScan, base int, fs []scangate.Find
 		return nil
 	})
 	return first
+}
+
+// worstFinding is the largest finding, the i-th of the scan of the
+// largest id: every name as long as it may be, in 4-byte characters, as
+// many aliases (each a group) as it may have, judged by as many
+// allowlists in each group as a finding keeps.
+func worstFinding(i int) (findingRow, scangate.Finding) {
+	maxRunes := func(n int) string { return strings.Repeat("\U0001F600", n) }
+	maxID := int64(math.MaxInt64)
+	name := maxRunes(scangate.MaxNameLen)
+	aliases := make([]string, scangate.MaxAliases)
+	for i := range aliases {
+		aliases[i] = maxRunes(scangate.MaxNameLen-1) + string(rune('a'+i))
+	}
+	line := maxID
+	f := scangate.Finding{Name: name, Aliases: aliases, Rule: maxRunes(scangate.MaxNameLen), Path: maxRunes(scangate.MaxTextLen), Line: &line}
+	ref := scangate.FindingRef{Type: scangate.ScanVulnerability, Name: name, Aliases: aliases, RepoID: maxID, VcID: maxID, Path: f.Path}
+	row := newRow(key(scanPK(maxID), findingSK(i)), maxID, ref, true, scangate.SeverityCritical)
+	for j := range row.groups {
+		ids := make([]int64, maxCovering)
+		for k := range ids {
+			ids[k] = maxID - int64(k)
+		}
+		row.by[j] = ids
+	}
+	return row, f
+}
+
+// TestWorstCaseReevaluationTx cuts the transactions of a re-evaluation of
+// a scan of the largest findings (as a step reads them back) and checks
+// DynamoDB's limits: 100 items and 4 MB a transaction, the items updated
+// counted whole.
+func TestWorstCaseReevaluationTx(t *testing.T) {
+	at := scangate.At(time.Now())
+	worst, pr, policy := worstScanAndPR(t, at)
+	sizes := map[string]int{keyString(scanKey(worst.ID)): itemSize(scanItem(worst))}
+	var rows []findingRow
+	var idx []int
+	for i := range 3 * unitRows {
+		row, f := worstFinding(i)
+		it := findingItems(row, i, f)[0]
+		sizes[keyString(keyOf(it))] = itemSize(it)
+		rows, idx = append(rows, rowFrom(it)), append(idx, i)
+	}
+	g := group{groupKey: rows[0].groups[0], gv: 2, rules: map[int64]scangate.Rule{1: {Type: scangate.ScanVulnerability,
+		Name: rows[0].ref.Name, Active: true, Global: true}}}
+	s := &Store{table: "t"}
+	c := &chain{scans: []scanLeft{{sc: worst, idx: idx, size: sizes[keyString(scanKey(worst.ID))]}}, pr: pr, p: policy}
+	for len(c.scans) > 0 {
+		for _, pack := range s.wave(g, rows, []*chain{c}, scangate.CauseAllowlist, at.Time) {
+			items, bytes := 0, 0
+			for _, k := range pack {
+				for _, it := range k.u.t.items {
+					items++
+					switch {
+					case it.Put != nil:
+						bytes += itemSize(it.Put.Item)
+					case it.Update != nil:
+						bytes += sizes[keyString(it.Update.Key)]
+					}
+				}
+			}
+			if items > txMaxItems || bytes > 4_000_000 {
+				t.Errorf("a re-evaluation's transaction of %d items, %d bytes; DynamoDB takes 100 items and 4 MB", items, bytes)
+			}
+		}
+	}
 }
 
 // worstScanAndPR are the largest scan (64 KiB of other_details of the
@@ -292,18 +322,8 @@ func TestWorstCaseItemSizes(t *testing.T) {
 	user := scangate.User{ID: maxID, Username: strings.Repeat("u", scangate.UsernameMax), Email: maxRunes(scangate.EmailMax),
 		Role: scangate.RoleReadonly, PasswordHash: strings.Repeat("h", 128), CreatedAt: at, UpdatedAt: at,
 		AddedBy: &maxID, UpdatedBy: &maxID, TokensValidFrom: time.Now()}
-	name := maxRunes(scangate.MaxNameLen)
-	aliases := make([]string, 20)
-	for i := range aliases {
-		aliases[i] = maxRunes(scangate.MaxNameLen-1) + string(rune('a'+i))
-	}
-	line := maxID
-	f := scangate.Finding{Name: name, Aliases: aliases, Rule: maxRunes(scangate.MaxNameLen), Path: maxRunes(scangate.MaxTextLen), Line: &line}
-	ref := scangate.FindingRef{Type: scangate.ScanVulnerability, Name: name, Aliases: aliases, RepoID: maxID, VcID: maxID, Path: f.Path}
-	row := newRow(key(scanPK(maxID), findingSK(99_999)), maxID, ref, true, scangate.SeverityCritical)
-	for j := range row.groups {
-		row.by[j] = ids(maxCovering)
-	}
+	row, f := worstFinding(99_999)
+	name := f.Name
 	rule := scangate.Rule{Type: scangate.ScanVulnerability, Name: name, Active: true, Global: true,
 		Repos: ids(scangate.MaxScopeIDs), Vcs: ids(scangate.MaxScopeIDs)}
 	for range scangate.MaxPaths {

@@ -74,6 +74,7 @@ type prRecord struct {
 	headSHA    string        // the commit of its newest scan that named one
 	headAt     string        // that scan's place in the order (at#id)
 	repoName   string        // the repository's name, as its newest scan gives it
+	headMoved  bool          // with gave it a new head commit, whose gate judge evaluates anew
 	ver        int64
 	legacy     bool // read from a record of before categories
 }
@@ -113,10 +114,12 @@ func (r prRecord) counts() (secrets, vulnerabilities int64) {
 
 // judge decides the PR's gate under p at at. The decision's sequence moves
 // when it blocks otherwise or for other reasons. It reports whether the
-// stored gate changes (its decision or its policy).
+// stored gate changes (its decision or its policy, or its evaluation
+// for a new head commit: that gate change, which putPR counts, is
+// evaluated at at, not when the decision was last made).
 func (r prRecord) judge(p scangate.Policy, at scangate.Time) (prRecord, bool) {
 	g := scangate.Decide(p, r.categories(), at)
-	changed := !r.judged || !g.Same(r.gate)
+	changed := !r.judged || r.headMoved || !g.Same(r.gate)
 	if !r.judged || g.Blocked != r.gate.Blocked || !scangate.SameReasons(g.Reasons, r.gate.Reasons) {
 		r.gseq++
 	}
@@ -348,6 +351,7 @@ func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 		r.cats, changed = cats, true
 	}
 	if sc.CommitSHA != "" && orderOf(sc) > r.headAt {
+		r.headMoved = r.headMoved || sc.CommitSHA != r.headSHA
 		r.headSHA, r.headAt, changed = sc.CommitSHA, orderOf(sc), true
 	}
 	return r, changed

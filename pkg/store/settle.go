@@ -153,9 +153,10 @@ func pendingRows(g group, rows []findingRow, skip map[int64]bool) (map[int64][]i
 // the scan's counts after them, and its PR's record when it is the PR's
 // newest of its pair.
 type unit struct {
-	rows []int             // indexes into the rows
-	by   []map[int][]int64 // each row's new judgement
-	t    *tx
+	rows  []int             // indexes into the rows
+	by    []map[int][]int64 // each row's new judgement
+	t     *tx
+	bytes int // at most what its items weigh against txMaxBytes
 }
 
 // size is the items the unit takes in a transaction (its PR's event
@@ -180,6 +181,7 @@ type scanLeft struct {
 	sc   scangate.Scan
 	cver int64
 	idx  []int
+	size int // the scan item's size as read
 }
 
 // overhead is the most items a unit of the chain takes beside its
@@ -190,6 +192,20 @@ func (c *chain) overhead() int {
 	}
 	return 1
 }
+
+// overheadBytes bounds the bytes a unit of the chain takes beside its
+// findings: the scan's item, and its PR record and the event's (the
+// event's gate is the record's, so no larger than it).
+func (c *chain) overheadBytes() int {
+	if c.pr.newest(c.scans[0].sc) {
+		return c.scans[0].size + 2*itemSize(c.pr.item())
+	}
+	return c.scans[0].size
+}
+
+// judgementSlack bounds how much a new judgement may grow a finding's
+// item: its covering ids of one group.
+const judgementSlack = maxCovering*12 + 64
 
 // whole reports whether the chain's next unit writes its PR record and
 // can hold all its scan's rows left: such a scan is not cut to fill a
@@ -224,7 +240,7 @@ func (s *Store) plan(ctx context.Context, rows []findingRow, pending map[int64][
 		}
 		sc := scanFrom(it)
 		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
-		part := scanLeft{sc: sc, cver: getN(it, aCountVer), idx: pending[id]}
+		part := scanLeft{sc: sc, cver: getN(it, aCountVer), idx: pending[id], size: itemSize(it)}
 		pr := prs[pk]
 		c := newest[pk]
 		switch {
@@ -263,16 +279,25 @@ func (s *Store) scansAndPRs(ctx context.Context, scanIDs []int64) (map[int64]ite
 	return scans, prs, err
 }
 
-// next cuts the chain's next unit: up to max of its current scan's rows,
-// judged by g, the scan's counts and block status (by the chain's
+// next cuts the chain's next unit: up to max of its current scan's rows
+// (at least one, and as many as fit in maxBytes with the unit's
+// overhead), judged by g, the scan's counts and block status (by the chain's
 // policy) and its PR's record, when it is the PR's newest of its pair, as
 // they stand after the unit, under the count version (and PR version)
 // the previous unit leaves.
-func (c *chain) next(s *Store, g group, rows []findingRow, max int, cause string, now time.Time) unit {
+func (c *chain) next(s *Store, g group, rows []findingRow, max, maxBytes int, cause string, now time.Time) unit {
 	sp := &c.scans[0]
+	u := unit{t: s.newTx(), bytes: c.overheadBytes()}
 	take := sp.idx[:min(max, len(sp.idx))]
+	for k, i := range take {
+		if size := rows[i].size + judgementSlack; k == 0 || u.bytes+size <= maxBytes {
+			u.bytes += size
+			continue
+		}
+		take = take[:k]
+		break
+	}
 	sp.idx = sp.idx[len(take):]
-	u := unit{t: s.newTx()}
 	moved := false
 	for _, i := range take {
 		r := rows[i]
@@ -363,23 +388,7 @@ const minSplit = 8
 func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chains []*chain, cause string, now time.Time) ([]int, []int, error) {
 	var wrote, stale []int
 	for {
-		var packs [][]cut
-		var cur []cut
-		n := 0
-		for _, c := range chains {
-			if len(c.scans) == 0 {
-				continue
-			}
-			over := c.overhead()
-			if room := txMaxItems - n - over; room < minSplit || c.whole() && len(c.scans[0].idx) > room {
-				packs, cur, n = append(packs, cur), nil, 0
-			}
-			u := c.next(s, g, rows, min(unitRows, txMaxItems-n-over), cause, now)
-			cur, n = append(cur, cut{c, u}), n+u.size()
-		}
-		if len(cur) > 0 {
-			packs = append(packs, cur)
-		}
+		packs := s.wave(g, rows, chains, cause, now)
 		if len(packs) == 0 {
 			return wrote, stale, nil
 		}
@@ -393,6 +402,31 @@ func (s *Store) runChains(ctx context.Context, g group, rows []findingRow, chain
 			r.c.scans = nil // the chain stops
 		}
 	}
+}
+
+// wave cuts the next unit of every live chain and packs the units into
+// transactions of at most txMaxItems items and txMaxBytes bytes (the
+// items a finding's update or a scan's counts update weigh whole, as
+// DynamoDB counts them: a scan of large findings takes fewer a unit).
+func (s *Store) wave(g group, rows []findingRow, chains []*chain, cause string, now time.Time) [][]cut {
+	var packs [][]cut
+	var cur []cut
+	n, b := 0, 0
+	for _, c := range chains {
+		if len(c.scans) == 0 {
+			continue
+		}
+		over, first := c.overhead(), c.overheadBytes()+rows[c.scans[0].idx[0]].size+judgementSlack
+		if room := txMaxItems - n - over; len(cur) > 0 && (room < minSplit || b+first > txMaxBytes || c.whole() && len(c.scans[0].idx) > room) {
+			packs, cur, n, b = append(packs, cur), nil, 0, 0
+		}
+		u := c.next(s, g, rows, min(unitRows, txMaxItems-n-over), txMaxBytes-b, cause, now)
+		cur, n, b = append(cur, cut{c, u}), n+u.size(), b+u.bytes
+	}
+	if len(cur) > 0 {
+		packs = append(packs, cur)
+	}
+	return packs
 }
 
 // cut is a unit cut from a chain.
@@ -451,7 +485,7 @@ func (s *Store) refreshRows(ctx context.Context, rows []findingRow, idx []int) e
 	}
 	for _, it := range items {
 		i := at[keyString(keyOf(it))]
-		rows[i].by, rows[i].gvs, rows[i].fv = byFrom(it), gvsFrom(it), getN(it, aFindVer)
+		rows[i].by, rows[i].gvs, rows[i].fv, rows[i].size = byFrom(it), gvsFrom(it), getN(it, aFindVer), itemSize(it)
 	}
 	return nil
 }
