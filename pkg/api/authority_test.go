@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,8 +20,13 @@ func TestWriteCheckAddsOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
+	var mu sync.Mutex // a recording reads its PR record and the policy at once
 	var ops []string
-	hook := func(op string) { ops = append(ops, op) }
+	hook := func(op string) {
+		mu.Lock()
+		defer mu.Unlock()
+		ops = append(ops, op)
+	}
 	for _, c := range []struct {
 		name  string
 		store func()

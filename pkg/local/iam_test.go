@@ -486,6 +486,7 @@ func TestIAMPolicies(t *testing.T) {
 		// a delivery whose attempts ran out is dead-lettered.
 		"DeliverEventsFunction": {"sqs:SendMessage@DeliveryDeadLetterQueue"},
 	}
+	mu.Lock() // the expiry's work may still run on the stack's queue
 	for fn, acts := range racing {
 		for _, a := range acts {
 			if used[fn] == nil {
@@ -494,6 +495,7 @@ func TestIAMPolicies(t *testing.T) {
 			used[fn][a] = true
 		}
 	}
+	mu.Unlock()
 	// A large upload: created, PUT to its presigned URL, ingested; one of
 	// its findings' groups has rules. (The steps above logged out.)
 	admin = loginToken(t, api, "admin", "admin-password-1")
@@ -553,6 +555,9 @@ func TestIAMPolicies(t *testing.T) {
 			}
 		}
 	}
+	// What the functions used, read while no queued invocation adds to it.
+	mu.Lock()
+	defer mu.Unlock()
 	policies := templatePolicies(t)
 	// The custom resources' functions use no DynamoDB and are not invoked
 	// here: pkg/dashboard's TestPublishPolicy checks the one that
