@@ -154,9 +154,10 @@ func slotsOf(it item) loginState {
 
 // LoginSucceeded stores the token of a successful login (with its audit
 // entry) and gives the attempt's reservation back, in one transaction.
+// The transaction is built once and sent again as it is after a
+// conflict (the same items, the same audit entry), as LoginFailed does.
 func (s *Store) LoginSucceeded(ctx context.Context, username string, a scangate.LoginAttempt, tok scangate.Token, who scangate.Who) error {
-	release := true
-	return s.retry.Do(ctx, "log in", func(int) (bool, error) {
+	build := func(release bool) *tx {
 		t := s.newTx()
 		s.putToken(t, tok, who)
 		if release {
@@ -164,12 +165,16 @@ func (s *Store) LoginSucceeded(ctx context.Context, username string, a scangate.
 			t.update(lSlot, loginFailKey(username), "SET "+sa+" = :zero, "+failedAttr(a.Slot)+" = :f",
 				item{":zero": num(0), ":f": boolean(false)}, when(sa+" = :at", ":at", num(a.At.UnixMilli())))
 		}
+		return t
+	}
+	t := build(true)
+	return s.retry.Do(ctx, "log in", func(int) (bool, error) {
 		err := s.commit(ctx, "log in", t)
 		switch {
 		case failed(err, lSlot):
 			// The place no longer holds this reservation (it left the
 			// window and was taken again): store the token alone.
-			release = false
+			t = build(false)
 			return false, nil
 		case lostRace(err):
 			return false, nil
