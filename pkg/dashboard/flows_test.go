@@ -431,6 +431,21 @@ func TestBrowser(t *testing.T) {
 			}
 			b.page(t, "token-revoked")
 		}},
+		{"a change answered 202 says its re-evaluation runs", func(t *testing.T) {
+			// The text the allowlist pages show for an answer, from the
+			// module they use: a large change's 202 names its re-evaluation
+			// rather than counts of 0.
+			got := eval[string](t, b, `import('/rules.js').then((m) => [
+				m.changedText({secrets_updated: 0, vulnerabilities_updated: 0, reevaluation: {id: 7, status: 'running', findings: 12000}}),
+				m.changedText({secrets_updated: 0, vulnerabilities_updated: 0, reevaluation: {id: 8, status: 'running', findings: null}}),
+				m.changedText({secrets_updated: 1, vulnerabilities_updated: 2})].join(' | '))`)
+			want := "Re-evaluation #7 of 12000 findings runs in the background: counts and gates change as it goes, with nothing to send again. | " +
+				"Re-evaluation #8 of its findings runs in the background: counts and gates change as it goes, with nothing to send again. | " +
+				"It changed how 1 secret finding and 2 vulnerability findings are judged."
+			if got != want {
+				t.Errorf("the change texts: %q; want %q", got, want)
+			}
+		}},
 		{"hostile text and the CSP", func(t *testing.T) {
 			name := `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">`
 			path := `<img src=x onerror=window.__xss=3>/a.js`

@@ -42,8 +42,15 @@ export function ids(text) {
   return list.every((s) => /^[1-9][0-9]{0,18}$/.test(s)) ? list.map(Number) : null;
 }
 
-// changed says what an allowlist change did (its change response).
+// changedText says what an allowlist change did (its change response): the
+// counts, or, for a change answered 202, that its re-evaluation runs.
 export function changedText(r) {
+  const re = r.reevaluation;
+  if (re && re.status !== 'complete') {
+    const what = re.findings == null ? 'its findings' : plural(re.findings, 'finding');
+    return `Re-evaluation #${re.id} of ${what} runs in the background: ` +
+      'counts and gates change as it goes, with nothing to send again.';
+  }
   return `It changed how ${plural(r.secrets_updated, 'secret finding')} and ` +
     `${plural(r.vulnerabilities_updated, 'vulnerability finding')} are judged.`;
 }
