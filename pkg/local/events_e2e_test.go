@@ -637,7 +637,8 @@ func TestWebhookAddressesCheckedAtConnect(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	for _, u := range []string{"http://example.com/hook", "https://user:pw@example.com/hook", fmt.Sprintf("http://127.0.0.1:%d/", port),
 		"https://127.0.0.1/", "https://localhost/", "https://10.1.2.3/", "https://192.168.0.1/", "https://169.254.169.254/latest",
-		"https://[fd00:ec2::254]/", "https://[fd12::1]/", "https://[::1]/", "https://[fe80::1]/", "https://private.test/hook"} {
+		"https://[fd00:ec2::254]/", "https://[fd12::1]/", "https://[::1]/", "https://[fe80::1]/", "https://private.test/hook",
+		"https://example.com:0/hook", "https://example.com:99999/hook"} {
 		resp, body := do(t, "POST", e.api+"/webhooks", e.admin, `{"url":"`+u+`","events":["allowlist.created"]}`)
 		if resp.StatusCode != 422 || !strings.Contains(body, `"pointer":"/url"`) {
 			t.Errorf("subscribe %s: %d %s", u, resp.StatusCode, body)
