@@ -397,6 +397,17 @@ func TestWebhookRedeliver(t *testing.T) {
 	if !strings.Contains(audit, ds[0].ID) {
 		t.Errorf("audit: %s", audit)
 	}
+	// A deleted subscription's deliveries are no one's to send again: 404
+	// as for its listing, no audit entry, nothing queued.
+	e.call(t, 204, "DELETE", fmt.Sprintf("/webhooks/%d", id), "")
+	e.call(t, 404, "POST", fmt.Sprintf("/webhooks/%d/deliveries/%s/redeliver", id, ds[0].ID), "")
+	if after := e.call(t, 200, "GET", "/audit?action=webhook.redeliver", ""); strings.Count(after, ds[0].ID) != strings.Count(audit, ds[0].ID) {
+		t.Errorf("a redelivery to a deleted subscription was audited: %s", after)
+	}
+	drain(t, e.stack, e.clock)
+	if got := receivertest.Read(t, url); len(got.Attempts) != 2 {
+		t.Errorf("the receiver of a deleted subscription got %d attempts, want 2", len(got.Attempts))
+	}
 }
 
 // waitFor polls cond until it holds (a condition, not a timing: the bound
