@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -72,8 +73,8 @@ const MaxURL = 2048
 
 // CheckURL parses a destination URL and checks what can be checked without
 // resolving it: the scheme (https; http only to a loopback host when the
-// policy allows it), no user name or password, a host, and a literal IP
-// address that the policy allows.
+// policy allows it), no user name or password, a host, a port (if any) of
+// 1 to 65535, and a literal IP address that the policy allows.
 func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	if len(raw) > MaxURL {
 		return nil, refused("must be at most %d bytes", MaxURL)
@@ -88,6 +89,13 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	host := u.Hostname()
 	if host == "" {
 		return nil, refused("must name a host")
+	}
+	if port := u.Port(); port != "" {
+		// url.Parse takes any digits; a port out of range could only fail
+		// every delivery.
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			return nil, refused("port must be 1 to 65535")
+		}
 	}
 	switch u.Scheme {
 	case "https":

@@ -158,6 +158,15 @@ func TestCheckURL(t *testing.T) {
 		{"https://0.0.0.0/", egress.Policy{}, "unspecified address"},
 		{"https://224.0.0.1/", egress.Policy{}, "multicast address"},
 		{"https://hooks.example.com/" + strings.Repeat("a", egress.MaxURL), egress.Policy{}, "at most 2048 bytes"},
+		{"https://hooks.example.com:65535/", egress.Policy{}, ""},
+		{"https://hooks.example.com:1/", egress.Policy{}, ""},
+		{"https://hooks.example.com:/", egress.Policy{}, ""},
+		{"https://hooks.example.com:0/", egress.Policy{}, "port must be 1 to 65535"},
+		{"https://hooks.example.com:65536/", egress.Policy{}, "port must be 1 to 65535"},
+		{"https://hooks.example.com:99999/", egress.Policy{}, "port must be 1 to 65535"},
+		{"https://hooks.example.com:00443/", egress.Policy{}, ""},
+		{"https://hooks.example.com:99999999999999999999/", egress.Policy{}, "port must be 1 to 65535"},
+		{"http://127.0.0.1:70000/hook", local, "port must be 1 to 65535"},
 	}
 	for _, c := range cases {
 		_, err := c.policy.CheckURL(c.url)

@@ -397,6 +397,17 @@ func TestWebhookRedeliver(t *testing.T) {
 	if !strings.Contains(audit, ds[0].ID) {
 		t.Errorf("audit: %s", audit)
 	}
+	// A deleted subscription's deliveries are no one's to send again: 404
+	// as for its listing, no audit entry, nothing queued.
+	e.call(t, 204, "DELETE", fmt.Sprintf("/webhooks/%d", id), "")
+	e.call(t, 404, "POST", fmt.Sprintf("/webhooks/%d/deliveries/%s/redeliver", id, ds[0].ID), "")
+	if after := e.call(t, 200, "GET", "/audit?action=webhook.redeliver", ""); strings.Count(after, ds[0].ID) != strings.Count(audit, ds[0].ID) {
+		t.Errorf("a redelivery to a deleted subscription was audited: %s", after)
+	}
+	drain(t, e.stack, e.clock)
+	if got := receivertest.Read(t, url); len(got.Attempts) != 2 {
+		t.Errorf("the receiver of a deleted subscription got %d attempts, want 2", len(got.Attempts))
+	}
 }
 
 // waitFor polls cond until it holds (a condition, not a timing: the bound
@@ -637,7 +648,8 @@ func TestWebhookAddressesCheckedAtConnect(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	for _, u := range []string{"http://example.com/hook", "https://user:pw@example.com/hook", fmt.Sprintf("http://127.0.0.1:%d/", port),
 		"https://127.0.0.1/", "https://localhost/", "https://10.1.2.3/", "https://192.168.0.1/", "https://169.254.169.254/latest",
-		"https://[fd00:ec2::254]/", "https://[fd12::1]/", "https://[::1]/", "https://[fe80::1]/", "https://private.test/hook"} {
+		"https://[fd00:ec2::254]/", "https://[fd12::1]/", "https://[::1]/", "https://[fe80::1]/", "https://private.test/hook",
+		"https://example.com:0/hook", "https://example.com:99999/hook"} {
 		resp, body := do(t, "POST", e.api+"/webhooks", e.admin, `{"url":"`+u+`","events":["allowlist.created"]}`)
 		if resp.StatusCode != 422 || !strings.Contains(body, `"pointer":"/url"`) {
 			t.Errorf("subscribe %s: %d %s", u, resp.StatusCode, body)

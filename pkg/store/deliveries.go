@@ -177,7 +177,8 @@ func (s *Store) RecordAttempt(ctx context.Context, d scangate.Delivery, prev int
 
 // Redeliver makes a webhook's delivery pending again, due at now, with a
 // new series of attempts, and writes the audit entry; the caller then
-// queues it. Not found when the webhook has no such delivery.
+// queues it. Not found when the webhook has no such delivery, or no longer
+// exists (a deleted subscription's deliveries stay until they expire).
 func (s *Store) Redeliver(ctx context.Context, webhookID int64, eventID string, who scangate.Who, now time.Time) (scangate.Delivery, error) {
 	to := scangate.Destination{Kind: scangate.DestWebhook, ID: webhookID}
 	d, err := s.Delivery(ctx, to, eventID)
@@ -188,9 +189,13 @@ func (s *Store) Redeliver(ctx context.Context, webhookID int64, eventID string, 
 	t.update(lDelivery, deliveryKey(to, eventID), "SET "+ref(aStatus)+" = :pending, "+ref(aAttempts)+" = :zero, "+ref(aDue)+" = :due",
 		item{":pending": str(string(scangate.DeliveryPending)), ":zero": num(0), ":due": num(now.UnixMilli())},
 		when("attribute_exists("+ref(aPK)+")"))
+	t.check(lWebhook, webhookKey(webhookID), when("attribute_exists("+ref(aPK)+")"))
 	s.addAudit(t, scangate.NewAudit(scangate.AuditWebhookRedeliver, who, webhookAudit(webhookID),
 		scangate.Changes{"delivery": {To: eventID}, "status": {From: string(d.Status), To: string(scangate.DeliveryPending)}}, now))
 	if err := s.commitRetried(ctx, "redeliver", t); err != nil {
+		if failed(err, lWebhook) {
+			return scangate.Delivery{}, scangate.Errorf(scangate.KindNotFound, "no webhook has the id %d", webhookID)
+		}
 		if failed(err, lDelivery) {
 			return scangate.Delivery{}, scangate.Errorf(scangate.KindNotFound, "delivery %s expired", eventID)
 		}

@@ -50,7 +50,17 @@ func TestDeliveryIsCreatedOnceAndRecordedOnce(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
 	ctx := context.Background()
-	to := scangate.Destination{Kind: scangate.DestWebhook, ID: 3}
+	who := scangate.Who{RequestID: "test"}
+	hook := scangate.Webhook{URL: "https://example.com/hook", Events: []string{scangate.EventWebhookTest}, Active: true, Secret: "v1.x"}
+	var ids []int64
+	for range 2 {
+		w, err := env.Store.CreateWebhook(ctx, hook, who, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, w.ID)
+	}
+	to := scangate.Destination{Kind: scangate.DestWebhook, ID: ids[0]}
 	d := scangate.Delivery{To: to, EventID: "01ARZ3NDEKTSV4RRFFQ69G5FAV", EventType: scangate.EventWebhookTest,
 		Status: scangate.DeliveryPending, CreatedAt: scangate.At(time.Now())}
 	if _, created, err := env.Store.CreateDelivery(ctx, d); !created || err != nil {
@@ -84,12 +94,19 @@ func TestDeliveryIsCreatedOnceAndRecordedOnce(t *testing.T) {
 		t.Fatalf("created again: %v %+v %v", created, again, err)
 	}
 	// A redelivery starts a new series; an unknown one is not found.
-	r, err := env.Store.Redeliver(ctx, 3, d.EventID, scangate.Who{RequestID: "test"}, time.Now())
+	r, err := env.Store.Redeliver(ctx, ids[0], d.EventID, who, time.Now())
 	if err != nil || r.Status != scangate.DeliveryPending || r.Attempts != 0 {
 		t.Errorf("redeliver: %+v %v", r, err)
 	}
-	if _, err := env.Store.Redeliver(ctx, 4, d.EventID, scangate.Who{RequestID: "test"}, time.Now()); scangate.KindOf(err) != scangate.KindNotFound {
+	if _, err := env.Store.Redeliver(ctx, ids[1], d.EventID, who, time.Now()); scangate.KindOf(err) != scangate.KindNotFound {
 		t.Errorf("redeliver of another webhook's delivery: %v", err)
+	}
+	// A deleted subscription's delivery stays, but is no one's to send again.
+	if err := env.Store.DeleteWebhook(ctx, ids[0], who, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.Redeliver(ctx, ids[0], d.EventID, who, time.Now()); scangate.KindOf(err) != scangate.KindNotFound {
+		t.Errorf("redeliver to a deleted webhook: %v", err)
 	}
 }
 
