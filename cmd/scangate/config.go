@@ -99,6 +99,8 @@ func (a *app) client(c common) (*client.Client, error) {
 	if token == "" {
 		return nil, usagef("no token: set SCANGATE_TOKEN or pass --token-stdin and write it to standard input")
 	}
+	a.secret, a.base = token, base
+	a.stdout, a.stderr = redactor{a.stdout, token}, redactor{a.stderr, token}
 	return client.New(base, token, "scangate-cli/"+buildInfo().Version, nil)
 }
 

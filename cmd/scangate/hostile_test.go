@@ -111,7 +111,8 @@ func TestHostileProblem(t *testing.T) {
 		w.Header().Set("Content-Type", "application/problem+json")
 		if r.URL.Path == "/api/pr/7/gate" {
 			w.WriteHeader(401)
-			fmt.Fprintf(w, `{"title":"Unauthorized","status":401,"detail":"bad header %q"}`, r.Header.Get("Authorization"))
+			detail, _ := json.Marshal("bad header " + r.Header.Get("Authorization"))
+			fmt.Fprintf(w, `{"title":"Unauthorized","status":401,"detail":%s}`, detail)
 			return
 		}
 		w.WriteHeader(422)
@@ -184,5 +185,52 @@ func TestHostileFields(t *testing.T) {
 		if r := raw(out + errOut); r != "" {
 			t.Errorf("%v prints the service's text raw (%s):\n%s%s", args, r, out, errOut)
 		}
+	}
+}
+
+// The upload's line accounts for every result of the log (recorded, merged
+// duplicates, skipped; suppressed in source among the recorded), and
+// counts carry their nouns in the singular and the plural.
+func TestUploadLineAddsUp(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method + " " + r.URL.Path {
+		case "POST /api/pr/scan/sarif":
+			w.WriteHeader(201)
+			fmt.Fprint(w, `{"scans":[{"id":18,"pr_id":7,"scan_type":"SECRET","status":"completed","block_status":true,"other_details":{"category":"gitleaks"},"secret_count":1,"vulnerability_count":0}],`+
+				`"results":34,"recorded":30,"suppressed_in_source":2,"skipped":3}`)
+		case "GET /api/pr/7/scans":
+			fmt.Fprint(w, `{"items":[{"id":18,"pr_id":7,"scan_type":"SECRET","other_details":{"category":"gitleaks"}}],"next_cursor":null}`)
+		case "GET /api/pr/scan/18/findings":
+			fmt.Fprint(w, `{"items":[{"id":1,"name":"sha256:ab","aliases":[],"rule":"r","path":"a.env","line":1,"suppressed":false,"suppressed_by":[]}],"next_cursor":null}`)
+		default:
+			problem(w, 404, "no such route")
+		}
+	}))
+	defer srv.Close()
+	c := github(t, srv.URL+"/api")
+	code, out, errOut := c.run(t, "upload", "--no-gate", gzipSized(t, 100))
+	if code != exitOK || !strings.Contains(out, ": 34 results: 30 recorded (2 of them suppressed in source), 1 duplicate merged, 3 skipped\n") ||
+		!strings.Contains(out, "  scan 18 SECRET gitleaks: completed, 1 secret, 0 vulnerabilities, blocks: yes\n") {
+		t.Errorf("exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = c.run(t, "findings", "--pr-id", "7")
+	if code != exitOK || !strings.HasSuffix(out, "\n1 finding in 1 scan\n") {
+		t.Errorf("exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// A URL without /api answers 404 for every route: the error says what to
+// change.
+func TestHintWithoutAPI(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { problem(w, 404, "no such route") }))
+	defer srv.Close()
+	code, _, errOut := cli{env: map[string]string{"SCANGATE_URL": srv.URL, "SCANGATE_TOKEN": testToken}}.run(t, "gate", "--pr-id", "7")
+	if code != exitError || !strings.Contains(errOut, "404 Not Found: no such route\nhint: the API's URL "+srv.URL+" does not end in /api") ||
+		!strings.Contains(errOut, "e.g. "+srv.URL+"/api") {
+		t.Errorf("exit %d %q", code, errOut)
+	}
+	code, _, errOut = cli{env: map[string]string{"SCANGATE_URL": srv.URL + "/api", "SCANGATE_TOKEN": testToken}}.run(t, "gate", "--pr-id", "7")
+	if code != exitError || strings.Contains(errOut, "hint") {
+		t.Errorf("with /api: exit %d %q", code, errOut)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"golang.org/x/term"
 
@@ -78,6 +79,10 @@ type app struct {
 	getenv         func(string) string
 	readFile       func(string) ([]byte, error)
 	terminal       bool
+	// token and base are the client's, once read: no text the command
+	// prints holds the token (see redactor), and an error of the service
+	// is explained against the URL it went to.
+	secret, base string
 }
 
 func main() {
@@ -166,6 +171,35 @@ func (a *app) exit(name string, err error) int {
 		fmt.Fprintf(a.stderr, "scangate %s: %s\nRun scangate %s --help for its usage.\n", name, ue.msg, name)
 		return exitError
 	}
-	fmt.Fprintf(a.stderr, "scangate %s: %s\n", name, err)
+	fmt.Fprintf(a.stderr, "scangate %s: %s%s\n", name, client.Redact(err.Error(), a.secret), a.hint(err))
 	return exitError
+}
+
+// hint explains an error whose likely cause is the API's URL: one that
+// does not end in /api answers 404 (or, on API Gateway, 403) for every
+// route.
+func (a *app) hint(err error) string {
+	status := client.StatusOf(err)
+	if a.base == "" || (status != 404 && status != 403) {
+		return ""
+	}
+	if strings.HasSuffix(strings.TrimRight(a.base, "/"), "/api") {
+		return ""
+	}
+	return fmt.Sprintf("\nhint: the API's URL %s does not end in /api; SCANGATE_URL (or --url) is the base URL of the API, e.g. %s/api",
+		a.base, strings.TrimRight(a.base, "/"))
+}
+
+// redactor writes what it is given with the token replaced: a second
+// guard, after the client's, for text of a server that echoes it.
+type redactor struct {
+	w     io.Writer
+	token string
+}
+
+func (r redactor) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, client.Redact(string(p), r.token)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

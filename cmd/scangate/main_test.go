@@ -167,7 +167,7 @@ func TestGateBlocked(t *testing.T) {
 		"TYPE           CATEGORY  SCAN  STATUS     SECRETS  VULNERABILITIES  BLOCKS",
 		"SECRET         gitleaks  21    completed  3        0                yes",
 		"VULNERABILITY  semgrep   22    completed  0        0                no",
-		"blocked by:\n  SECRET gitleaks: scan 21 3 unsuppressed findings at or above the policy's severity\n" +
+		"blocked by:\n  SECRET gitleaks: scan 21: 3 unsuppressed findings at or above the policy's severity\n" +
 			"  VULNERABILITY trivy: no scan, and the policy requires one\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -281,7 +281,7 @@ func TestUploadChoosesBySize(t *testing.T) {
 	if code != exitBlocked || len(inline) > client.MaxInlineBody || len(inline) < client.MaxInlineBody-3 || f.put != nil {
 		t.Fatalf("largest inline: exit %d, inline body %d bytes, PUT %d bytes; stderr %s", code, len(inline), len(f.put), errOut)
 	}
-	if !strings.Contains(out, "recorded (inline): 3 results, 3 recorded") || !strings.Contains(out, "Codertocat/Hello-World#2: BLOCKED") {
+	if !strings.Contains(out, "recorded (inline): 3 results: 3 recorded") || !strings.Contains(out, "Codertocat/Hello-World#2: BLOCKED") {
 		t.Errorf("output:\n%s", out)
 	}
 	var env map[string]any

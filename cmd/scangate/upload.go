@@ -228,14 +228,19 @@ func printUploaded(w io.Writer, u uploaded) {
 	if u.UploadID > 0 {
 		via = fmt.Sprintf("presigned upload %d", u.UploadID)
 	}
-	fmt.Fprintf(w, "%s: recorded (%s): %d results, %d recorded, %d suppressed in source, %d skipped\n",
-		u.File, via, counts.Results, counts.Recorded, counts.SuppressedInSource, counts.Skipped)
+	// Every result is recorded, merged into an earlier one's finding (the
+	// same type, name, path and line) or skipped; those suppressed in
+	// source are recorded.
+	merged := counts.Results - counts.Recorded - counts.Skipped
+	fmt.Fprintf(w, "%s: recorded (%s): %s: %d recorded (%d of them suppressed in source), %s, %d skipped\n",
+		u.File, via, count(counts.Results, "result", "results"), counts.Recorded, counts.SuppressedInSource,
+		count(merged, "duplicate merged", "duplicates merged"), counts.Skipped)
 	for _, s := range u.scans {
 		cat := ""
 		if c := s.Category(); c != "" {
-			cat = " " + c
+			cat = " " + printable(c)
 		}
-		fmt.Fprintf(w, "  scan %d %s%s: %s, %d secrets, %d vulnerabilities, blocks: %s\n",
-			s.ID, s.ScanType, cat, s.Status, s.SecretCount, s.VulnerabilityCount, yesNo(s.BlockStatus))
+		fmt.Fprintf(w, "  scan %d %s%s: %s, %s, %s, blocks: %s\n", s.ID, printable(s.ScanType), cat, printable(s.Status),
+			count(s.SecretCount, "secret", "secrets"), count(s.VulnerabilityCount, "vulnerability", "vulnerabilities"), yesNo(s.BlockStatus))
 	}
 }
