@@ -32,6 +32,8 @@ commands:
   findings                 the findings of the pull request's newest scans (or of --scan)
   allowlist create|update|list
                            manage allowlists
+  login --username NAME    log in (the password from a prompt or standard input, never
+                           a flag); prints the login token alone on standard output
   token create             create a personal token; prints it, once, on standard output
   version                  the version, commit and date of this build
 
@@ -78,7 +80,9 @@ type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	readFile       func(string) ([]byte, error)
-	terminal       bool
+	terminal       bool // standard error is a terminal (progress bars)
+	stdinTerminal  bool // standard input is a terminal (login's prompt)
+	readPassword   func() ([]byte, error)
 	// token and base are the client's, once read: no text the command
 	// prints holds the token (see redactor), and an error of the service
 	// is explained against the URL it went to.
@@ -87,7 +91,8 @@ type app struct {
 
 func main() {
 	a := app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, readFile: os.ReadFile,
-		terminal: term.IsTerminal(int(os.Stderr.Fd()))}
+		terminal: term.IsTerminal(int(os.Stderr.Fd())), stdinTerminal: term.IsTerminal(int(os.Stdin.Fd())),
+		readPassword: func() ([]byte, error) { return term.ReadPassword(int(os.Stdin.Fd())) }}
 	os.Exit(a.run(context.Background(), os.Args[1:]))
 }
 
@@ -97,6 +102,7 @@ var commands = map[string]func(*app, context.Context, []string) error{
 	"gate":      execute(gateCommand),
 	"findings":  execute(findingsCommand),
 	"allowlist": (*app).allowlist,
+	"login":     (*app).login,
 	"token":     (*app).token,
 	"version":   (*app).version,
 }

@@ -134,13 +134,15 @@ type cli struct {
 	env      map[string]string
 	stdin    string
 	terminal bool
+	password string // what is typed at a terminal's password prompt (terminal)
 }
 
 func (c cli) run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	a := &app{stdin: strings.NewReader(c.stdin), stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return c.env[k] },
-		readFile: os.ReadFile, terminal: c.terminal}
+		readFile: os.ReadFile, terminal: c.terminal, stdinTerminal: c.terminal,
+		readPassword: func() ([]byte, error) { return []byte(c.password), nil }}
 	code := a.run(context.Background(), args)
 	if strings.Contains(stdout.String()+stderr.String(), testToken) {
 		t.Errorf("scangate %v printed the token", args)
@@ -456,14 +458,14 @@ func TestHelpAndUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"help"}, {"upload", "--help"}, {"gate", "-h"}, {"findings", "--help"}, {"allowlist", "--help"},
 		{"allowlist", "create", "--help"}, {"allowlist", "update", "--help"}, {"allowlist", "list", "--help"},
-		{"token", "--help"}, {"token", "create", "--help"}, {"version", "--help"},
+		{"token", "--help"}, {"token", "create", "--help"}, {"version", "--help"}, {"login", "--help"},
 	} {
 		code, out, errOut := c.run(t, args...)
 		if code != exitOK || !strings.Contains(out, "usage: scangate") || errOut != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
-	for _, args := range [][]string{{}, {"frobnicate"}, {"upload"}, {"gate", "--bogus"}, {"gate", "extra"}, {"token"}, {"token", "create"}} {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"upload"}, {"gate", "--bogus"}, {"gate", "extra"}, {"token"}, {"token", "create"}, {"login"}} {
 		if code, out, _ := c.run(t, args...); code != exitError || out != "" {
 			t.Errorf("%v: exit %d, stdout %q", args, code, out)
 		}
