@@ -65,16 +65,24 @@ func run() error {
 			return fmt.Errorf("SCANGATE_SCHEDULE_EVERY %q is not a positive duration such as 2s", s)
 		}
 	}
+	kept, err := openState(ctx, cfg.Table, cfg.Endpoint, getenv("SCANGATE_STATE", ".build/local-state.json"), os.Getenv("SCANGATE_FRESH") == "1")
+	if err != nil {
+		return err
+	}
+	defer kept.close()
+	fmt.Println(kept.note)
 	stack, err := local.Start(ctx, local.Options{
 		Template:      getenv("SCANGATE_TEMPLATE", "template.yaml"),
 		Table:         cfg.Table,
-		Endpoint:      cfg.Endpoint,
+		Endpoint:      kept.endpoint,
+		CursorKey:     kept.keys.Cursor,
+		SecretsKey:    kept.keys.Secrets,
 		AdminUsername: getenv("SCANGATE_ADMIN_USERNAME", "admin"),
 		AdminPassword: os.Getenv("SCANGATE_ADMIN_PASSWORD"),
 		PasswordFile:  ".build/admin-password",
 		AuthorizerTTL: ttl,
 		TokenTTL:      cfg.TokenTTL,
-		Seed:          os.Getenv("SCANGATE_SEED") != "0",
+		Seed:          os.Getenv("SCANGATE_SEED") != "0" && !kept.loaded,
 		Log:           cfg.Logger(os.Stderr),
 		S3Endpoint:    os.Getenv("S3_ENDPOINT"),
 		Bucket:        getenv("UPLOADS_BUCKET", local.DefaultBucket),
@@ -84,7 +92,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = stack.Close() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = stack.Close()
+		}
+	}()
 
 	// EventBridge's part: the scheduled functions (allowlists' expiries)
 	// run at their rate, as deployed.
@@ -96,15 +109,24 @@ func run() error {
 		return err
 	}
 	srv := &http.Server{Handler: dashboard.Local(stack.Handler), ReadHeaderTimeout: 10 * time.Second}
+	shut := make(chan struct{})
 	go func() {
+		defer close(shut)
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("scangate listening on http://%s/api\n%s\nthe dashboard: http://%s/\n", ln.Addr(), stack.AdminNote, ln.Addr())
+	fmt.Printf("scangate listening on http://%s/api\n%s\nthe dashboard: http://%s/\n", ln.Addr(), adminNote(stack.AdminNote, kept), ln.Addr())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	// The requests under way end, then the triggers, then the table is
+	// saved: what is saved is what they left.
+	<-shut
+	stopped = true
+	if err := stack.Close(); err != nil {
+		return err
+	}
+	return kept.save(context.Background())
 }
