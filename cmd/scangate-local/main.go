@@ -117,6 +117,11 @@ func run() error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
+	if kept.loaded {
+		if w := checkKeptAdmin(stack.Handler, getenv("SCANGATE_ADMIN_USERNAME", "admin"), os.Getenv("SCANGATE_ADMIN_PASSWORD"), ".build/admin-password"); w != "" {
+			fmt.Println(w)
+		}
+	}
 	fmt.Printf("scangate listening on http://%s/api\n%s\nthe dashboard: http://%s/\n", ln.Addr(), adminNote(stack.AdminNote, kept), ln.Addr())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,4 +145,31 @@ func adminNote(note string, k *kept) string {
 		return note
 	}
 	return "admin login: the kept state's admin, with the password it had (.build/admin-password holds it when it was generated)"
+}
+
+// checkKeptAdmin says what will not work with a kept admin: a password set
+// in SCANGATE_ADMIN_PASSWORD that is not the admin's (it keeps the one it
+// was made with), or none set and none in passwordFile (it was made with
+// one that was set). It logs in through api (the stack's gateway) to
+// know; "" when all is well.
+func checkKeptAdmin(api http.Handler, username, password, passwordFile string) string {
+	if password == "" {
+		if _, err := os.Stat(passwordFile); err == nil {
+			return ""
+		}
+		return fmt.Sprintf("warning: the kept admin's password was set with SCANGATE_ADMIN_PASSWORD (%s is absent): set it again, or start empty with make run FRESH=1", passwordFile)
+	}
+	body, err := json.Marshal(map[string]string{"username": username, "password": password})
+	if err != nil {
+		return ""
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/auth/token", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	if rec.Code == http.StatusOK {
+		return ""
+	}
+	return fmt.Sprintf("warning: SCANGATE_ADMIN_PASSWORD is not the kept admin's password (logging in with it answered %d): "+
+		"the admin keeps the one it was made with; start empty with make run FRESH=1 to make it with this one", rec.Code)
 }
