@@ -68,7 +68,7 @@ run:
 	@echo 'make run: building cmd/scangate-local into .build/ (the first time Go downloads the modules and compiles for a few minutes; then seconds)'
 	@$(GO) build -o .build/scangate-local ./cmd/scangate-local
 	@echo 'make run: starting it; it listens once its table and first admin are ready'
-	@SCANGATE_FRESH='$(FRESH)' exec ./.build/scangate-local
+	@SCANGATE_FRESH='$(FRESH)' SCANGATE_STATE="$${SCANGATE_STATE:-.build/local-state.json}" exec ./.build/scangate-local
 
 ## test: every test that needs only Go (the embedded DynamoDB-API server runs in process)
 test:

@@ -5,6 +5,14 @@
 // DYNAMODB_ENDPOINT) and an embedded S3-compatible server for large uploads
 // (or S3_ENDPOINT), with the table created, the first admin bootstrapped
 // and demo data seeded before it starts listening.
+//
+// On the embedded server, with SCANGATE_STATE naming a file (make run
+// names .build/local-state.json), it keeps its state across restarts: the
+// table is loaded from that file when it starts and saved there when it
+// stops (SIGINT, SIGTERM), with the keys that seal cursors and secrets in
+// local-keys beside it; SCANGATE_FRESH=1 starts empty (and replaces
+// both). Unset or "off" (scripts that run the binary themselves, such as
+// the fuzz tier's), it keeps nothing.
 package main
 
 import (
@@ -65,7 +73,7 @@ func run() error {
 			return fmt.Errorf("SCANGATE_SCHEDULE_EVERY %q is not a positive duration such as 2s", s)
 		}
 	}
-	kept, err := openState(ctx, cfg.Table, cfg.Endpoint, getenv("SCANGATE_STATE", ".build/local-state.json"), os.Getenv("SCANGATE_FRESH") == "1")
+	kept, err := openState(ctx, cfg.Table, cfg.Endpoint, getenv("SCANGATE_STATE", "off"), os.Getenv("SCANGATE_FRESH") == "1")
 	if err != nil {
 		return err
 	}

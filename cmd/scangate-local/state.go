@@ -47,7 +47,7 @@ func openState(ctx context.Context, table, endpoint, path string, fresh bool) (*
 		k.note = "state: kept by the DynamoDB endpoint " + endpoint
 		return k, nil
 	case path == "off":
-		k.note = "state: in memory only (SCANGATE_STATE=off): nothing is kept when make run stops"
+		k.note = "state: in memory only (SCANGATE_STATE is off or unset): nothing is kept when it stops"
 		return k, nil
 	}
 	emb, err := local.StartEmbedded()
