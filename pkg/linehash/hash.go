@@ -1,0 +1,261 @@
+// Package linehash computes GitHub code scanning's primaryLocationLineHash:
+// the fingerprint of a line of a source file that GitHub's upload action
+// (github/codeql-action) adds to SARIF results, so that a finding keeps its
+// identity when lines above it are inserted or removed.
+//
+// The algorithm, as GitHub publishes it: the file is read as UTF-8 and
+// taken as UTF-16 code units (invalid bytes become U+FFFD); spaces and tabs
+// are skipped; CR and CRLF are read as LF. A rolling polynomial hash, base
+// 37 in wrapping 64-bit arithmetic, runs over a window of the next 100
+// characters kept; a line's hash is the window's hash once it holds the
+// 100 characters that start with the line's first kept character (the end
+// of the file is the character 0xFFFF followed by NULs). The hash is
+// written in lower-case hexadecimal without leading zeros, followed by
+// ":N" where N counts the lines of the file, up to this one, with the same
+// hash.
+package linehash
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+const (
+	// window is how many kept characters a line's hash covers.
+	window = 100
+	// base is the rolling hash's multiplier.
+	base = 37
+	// eof is the character the end of a file adds.
+	eof = 0xFFFF
+	// replacement is U+FFFD, what an invalid UTF-8 sequence reads as.
+	replacement = 0xFFFD
+)
+
+// errStop ends a pass once the caller has what it asked for.
+var errStop = errors.New("linehash: stop")
+
+// baseToWindow is base**window in wrapping 64-bit arithmetic: the weight
+// of the character that leaves the window.
+func baseToWindow() uint64 {
+	p := uint64(1)
+	for range window {
+		p *= base
+	}
+	return p
+}
+
+// roller is the state of one pass over a file. Its memory is the window and
+// one counter per distinct hash seen, whatever the size of the file.
+type roller struct {
+	chars  [window]uint16
+	starts [window]int // the line that starts at this slot of the window, 0 for none
+	at     int         // the slot the next character goes to
+	sum    uint64
+	out    uint64 // baseToWindow
+
+	line      int
+	lineStart bool
+	afterCR   bool
+	counts    map[uint64]int
+	emit      func(line int, sum uint64, n int) error
+	emitErr   error
+	utf8Need  int // continuation bytes still expected
+	utf8Seen  int
+	utf8Rune  rune
+	utf8Lo    byte
+	utf8Hi    byte
+}
+
+func newRoller(emit func(line int, sum uint64, n int) error) *roller {
+	return &roller{out: baseToWindow(), lineStart: true, counts: map[uint64]int{}, emit: emit,
+		utf8Lo: 0x80, utf8Hi: 0xBF}
+}
+
+// char takes one UTF-16 code unit of the file.
+func (r *roller) char(c uint16) error {
+	if c == ' ' || c == '\t' || (r.afterCR && c == '\n') {
+		r.afterCR = false
+		return nil
+	}
+	r.afterCR = c == '\r'
+	if c == '\r' {
+		c = '\n'
+	}
+	if err := r.flushSlot(); err != nil {
+		return err
+	}
+	if r.lineStart {
+		r.lineStart = false
+		r.line++
+		r.starts[r.at] = r.line
+	}
+	r.lineStart = c == '\n'
+	r.roll(c)
+	return nil
+}
+
+// flushSlot gives the hash of the line that starts at the slot about to be
+// overwritten: the window holds its 100 characters.
+func (r *roller) flushSlot() error {
+	line := r.starts[r.at]
+	if line == 0 {
+		return nil
+	}
+	r.starts[r.at] = 0
+	r.counts[r.sum]++
+	return r.emit(line, r.sum, r.counts[r.sum])
+}
+
+// roll puts c into the window in place of its oldest character.
+func (r *roller) roll(c uint16) {
+	old := r.chars[r.at]
+	r.chars[r.at] = c
+	r.sum = base*r.sum + uint64(c) - r.out*uint64(old)
+	r.at = (r.at + 1) % window
+}
+
+// end takes the end of the file and gives the hashes of its last lines.
+func (r *roller) end() error {
+	if r.utf8Need > 0 {
+		r.utf8Need = 0
+		if err := r.char(replacement); err != nil {
+			return err
+		}
+	}
+	if err := r.char(eof); err != nil {
+		return err
+	}
+	for range window {
+		if err := r.flushSlot(); err != nil {
+			return err
+		}
+		r.roll(0)
+	}
+	return nil
+}
+
+// codePoint takes one decoded code point as UTF-16 code units.
+func (r *roller) codePoint(c rune) error {
+	if c < 0x10000 {
+		return r.char(uint16(c))
+	}
+	c -= 0x10000
+	if err := r.char(uint16(0xD800 + c>>10)); err != nil {
+		return err
+	}
+	return r.char(uint16(0xDC00 + c&0x3FF))
+}
+
+// byte decodes UTF-8 as the WHATWG Encoding Standard does (what Node.js
+// does when it reads a file as "utf8"): each maximal invalid subsequence is
+// one U+FFFD.
+func (r *roller) byte(b byte) error {
+	if r.utf8Need == 0 {
+		switch {
+		case b < 0x80:
+			return r.char(uint16(b))
+		case b >= 0xC2 && b <= 0xDF:
+			r.utf8Need, r.utf8Rune = 1, rune(b&0x1F)
+		case b >= 0xE0 && b <= 0xEF:
+			if b == 0xE0 {
+				r.utf8Lo = 0xA0
+			} else if b == 0xED {
+				r.utf8Hi = 0x9F
+			}
+			r.utf8Need, r.utf8Rune = 2, rune(b&0x0F)
+		case b >= 0xF0 && b <= 0xF4:
+			if b == 0xF0 {
+				r.utf8Lo = 0x90
+			} else if b == 0xF4 {
+				r.utf8Hi = 0x8F
+			}
+			r.utf8Need, r.utf8Rune = 3, rune(b&0x07)
+		default:
+			return r.char(replacement)
+		}
+		return nil
+	}
+	if b < r.utf8Lo || b > r.utf8Hi {
+		r.utf8Need, r.utf8Seen, r.utf8Rune, r.utf8Lo, r.utf8Hi = 0, 0, 0, 0x80, 0xBF
+		if err := r.char(replacement); err != nil {
+			return err
+		}
+		return r.byte(b) // the byte starts over
+	}
+	r.utf8Lo, r.utf8Hi = 0x80, 0xBF
+	r.utf8Rune = r.utf8Rune<<6 | rune(b&0x3F)
+	r.utf8Seen++
+	if r.utf8Seen < r.utf8Need {
+		return nil
+	}
+	c := r.utf8Rune
+	r.utf8Need, r.utf8Seen, r.utf8Rune = 0, 0, 0
+	return r.codePoint(c)
+}
+
+// run reads src to its end, or until emit stops it.
+func (r *roller) run(src io.Reader) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		for _, b := range buf[:n] {
+			if err := r.byte(b); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return r.end()
+		}
+		if err != nil {
+			return fmt.Errorf("reading: %w", err)
+		}
+	}
+}
+
+// Format writes a line's hash as GitHub does: the hash in hexadecimal, a
+// colon, and the count of lines with that hash so far.
+func Format(sum uint64, n int) string {
+	return strconv.FormatUint(sum, 16) + ":" + strconv.Itoa(n)
+}
+
+// Each reads src once and calls fn with every line's number (from 1) and
+// hash, in order; the line after a final line break counts, as it does for
+// GitHub. fn's error stops the pass and is returned.
+func Each(src io.Reader, fn func(line int, hash string) error) error {
+	return newRoller(func(line int, sum uint64, n int) error {
+		return fn(line, Format(sum, n))
+	}).run(src)
+}
+
+// Lines reads src once and gives the hashes of the lines asked for (by
+// number, from 1); it stops reading after the last of them. A line past the
+// end of the file has no hash.
+func Lines(src io.Reader, lines []int) (map[int]string, error) {
+	want := map[int]bool{}
+	last := 0
+	for _, l := range lines {
+		if l >= 1 {
+			want[l] = true
+			last = max(last, l)
+		}
+	}
+	got := make(map[int]string, len(want))
+	if last == 0 {
+		return got, nil
+	}
+	err := newRoller(func(line int, sum uint64, n int) error {
+		if want[line] {
+			got[line] = Format(sum, n)
+		}
+		if line >= last {
+			return errStop
+		}
+		return nil
+	}).run(src)
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	return got, nil
+}
