@@ -1,6 +1,7 @@
 package linehash
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -129,4 +130,31 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += n
 	return n, err
+}
+
+// Files that are not ASCII hash as Node.js reads them for the action: UTF-16
+// code units, a byte order mark kept, invalid UTF-8 as U+FFFD per maximal
+// invalid subsequence (testdata/node-unicode.json).
+func TestNodeDecoding(t *testing.T) {
+	b, err := os.ReadFile("testdata/node-unicode.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Name   string   `json:"name"`
+			Input  []byte   `json:"input_base64"`
+			Hashes []string `json:"hashes"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Cases) == 0 {
+		t.Fatalf("%v (%d cases)", err, len(doc.Cases))
+	}
+	for _, c := range doc.Cases {
+		for how, r := range map[string]io.Reader{"whole": bytes.NewReader(c.Input), "byte a read": iotest.OneByteReader(bytes.NewReader(c.Input))} {
+			if got := all(t, r); strings.Join(got, " ") != strings.Join(c.Hashes, " ") {
+				t.Errorf("%s, %s:\n got %v\nwant %v", c.Name, how, got, c.Hashes)
+			}
+		}
+	}
 }
