@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/scangate/scangate/pkg/client"
+	"github.com/scangate/scangate/pkg/linehash"
 )
 
 const usage = `usage: scangate COMMAND [flags] [arguments]
@@ -78,6 +79,7 @@ type app struct {
 	getenv         func(string) string
 	readFile       func(string) ([]byte, error)
 	terminal       bool
+	checkout       *linehash.Checkout // upload's, nil with --no-fingerprints
 }
 
 func main() {
