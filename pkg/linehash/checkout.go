@@ -10,9 +10,10 @@ import (
 // repository's working tree, as the scanners saw it. Nothing outside it is
 // read, through ".." or a symbolic link.
 type Checkout struct {
-	root  *os.Root
-	dir   string   // as given, for messages
-	roots []string // its absolute path, and that path with symbolic links resolved, slash-separated
+	root   *os.Root
+	dir    string   // as given, for messages
+	roots  []string // its absolute path, and that path with symbolic links resolved, slash-separated
+	maxLog int      // MaxLog but in tests
 }
 
 // Open opens the checkout at dir.
@@ -25,7 +26,7 @@ func Open(dir string) (*Checkout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the checkout: %w", err)
 	}
-	c := &Checkout{root: root, dir: dir, roots: []string{filepath.ToSlash(abs)}}
+	c := &Checkout{root: root, dir: dir, roots: []string{filepath.ToSlash(abs)}, maxLog: MaxLog}
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 		c.roots = append(c.roots, filepath.ToSlash(real))
 	}

@@ -19,6 +19,10 @@ import (
 // key is the partialFingerprints member GitHub code scanning reads.
 const key = "primaryLocationLineHash"
 
+// MaxLog is the largest log (its JSON) Add reads: reading one takes a few
+// times its size in memory; a larger log is sent as it is.
+const MaxLog = 512 << 20
+
 // maxBaseChain bounds a chain of uriBaseIds through originalUriBaseIds.
 const maxBaseChain = 8
 
@@ -29,10 +33,15 @@ type Summary struct {
 	Skipped int // results with a line in a file that could not be hashed
 	// FirstSkipped says which and why, for the first of them.
 	FirstSkipped string
+	// TooLarge says the log was not read: its JSON is over MaxLog.
+	TooLarge bool
 }
 
 // String is the summary for people, "" when nothing was skipped.
 func (s Summary) String() string {
+	if s.TooLarge {
+		return fmt.Sprintf("no %s computed: the log is over %d MiB", key, MaxLog>>20)
+	}
 	if s.Skipped == 0 {
 		return ""
 	}
@@ -62,9 +71,12 @@ func (c *Checkout) Add(log []byte) ([]byte, Summary, error) {
 		if err != nil {
 			return log, Summary{}, nil
 		}
-		if doc, err = io.ReadAll(zr); err != nil {
+		if doc, err = io.ReadAll(io.LimitReader(zr, int64(c.maxLog)+1)); err != nil {
 			return log, Summary{}, nil
 		}
+	}
+	if len(doc) > c.maxLog {
+		return log, Summary{TooLarge: true}, nil
 	}
 	var top map[string]json.RawMessage
 	var runs []json.RawMessage

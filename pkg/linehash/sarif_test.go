@@ -275,6 +275,28 @@ func TestAdd(t *testing.T) {
 	}
 }
 
+// A log over MaxLog is sent as it is, and said so.
+func TestTooLarge(t *testing.T) {
+	dir := checkout(t, map[string]string{"a.py": "x\n"})
+	c := open(t, dir)
+	log := logOf(`,"results":[` + resultAt("a.py", "", 1, "") + `]`)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write(log)
+	_ = zw.Close()
+	c.maxLog = len(log)
+	if _, sum, err := c.Add(gz.Bytes()); err != nil || sum.Added != 1 {
+		t.Errorf("at the limit: %+v %v", sum, err)
+	}
+	c.maxLog = len(log) - 1
+	for _, in := range [][]byte{log, gz.Bytes()} {
+		got, sum, err := c.Add(in)
+		if err != nil || !sum.TooLarge || !bytes.Equal(got, in) || !strings.Contains(sum.String(), "no primaryLocationLineHash computed: the log is over 512 MiB") {
+			t.Errorf("%+v %v %q", sum, err, sum.String())
+		}
+	}
+}
+
 // A checkout that is not a directory is an error.
 func TestOpen(t *testing.T) {
 	if _, err := Open(filepath.Join(t.TempDir(), "missing")); err == nil {
