@@ -47,7 +47,7 @@ func baseToWindow() uint64 {
 }
 
 // roller is the state of one pass over a file. Its memory is the window and
-// one counter per distinct hash seen, whatever the size of the file.
+// one counter per distinct hash seen, whatever the length of the lines.
 type roller struct {
 	chars  [window]uint16
 	starts [window]int // the line that starts at this slot of the window, 0 for none
@@ -60,12 +60,13 @@ type roller struct {
 	afterCR   bool
 	counts    map[uint64]int
 	emit      func(line int, sum uint64, n int) error
-	emitErr   error
-	utf8Need  int // continuation bytes still expected
-	utf8Seen  int
-	utf8Rune  rune
-	utf8Lo    byte
-	utf8Hi    byte
+	err       error // emit's, which ends the pass
+
+	utf8Need int // continuation bytes still expected
+	utf8Seen int
+	utf8Rune rune
+	utf8Lo   byte
+	utf8Hi   byte
 }
 
 func newRoller(emit func(line int, sum uint64, n int) error) *roller {
@@ -74,17 +75,17 @@ func newRoller(emit func(line int, sum uint64, n int) error) *roller {
 }
 
 // char takes one UTF-16 code unit of the file.
-func (r *roller) char(c uint16) error {
+func (r *roller) char(c uint16) {
 	if c == ' ' || c == '\t' || (r.afterCR && c == '\n') {
 		r.afterCR = false
-		return nil
+		return
 	}
 	r.afterCR = c == '\r'
 	if c == '\r' {
 		c = '\n'
 	}
-	if err := r.flushSlot(); err != nil {
-		return err
+	if r.starts[r.at] != 0 {
+		r.flushSlot()
 	}
 	if r.lineStart {
 		r.lineStart = false
@@ -93,19 +94,19 @@ func (r *roller) char(c uint16) error {
 	}
 	r.lineStart = c == '\n'
 	r.roll(c)
-	return nil
 }
 
 // flushSlot gives the hash of the line that starts at the slot about to be
 // overwritten: the window holds its 100 characters.
-func (r *roller) flushSlot() error {
+func (r *roller) flushSlot() {
 	line := r.starts[r.at]
-	if line == 0 {
-		return nil
-	}
 	r.starts[r.at] = 0
-	r.counts[r.sum]++
-	return r.emit(line, r.sum, r.counts[r.sum])
+	if line == 0 || r.err != nil {
+		return
+	}
+	n := r.counts[r.sum] + 1
+	r.counts[r.sum] = n
+	r.err = r.emit(line, r.sum, n)
 }
 
 // roll puts c into the window in place of its oldest character.
@@ -113,49 +114,44 @@ func (r *roller) roll(c uint16) {
 	old := r.chars[r.at]
 	r.chars[r.at] = c
 	r.sum = base*r.sum + uint64(c) - r.out*uint64(old)
-	r.at = (r.at + 1) % window
+	if r.at++; r.at == window {
+		r.at = 0
+	}
 }
 
 // end takes the end of the file and gives the hashes of its last lines.
 func (r *roller) end() error {
 	if r.utf8Need > 0 {
 		r.utf8Need = 0
-		if err := r.char(replacement); err != nil {
-			return err
-		}
+		r.char(replacement)
 	}
-	if err := r.char(eof); err != nil {
-		return err
-	}
+	r.char(eof)
 	for range window {
-		if err := r.flushSlot(); err != nil {
-			return err
-		}
+		r.flushSlot()
 		r.roll(0)
 	}
-	return nil
+	return r.err
 }
 
 // codePoint takes one decoded code point as UTF-16 code units.
-func (r *roller) codePoint(c rune) error {
+func (r *roller) codePoint(c rune) {
 	if c < 0x10000 {
-		return r.char(uint16(c))
+		r.char(uint16(c))
+		return
 	}
 	c -= 0x10000
-	if err := r.char(uint16(0xD800 + c>>10)); err != nil {
-		return err
-	}
-	return r.char(uint16(0xDC00 + c&0x3FF))
+	r.char(uint16(0xD800 + c>>10))
+	r.char(uint16(0xDC00 + c&0x3FF))
 }
 
 // byte decodes UTF-8 as the WHATWG Encoding Standard does (what Node.js
 // does when it reads a file as "utf8"): each maximal invalid subsequence is
 // one U+FFFD.
-func (r *roller) byte(b byte) error {
+func (r *roller) byte(b byte) {
 	if r.utf8Need == 0 {
 		switch {
 		case b < 0x80:
-			return r.char(uint16(b))
+			r.char(uint16(b))
 		case b >= 0xC2 && b <= 0xDF:
 			r.utf8Need, r.utf8Rune = 1, rune(b&0x1F)
 		case b >= 0xE0 && b <= 0xEF:
@@ -173,37 +169,42 @@ func (r *roller) byte(b byte) error {
 			}
 			r.utf8Need, r.utf8Rune = 3, rune(b&0x07)
 		default:
-			return r.char(replacement)
+			r.char(replacement)
 		}
-		return nil
+		return
 	}
 	if b < r.utf8Lo || b > r.utf8Hi {
 		r.utf8Need, r.utf8Seen, r.utf8Rune, r.utf8Lo, r.utf8Hi = 0, 0, 0, 0x80, 0xBF
-		if err := r.char(replacement); err != nil {
-			return err
-		}
-		return r.byte(b) // the byte starts over
+		r.char(replacement)
+		r.byte(b) // the byte starts over
+		return
 	}
 	r.utf8Lo, r.utf8Hi = 0x80, 0xBF
 	r.utf8Rune = r.utf8Rune<<6 | rune(b&0x3F)
 	r.utf8Seen++
 	if r.utf8Seen < r.utf8Need {
-		return nil
+		return
 	}
 	c := r.utf8Rune
 	r.utf8Need, r.utf8Seen, r.utf8Rune = 0, 0, 0
-	return r.codePoint(c)
+	r.codePoint(c)
 }
 
-// run reads src to its end, or until emit stops it.
+// run reads src to its end, or until emit stops it (at the end of the
+// read that gave the line it stopped at).
 func (r *roller) run(src io.Reader) error {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := src.Read(buf)
 		for _, b := range buf[:n] {
-			if err := r.byte(b); err != nil {
-				return err
+			if b < 0x80 && r.utf8Need == 0 {
+				r.char(uint16(b))
+			} else {
+				r.byte(b)
 			}
+		}
+		if r.err != nil {
+			return r.err
 		}
 		if err == io.EOF {
 			return r.end()
