@@ -74,7 +74,23 @@ func startCLI(t *testing.T) cliEnv {
 	t.Helper()
 	log := &syncBuffer{}
 	e := startUploads(t, func(o *local.Options) { o.Log = slog.New(slog.NewJSONHandler(log, nil)) })
-	return cliEnv{uploadEnv: e, log: log, bin: scangateBinary(t), dir: t.TempDir()}
+	dir := t.TempDir()
+	// The checkout the jobs' logs name files of (their primaryLocationLineHash
+	// is computed from them).
+	files := map[string]string{"config/test.env": strings.Repeat("MODE=test\n", 10), "app.py": strings.Repeat("import flask\n", 10)}
+	for i := range 3 {
+		files[fmt.Sprintf("keys/%d.pem", i)] = "-----BEGIN PRIVATE KEY-----\n"
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cliEnv{uploadEnv: e, log: log, bin: scangateBinary(t), dir: dir}
 }
 
 // job is one run of the client: its whole environment and standard input.
