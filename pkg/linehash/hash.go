@@ -154,20 +154,23 @@ func (r *roller) byte(b byte) {
 			r.char(uint16(b))
 		case b >= 0xC2 && b <= 0xDF:
 			r.utf8Need, r.utf8Rune = 1, rune(b&0x1F)
-		case b >= 0xE0 && b <= 0xEF:
-			if b == 0xE0 {
-				r.utf8Lo = 0xA0
-			} else if b == 0xED {
-				r.utf8Hi = 0x9F
-			}
+		case b >= 0xE0 && b <= 0xF4:
 			r.utf8Need, r.utf8Rune = 2, rune(b&0x0F)
-		case b >= 0xF0 && b <= 0xF4:
-			if b == 0xF0 {
+			if b >= 0xF0 {
+				r.utf8Need, r.utf8Rune = 3, rune(b&0x07)
+			}
+			// The second byte's range excludes overlong forms, surrogates
+			// and code points past U+10FFFF.
+			switch b {
+			case 0xE0:
+				r.utf8Lo = 0xA0
+			case 0xED:
+				r.utf8Hi = 0x9F
+			case 0xF0:
 				r.utf8Lo = 0x90
-			} else if b == 0xF4 {
+			case 0xF4:
 				r.utf8Hi = 0x8F
 			}
-			r.utf8Need, r.utf8Rune = 3, rune(b&0x07)
 		default:
 			r.char(replacement)
 		}

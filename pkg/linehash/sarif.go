@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/scangate/scangate/pkg/sarifuri"
 )
 
 // key is the partialFingerprints member GitHub code scanning reads.
@@ -336,7 +337,8 @@ func (c *Checkout) lines(file string, lines []int) (map[int]string, string) {
 // the log does not define (the checkout); it may not climb out. An
 // absolute file: URI or path must lie under the checkout's directory or a
 // root the log names (an absolute base, an invocation's working
-// directory), the longest of them taken. Another scheme is no file.
+// directory), the longest of them taken. Another scheme is no file. These
+// are the rules by which the service makes the path it records.
 func (c *Checkout) resolve(r *run, loc artifactLocation) (string, string) {
 	if loc.URI == "" && loc.Index != nil {
 		if *loc.Index < 0 || *loc.Index >= len(r.artifacts) {
@@ -348,34 +350,32 @@ func (c *Checkout) resolve(r *run, loc artifactLocation) (string, string) {
 		return "", "a location without a uri"
 	}
 	var p string
-	switch {
-	case !absolute(loc.URI):
-		rel, id := loc.URI, loc.URIBaseID
-		for steps := 0; id != "" && steps < maxBaseChain; steps++ {
-			b, ok := r.bases[id]
-			if !ok || b.URI == "" || absolute(b.URI) {
-				break
-			}
-			rel = strings.TrimSuffix(b.URI, "/") + "/" + strings.TrimPrefix(rel, "/")
-			id = b.URIBaseID
-		}
-		u, err := url.PathUnescape(rel)
-		if err != nil {
-			return "", loc.URI + ": not a valid URI"
-		}
-		if clean := path.Clean(u); clean == ".." || strings.HasPrefix(clean, "../") {
-			return "", loc.URI + ": climbs out of the checkout"
-		}
-		p = strings.TrimPrefix(path.Clean("/"+u), "/")
-	default:
-		abs := filePath(loc.URI)
-		if abs == "" {
-			return "", loc.URI + ": not a file"
-		}
+	switch abs := sarifuri.FilePath(loc.URI); {
+	case strings.HasPrefix(abs, "/"):
 		var ok bool
 		if p, ok = c.under(path.Clean(abs), r); !ok {
 			return "", loc.URI + ": outside the checkout " + c.dir
 		}
+	case abs != "" || !sarifuri.Absolute(loc.URI):
+		rel := abs // a file: URI's relative path, decoded
+		if abs == "" {
+			rel = loc.URI
+			for id, steps := loc.URIBaseID, 0; id != "" && steps < maxBaseChain; steps++ {
+				b, ok := r.bases[id]
+				if !ok || b.URI == "" || sarifuri.Absolute(b.URI) {
+					break
+				}
+				rel = strings.TrimSuffix(b.URI, "/") + "/" + strings.TrimPrefix(rel, "/")
+				id = b.URIBaseID
+			}
+			rel = sarifuri.Unescape(rel)
+		}
+		if clean := path.Clean(rel); clean == ".." || strings.HasPrefix(clean, "../") {
+			return "", loc.URI + ": climbs out of the checkout"
+		}
+		p = strings.TrimPrefix(path.Clean("/"+rel), "/")
+	default:
+		return "", loc.URI + ": not a file"
 	}
 	if p == "" {
 		return "", loc.URI + ": not a file"
@@ -389,11 +389,11 @@ func (c *Checkout) under(p string, r *run) (string, bool) {
 	roots := slices.Clone(c.roots)
 	for _, b := range r.bases {
 		if b.URIBaseID == "" {
-			roots = append(roots, filePath(b.URI))
+			roots = append(roots, sarifuri.FilePath(b.URI))
 		}
 	}
 	for _, d := range r.dirs {
-		roots = append(roots, filePath(d))
+		roots = append(roots, sarifuri.FilePath(d))
 	}
 	best := ""
 	for _, root := range roots {
@@ -409,41 +409,6 @@ func (c *Checkout) under(p string, r *run) (string, bool) {
 		return "", false
 	}
 	return p[len(best):], true
-}
-
-// absolute reports a URI with a scheme of two characters or more (so not
-// a Windows drive letter) or an absolute path.
-func absolute(u string) bool {
-	if strings.HasPrefix(u, "/") {
-		return true
-	}
-	for i := range len(u) {
-		switch c := u[i]; {
-		case c == ':':
-			return i >= 2
-		case c|0x20 >= 'a' && c|0x20 <= 'z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// filePath is the decoded path of a file: URI or of an absolute path, ""
-// for any other URI.
-func filePath(u string) string {
-	if strings.HasPrefix(u, "/") {
-		if p, err := url.PathUnescape(u); err == nil {
-			return p
-		}
-		return ""
-	}
-	x, err := url.Parse(u)
-	if err != nil || !strings.EqualFold(x.Scheme, "file") || (x.Host != "" && x.Host != "localhost") {
-		return ""
-	}
-	return x.Path
 }
 
 // encode is json.Marshal without escaping <, > and & (a log's text stays

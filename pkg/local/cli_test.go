@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/scangate/scangate/pkg/cienv/cienvtest"
 	"github.com/scangate/scangate/pkg/local"
@@ -77,18 +78,12 @@ func startCLI(t *testing.T) cliEnv {
 	dir := t.TempDir()
 	// The checkout the jobs' logs name files of (their primaryLocationLineHash
 	// is computed from them).
-	files := map[string]string{"config/test.env": strings.Repeat("MODE=test\n", 10), "app.py": strings.Repeat("import flask\n", 10)}
+	files := fstest.MapFS{"config/test.env": {Data: []byte(strings.Repeat("MODE=test\n", 10))}, "app.py": {Data: []byte(strings.Repeat("import flask\n", 10))}}
 	for i := range 3 {
-		files[fmt.Sprintf("keys/%d.pem", i)] = "-----BEGIN PRIVATE KEY-----\n"
+		files[fmt.Sprintf("keys/%d.pem", i)] = &fstest.MapFile{Data: []byte("-----BEGIN PRIVATE KEY-----\n")}
 	}
-	for name, text := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.CopyFS(dir, files); err != nil {
+		t.Fatal(err)
 	}
 	return cliEnv{uploadEnv: e, log: log, bin: scangateBinary(t), dir: dir}
 }
