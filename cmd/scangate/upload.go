@@ -23,6 +23,11 @@ through a presigned S3 upload, whose processing it waits for (bounded by --timeo
 Then it prints the pull request's gate and exits on it: 0 not blocked, 1 blocked
 (unless --no-gate). Errors of a log are printed as the service gives them, with
 pointers into the log.
+
+First, each result with a line of a file in the checkout (--checkout) and no
+partialFingerprints.primaryLocationLineHash gets the one GitHub computes from that
+line, so that it keeps its identity when lines above it move (a .gz file is then
+gzipped anew); --no-fingerprints sends the logs as they are.
 `
 
 // uploaded is what one file's upload recorded.
