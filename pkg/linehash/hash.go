@@ -4,15 +4,15 @@
 // identity when lines above it are inserted or removed.
 //
 // The algorithm, as GitHub publishes it: the file is read as UTF-8 and
-// taken as UTF-16 code units (invalid bytes become U+FFFD); spaces and tabs
-// are skipped; CR and CRLF are read as LF. A rolling polynomial hash, base
-// 37 in wrapping 64-bit arithmetic, runs over a window of the next 100
-// characters kept; a line's hash is the window's hash once it holds the
-// 100 characters that start with the line's first kept character (the end
-// of the file is the character 0xFFFF followed by NULs). The hash is
-// written in lower-case hexadecimal without leading zeros, followed by
-// ":N" where N counts the lines of the file, up to this one, with the same
-// hash.
+// taken as UTF-16 code units (each maximal invalid UTF-8 subsequence
+// becoming U+FFFD, as Node.js reads it); spaces and tabs are skipped; CR
+// and CRLF are read as LF. A rolling polynomial hash, base 37 in wrapping
+// 64-bit arithmetic, runs over a window of the next 100 characters kept;
+// a line's hash is the window's hash once it holds the 100 characters that
+// start with the line's first kept character (the end of the file is the
+// character 0xFFFF followed by NULs). The hash is written in lower-case
+// hexadecimal without leading zeros, followed by ":N" where N counts the
+// lines of the file, up to this one, with the same hash.
 package linehash
 
 import (
@@ -218,9 +218,9 @@ func (r *roller) run(src io.Reader) error {
 	}
 }
 
-// Format writes a line's hash as GitHub does: the hash in hexadecimal, a
+// format writes a line's hash as GitHub does: the hash in hexadecimal, a
 // colon, and the count of lines with that hash so far.
-func Format(sum uint64, n int) string {
+func format(sum uint64, n int) string {
 	return strconv.FormatUint(sum, 16) + ":" + strconv.Itoa(n)
 }
 
@@ -229,7 +229,7 @@ func Format(sum uint64, n int) string {
 // GitHub. fn's error stops the pass and is returned.
 func Each(src io.Reader, fn func(line int, hash string) error) error {
 	return newRoller(func(line int, sum uint64, n int) error {
-		return fn(line, Format(sum, n))
+		return fn(line, format(sum, n))
 	}).run(src)
 }
 
@@ -251,7 +251,7 @@ func Lines(src io.Reader, lines []int) (map[int]string, error) {
 	}
 	err := newRoller(func(line int, sum uint64, n int) error {
 		if want[line] {
-			got[line] = Format(sum, n)
+			got[line] = format(sum, n)
 		}
 		if line >= last {
 			return errStop
