@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -237,23 +238,23 @@ func Each(src io.Reader, fn func(line int, hash string) error) error {
 // number, from 1); it stops reading after the last of them. A line past the
 // end of the file has no hash.
 func Lines(src io.Reader, lines []int) (map[int]string, error) {
-	want := map[int]bool{}
-	last := 0
-	for _, l := range lines {
-		if l >= 1 {
-			want[l] = true
-			last = max(last, l)
-		}
+	want := slices.Clone(lines)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	for len(want) > 0 && want[0] < 1 {
+		want = want[1:]
 	}
 	got := make(map[int]string, len(want))
-	if last == 0 {
+	if len(want) == 0 {
 		return got, nil
 	}
+	next := 0 // lines come in order: the next one asked for is want[next]
 	err := newRoller(func(line int, sum uint64, n int) error {
-		if want[line] {
-			got[line] = format(sum, n)
+		if line < want[next] {
+			return nil
 		}
-		if line >= last {
+		got[line] = format(sum, n)
+		if next++; next == len(want) {
 			return errStop
 		}
 		return nil
