@@ -303,3 +303,56 @@ func TestOpen(t *testing.T) {
 		t.Error("a missing checkout opened")
 	}
 }
+
+// The logs real scanners wrote (pkg/sarif's golden files, from `make
+// test-scanners`) of the fixture trees they scanned: every result with a
+// line gets the hash of that line of its file.
+func TestRealScanners(t *testing.T) {
+	const scanners = "../sarif/testdata/scanners/"
+	for log, tree := range map[string]string{"bandit.sarif": "python", "semgrep.sarif": "python", "checkov.sarif": "iac", "gitleaks.sarif": "secrets"} {
+		t.Run(log, func(t *testing.T) {
+			in, err := os.ReadFile("../sarif/testdata/golden/" + log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, sum, err := open(t, scanners+tree).Add(in)
+			if err != nil || sum.Added == 0 || sum.Skipped != 0 || sum.Kept != 0 {
+				t.Fatalf("%+v %v", sum, err)
+			}
+			var doc struct {
+				Runs []struct {
+					Results []struct {
+						Locations []struct {
+							PhysicalLocation struct {
+								ArtifactLocation struct{ URI string }    `json:"artifactLocation"`
+								Region           struct{ StartLine int } `json:"region"`
+							} `json:"physicalLocation"`
+						} `json:"locations"`
+						PartialFingerprints map[string]string `json:"partialFingerprints"`
+					} `json:"results"`
+				} `json:"runs"`
+			}
+			if err := json.Unmarshal(got, &doc); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, r := range doc.Runs[0].Results {
+				pl := r.Locations[0].PhysicalLocation
+				if pl.Region.StartLine == 0 {
+					continue
+				}
+				n++
+				text, err := os.ReadFile(scanners + tree + "/" + pl.ArtifactLocation.URI)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := hashOf(t, string(text), pl.Region.StartLine); r.PartialFingerprints[key] != want {
+					t.Errorf("%s:%d: %q, want %q", pl.ArtifactLocation.URI, pl.Region.StartLine, r.PartialFingerprints[key], want)
+				}
+			}
+			if n != sum.Added {
+				t.Errorf("%d results with a line, %d hashed", n, sum.Added)
+			}
+		})
+	}
+}
