@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/scangate/scangate/pkg/client"
+	"github.com/scangate/scangate/pkg/linehash"
 )
 
 const usage = `usage: scangate COMMAND [flags] [arguments]
@@ -83,6 +84,7 @@ type app struct {
 	terminal       bool // standard error is a terminal (progress bars)
 	stdinTerminal  bool // standard input is a terminal (login's prompt)
 	readPassword   func() ([]byte, error)
+	checkout       *linehash.Checkout // upload's, nil with --no-fingerprints
 	// token and base are the client's, once read: no text the command
 	// prints holds the token (see redactor), and an error of the service
 	// is explained against the URL it went to.

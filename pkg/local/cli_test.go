@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/scangate/scangate/pkg/cienv/cienvtest"
 	"github.com/scangate/scangate/pkg/local"
@@ -75,7 +76,17 @@ func startCLI(t *testing.T) cliEnv {
 	t.Helper()
 	log := &syncBuffer{}
 	e := startUploads(t, func(o *local.Options) { o.Log = slog.New(slog.NewJSONHandler(log, nil)) })
-	return cliEnv{uploadEnv: e, log: log, bin: scangateBinary(t), dir: t.TempDir()}
+	dir := t.TempDir()
+	// The checkout the jobs' logs name files of (their primaryLocationLineHash
+	// is computed from them).
+	files := fstest.MapFS{"config/test.env": {Data: []byte(strings.Repeat("MODE=test\n", 10))}, "app.py": {Data: []byte(strings.Repeat("import flask\n", 10))}}
+	for i := range 3 {
+		files[fmt.Sprintf("keys/%d.pem", i)] = &fstest.MapFile{Data: []byte("-----BEGIN PRIVATE KEY-----\n")}
+	}
+	if err := os.CopyFS(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	return cliEnv{uploadEnv: e, log: log, bin: scangateBinary(t), dir: dir}
 }
 
 // job is one run of the client: its whole environment and standard input.
