@@ -153,22 +153,21 @@ func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, re
 	if len(e.Roles) > 0 && !hasCaller {
 		return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "a bearer token is required")
 	}
-	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeScan && !e.ScanScope && !e.ReadScope {
-		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a scan token may only record scans and read; not call %s", e.Name)
-	}
 	if e.Users != nil && hasCaller {
 		// The contract's order, 401 before 403: whether the token may
-		// still act is read before the role is judged.
+		// still act is read before its scope and its role are judged.
 		current, err := e.currentCaller(ctx, c, req)
 		if err != nil {
 			return Reply{}, err
 		}
 		c = current
 	}
-	if len(e.Roles) > 0 && !c.Allowed(e.Roles...) {
+	switch {
+	case e.Users != nil && hasCaller && c.Scope == scangate.ScopeScan && !e.ScanScope && !e.ReadScope:
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a scan token may only record scans and read; not call %s", e.Name)
+	case len(e.Roles) > 0 && !c.Allowed(e.Roles...):
 		return Reply{}, scangate.Errorf(scangate.KindForbidden, "the role %s may not call %s", c.Role, e.Name)
-	}
-	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeRead && !e.ReadScope {
+	case e.Users != nil && hasCaller && c.Scope == scangate.ScopeRead && !e.ReadScope:
 		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a read token may not call %s", e.Name)
 	}
 	return e.Run(ctx, c, req)
