@@ -105,6 +105,11 @@ func (h *harness) callerOf(secret string) (scangate.Caller, error) {
 	_, _ = fmt.Sscan(ctx["token_id"].(string), &c.TokenID)
 	_, _ = fmt.Sscan(ctx["issued_at"].(string), &issued)
 	c.Username, c.Role, c.Scope, c.IssuedAt = ctx["username"].(string), scangate.Role(ctx["role"].(string)), ctx["scope"].(string), time.UnixMilli(issued)
+	if s, ok := ctx["repos"].(string); ok {
+		if c.Repos, ok = scangate.ParseRepos(s); !ok || c.Repos == nil {
+			return scangate.Caller{}, fmt.Errorf("the authorizer's repos %q", s)
+		}
+	}
 	h.mu.Lock()
 	h.bearer[c.TokenID] = secret
 	h.mu.Unlock()
@@ -233,6 +238,9 @@ func (h *harness) present(ev *events.APIGatewayProxyRequest, c *scangate.Caller)
 	}
 	if c.Scope != "" {
 		ev.RequestContext.Authorizer["scope"] = c.Scope
+	}
+	if c.Repos != nil {
+		ev.RequestContext.Authorizer["repos"] = scangate.FormatRepos(c.Repos)
 	}
 	h.mu.Lock()
 	secret, ok := h.bearer[c.TokenID]
