@@ -238,10 +238,12 @@ func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
 	if s, _ := a["scope"].(string); s == scangate.ScopeRead || s == scangate.ScopeScan {
 		c.Scope = s
 	}
-	if s, _ := a["repos"].(string); s != "" {
+	if s, ok := a["repos"].(string); ok {
+		// A scoped token's: whatever the text, it never widens to every
+		// repository.
 		repos, ok := scangate.ParseRepos(s)
-		if !ok {
-			repos = []scangate.RepoRef{} // reaches no repository
+		if !ok || repos == nil {
+			repos = []scangate.RepoRef{}
 		}
 		c.Repos = repos
 	}

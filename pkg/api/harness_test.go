@@ -210,8 +210,17 @@ func jsonReq(c *scangate.Caller, body string) request {
 
 func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 	h.t.Helper()
+	return h.callWith(r, fn, nil)
+}
+
+// callWith is call with more members of the authorizer's answer.
+func (h *harness) callWith(r request, fn string, answer map[string]any) events.APIGatewayProxyResponse {
+	h.t.Helper()
 	ev := events.APIGatewayProxyRequest{Body: r.body, Headers: r.headers, PathParameters: r.params}
 	h.present(&ev, r.caller)
+	for k, v := range answer {
+		ev.RequestContext.Authorizer[k] = v
+	}
 	ev.RequestContext.RequestID = "req-" + strconv.FormatInt(h.requests.Add(1), 10)
 	ev.RequestContext.Identity.SourceIP = "192.0.2.7"
 	resp, err := h.fn(fn)(context.Background(), ev)

@@ -211,3 +211,22 @@ func TestRepoScopedWriteCheckRoundTrips(t *testing.T) {
 		t.Errorf("a refused recording: %d round trips; want 1 (the write check)", r)
 	}
 }
+
+// TestRepoScopeNeverWidens: an authorizer's answer whose repos are empty
+// or not of their form reaches no repository; it is never taken for a
+// token of every repository.
+func TestRepoScopeNeverWidens(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sc := mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{RepoID: 100, PR: 7, Status: "completed"}.body())))
+	id := fmt.Sprint(int64(sc["id"].(float64)))
+	for _, repos := range []string{"", "x", "10/100/1", "0/100"} {
+		r := request{caller: &h.admin, params: map[string]string{"pr_scan_id": id}}
+		if resp := h.callWith(r, "get-scan", map[string]any{"repos": repos}); resp.StatusCode != 404 {
+			t.Errorf("repos %q: %d %s; want 404", repos, resp.StatusCode, resp.Body)
+		}
+	}
+	if resp := h.call("get-scan", request{caller: &h.admin, params: map[string]string{"pr_scan_id": id}}); resp.StatusCode != 200 {
+		t.Errorf("without repos: %d %s", resp.StatusCode, resp.Body)
+	}
+}
