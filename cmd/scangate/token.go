@@ -11,7 +11,8 @@ import (
 )
 
 const tokenAbout = `Creates a personal token of the caller (the token of SCANGATE_TOKEN or --token-stdin)
-for a CI job (--scope scan) or a dashboard, as POST /auth/tokens does. Standard output gets the new
+for a CI job (--scope scan, and --repo to scope it to its repository) or a dashboard, as
+POST /auth/tokens does. Standard output gets the new
 token, once, and nothing else (with --json: the service's answer, which holds it); what
 it is goes to standard error. Store it as a secret of the CI (SCANGATE_TOKEN).
 `
