@@ -364,6 +364,17 @@ func TestTokenCreate(t *testing.T) {
 	if got.auth != "Bearer "+testToken || got.body != `{"name":"ci","expires_in_days":30}` {
 		t.Errorf("sent %+v", got)
 	}
+	// --repo scopes it to repositories.
+	code, _, errOut = c.run(t, "token", "create", "--token-stdin", "--name", "ci", "--scope", "scan", "--repo", "10/100", "--repo", "11/5")
+	if want := `{"name":"ci","scope":"scan","repos":[{"vc_id":10,"repo_id":100},{"vc_id":11,"repo_id":5}]}`; code != exitOK || got.body != want {
+		t.Errorf("exit %d %q: sent %s, want %s", code, errOut, got.body, want)
+	}
+	for _, bad := range []string{"100", "10/", "a/b", "0/5", "10/-1", "10/100/1"} {
+		got = TokenSeen{}
+		if code, _, errOut := c.run(t, "token", "create", "--token-stdin", "--name", "ci", "--repo", bad); code == exitOK || got.body != "" {
+			t.Errorf("--repo %s: exit %d %q, sent %q", bad, code, errOut, got.body)
+		}
+	}
 }
 
 // TokenSeen is what the service was sent.
