@@ -27,6 +27,7 @@ import (
 	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/gateway"
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/seal"
@@ -224,7 +225,11 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 		s.capture = func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, captureWrites(streams)) }
 		db = dynamodb.New(db.Options(), s.capture)
 	}
-	s.Store = store.New(db, o.Table, store.WithWorkLease(o.WorkLease))
+	// The functions' metrics, as boot.Open wires them: the store's and
+	// DynamoDB's throttles, written by the stack's logger.
+	m := metrics.New(o.Log)
+	db = dynamodb.New(db.Options(), store.CountThrottles(m))
+	s.Store = store.New(db, o.Table, store.WithWorkLease(o.WorkLease), store.WithMetrics(m))
 	if err := s.bootstrap(ctx, o); err != nil {
 		return err
 	}
