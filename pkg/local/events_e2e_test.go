@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +23,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/internal/logcheck"
 	"github.com/scangate/scangate/internal/receivertest"
 	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/lane"
@@ -53,10 +52,11 @@ type eventStack struct {
 
 func startEvents(t *testing.T, opts ...func(*local.Options, *ddbtest.Env)) *eventStack {
 	t.Helper()
+	logs := logcheck.New(t) // no webhook secret, integration token or password in any line
 	env := ddbtest.New(t)
 	e := &eventStack{env: env, clock: &aheadClock{}}
 	o := local.Options{Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin",
-		AdminPassword: "admin-password-1", TokenTTL: clockedTokenTTL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		AdminPassword: "admin-password-1", TokenTTL: clockedTokenTTL, Log: logs.Logger(),
 		Now: e.clock.Now, RedeliverAfter: time.Millisecond}
 	for _, opt := range opts {
 		opt(&o, env)
@@ -66,7 +66,7 @@ func startEvents(t *testing.T, opts ...func(*local.Options, *ddbtest.Env)) *even
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stack.Close() })
-	srv := httptest.NewServer(stack.Handler)
+	srv := httptest.NewServer(logs.Handler(stack.Handler))
 	t.Cleanup(srv.Close)
 	e.stack, e.api = stack, srv.URL+"/api"
 	e.admin = loginToken(t, e.api, "admin", "admin-password-1")
