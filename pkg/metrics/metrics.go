@@ -96,8 +96,9 @@ type awsMember struct {
 	CloudWatchMetrics []directive `json:"CloudWatchMetrics"`
 }
 
-// Emit writes one EMF line: the metrics ms, all under the one dimension
-// set dims (none: the namespace's totals). A value that is not a finite
+// Emit writes one EMF line: the metrics ms under the dimension set dims,
+// under its last dimension alone, and under none (the namespace's totals,
+// which alarms watch). A value that is not a finite
 // number is left out (JSON has none such).
 func (e *Emitter) Emit(ctx context.Context, dims []Dim, ms ...Metric) {
 	if e == nil || e.log == nil {
@@ -119,6 +120,16 @@ func (e *Emitter) Emit(ctx context.Context, dims []Dim, ms ...Metric) {
 	}
 	if len(d.Metrics) == 0 {
 		return
+	}
+	if len(dims) > 1 {
+		// The last dimension alone (a status class, a decision): what the
+		// operations dashboard graphs.
+		d.Dimensions = append(d.Dimensions, []string{dims[len(dims)-1].Name})
+	}
+	if len(dims) > 0 {
+		// The totals too, under no dimension: what the template's alarms
+		// watch (an alarm names one dimension set exactly).
+		d.Dimensions = append(d.Dimensions, []string{})
 	}
 	attrs[0] = slog.Any("_aws", awsMember{Timestamp: e.now().UnixMilli(), CloudWatchMetrics: []directive{d}})
 	e.log.LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
