@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scangate/scangate/pkg/local"
 	"github.com/scangate/scangate/pkg/metrics"
 )
 
@@ -66,5 +67,38 @@ func TestRequestLinesAndMetrics(t *testing.T) {
 	}
 	if denied != 1 {
 		t.Errorf("%v denials of a revoked token, want 1", denied)
+	}
+}
+
+// TestLocalHealth: the local stack serves admins the metrics its functions
+// logged, added up (the requests answered before, by route and class);
+// without a token the route answers 401, to a user 403, both as problem
+// details.
+func TestLocalHealth(t *testing.T) {
+	t.Parallel()
+	_, api, dir, _, _ := startLogged(t, 0)
+	admin := loginToken(t, api, "admin", adminPassword(t, dir))
+	do(t, "POST", api+"/users", admin, `{"username":"zoe","user_email":"zoe@example.com","password":"Zoe-Secret-Pass-7","role":"user"}`)
+	do(t, "GET", api+"/users/99", admin, "")
+	resp, body := do(t, "GET", api+"/local/health", admin, "")
+	var h local.Health
+	if err := json.Unmarshal([]byte(body), &h); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	got := map[string]float64{}
+	for _, s := range h.Metrics {
+		if s.Name == metrics.Requests {
+			got[s.Dims[metrics.DimRoute]+" "+s.Dims[metrics.DimStatusClass]] += s.Sum
+		}
+	}
+	if got["POST /api/users 2xx"] != 1 || got["GET /api/users/{user_id} 4xx"] != 1 || h.Since.IsZero() {
+		t.Errorf("requests %v since %v", got, h.Since)
+	}
+	if resp, body := do(t, "GET", api+"/local/health", "", ""); resp.StatusCode != 401 || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("without a token: %d %s", resp.StatusCode, body)
+	}
+	zoe := loginToken(t, api, "zoe", "Zoe-Secret-Pass-7")
+	if resp, body := do(t, "GET", api+"/local/health", zoe, ""); resp.StatusCode != 403 {
+		t.Errorf("a user: %d %s", resp.StatusCode, body)
 	}
 }

@@ -132,6 +132,7 @@ type Stack struct {
 	lanes     *Lanes
 	bus       *Bus
 	capture   func(*dynamodb.Options) // publishes a client's writes to the streams
+	tally     *metrics.Tally          // the functions' metrics, for HealthPath
 
 	stopTriggers context.CancelFunc
 	triggers     sync.WaitGroup
@@ -189,7 +190,12 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{every: o.ScheduleEvery}
+	s := &Stack{every: o.ScheduleEvery, tally: metrics.NewTally(time.Now())}
+	if o.Log != nil {
+		// The functions' metric lines are added up for the health page
+		// (HealthPath) as they are logged.
+		o.Log = slog.New(s.tally.Handler(o.Log.Handler()))
+	}
 	s.schedules = t.Schedules
 	if err := s.start(ctx, t, o); err != nil {
 		_ = s.Close()
@@ -348,7 +354,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	if err != nil {
 		return err
 	}
-	s.Handler = gw
+	s.Handler = s.health(gw, authorizer)
 	return nil
 }
 

@@ -132,7 +132,7 @@ func (e *Emitter) Emit(ctx context.Context, dims []Dim, ms ...Metric) {
 		d.Dimensions = append(d.Dimensions, []string{})
 	}
 	attrs[0] = slog.Any("_aws", awsMember{Timestamp: e.now().UnixMilli(), CloudWatchMetrics: []directive{d}})
-	e.log.LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
+	e.log.LogAttrs(ctx, slog.LevelInfo, logMessage, attrs...)
 }
 
 // Count is a metric counting n.
@@ -150,3 +150,6 @@ func StatusClass(status int) string {
 	}
 	return string(rune('0'+status/100)) + "xx"
 }
+
+// logMessage is the msg of every metric line.
+const logMessage = "metrics"
