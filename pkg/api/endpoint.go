@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/scangate/scangate/pkg/auth"
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -130,11 +131,14 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 	default:
 		resp = problemResponse(err)
 	}
+	took := time.Since(start)
+	route := routeOf(e.Name, req)
 	attrs := []any{
 		"request_id", req.RequestContext.RequestID,
 		"operation", e.Name,
+		"route", route,
 		"status", resp.StatusCode,
-		"latency_ms", time.Since(start).Milliseconds(),
+		"duration_ms", took.Milliseconds(),
 	}
 	if hasCaller {
 		attrs = append(attrs, "user_id", caller.ID)
@@ -151,7 +155,22 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 	default:
 		e.Log.InfoContext(ctx, "request", attrs...)
 	}
+	if scangate.KindOf(err) != scangate.KindGone {
+		metrics.New(e.Log).Emit(ctx, []metrics.Dim{{Name: metrics.DimRoute, Value: route}, {Name: metrics.DimStatusClass, Value: metrics.StatusClass(resp.StatusCode)}},
+			metrics.CountOf(metrics.Requests, 1), metrics.Millis(metrics.Latency, took))
+	}
 	return resp, nil
+}
+
+// routeOf is a request's route for logs and metrics: its method and the
+// resource template it matched (GET /api/users/{id}), never its path,
+// whose ids would make every request a metric of its own; the operation's
+// name when the event names no resource.
+func routeOf(name string, req events.APIGatewayProxyRequest) string {
+	if req.Resource == "" || req.HTTPMethod == "" {
+		return name
+	}
+	return req.HTTPMethod + " " + req.Resource
 }
 
 func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, req events.APIGatewayProxyRequest) (Reply, error) {

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/store"
@@ -193,6 +195,11 @@ type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(string(b))
+	if metrics.IsEMF(b) {
+		if err := metrics.Check(bytes.TrimSpace(b)); err != nil {
+			w.t.Errorf("a metric line breaks the embedded metric format: %v", err)
+		}
+	}
 	return len(b), nil
 }
 

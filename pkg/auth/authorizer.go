@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -39,13 +40,16 @@ type Authorizer struct {
 func (a Authorizer) Handle(ctx context.Context, req events.APIGatewayCustomAuthorizerRequest) (events.APIGatewayCustomAuthorizerResponse, error) {
 	start := time.Now()
 	caller, reason, err := a.authorize(ctx, req.AuthorizationToken)
-	attrs := []any{"operation", "Authorize", "latency_ms", time.Since(start).Milliseconds()}
+	attrs := []any{"operation", "Authorize", "duration_ms", time.Since(start).Milliseconds()}
 	switch {
 	case err != nil:
 		a.Log.ErrorContext(ctx, "authorize", append(attrs, "error", err.Error())...)
 		return events.APIGatewayCustomAuthorizerResponse{}, fmt.Errorf("authorize: %w", err)
 	case reason != "":
 		a.Log.InfoContext(ctx, "authorize", append(attrs, "result", "deny", "reason", reason)...)
+		// The reasons are a few fixed phrases: a dimension of low
+		// cardinality.
+		metrics.New(a.Log).Emit(ctx, []metrics.Dim{{Name: metrics.DimCause, Value: reason}}, metrics.CountOf(metrics.AuthorizerDenied, 1))
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 	}
 	a.Log.InfoContext(ctx, "authorize", append(attrs, "result", "allow", "user_id", caller.ID)...)

@@ -16,6 +16,7 @@ import (
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/egress"
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
 )
@@ -36,14 +37,13 @@ type Function struct {
 }
 
 // Open reads the function's environment and builds the store and the
-// logger. A function that cannot start says why, under its name, and
+// logger (which also writes the store's metrics). A function that cannot start says why, under its name, and
 // exits: Lambda reports the failed init.
 func Open(name string) Function {
-	SetMemoryLimit(os.Getenv)
-	st, cfg, err := store.Open(os.Getenv)
-	f := Function{Env: Env{Name: name, Config: cfg, Log: cfg.Logger(os.Stdout)}, Store: st}
-	f.Check(err)
-	return f
+	e := OpenWithoutStore(name)
+	st, err := store.Open(e.Config, os.Getenv, metrics.New(e.Log))
+	e.Check(err)
+	return Function{Env: e, Store: st}
 }
 
 // OpenWithoutStore is Open for a function that does not use the table

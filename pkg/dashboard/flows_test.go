@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -397,6 +398,23 @@ func TestBrowser(t *testing.T) {
 			if got := eval[[]string](t, b, `[...document.querySelectorAll('main tbody tr')].map((tr) => tr.cells[2].textContent)`); len(got) != 13 || !strings.HasPrefix(got[0], "admin (user 1, token ") || slices.ContainsFunc(got[1:], func(a string) bool { return a != "system" }) {
 				t.Errorf("the scans recorded (12 of the demo data, one by the test): actors %q", got)
 			}
+		}},
+		{"health", func(t *testing.T) {
+			// The local stack's metrics of what the steps before did: the
+			// dashboard's own requests, the gates the demo data and the
+			// steps decided.
+			b.open(t, "#/health", "health")
+			ok := eval[string](t, b, `[...document.querySelectorAll('main table')][0].rows[1].cells[1].textContent`)
+			if n, err := strconv.Atoi(ok); err != nil || n == 0 {
+				t.Errorf("2xx requests shown: %q", ok)
+			}
+			if routes := eval[int](t, b, `[...document.querySelectorAll('main table')][1].tBodies[0].rows.length`); routes < 5 {
+				t.Errorf("%d routes shown", routes)
+			}
+			if text := b.text(t, "main"); !strings.Contains(text, "Gate decisions by cause") || !strings.Contains(text, "Delivery attempts by outcome") {
+				t.Errorf("the health page: %s", text)
+			}
+			b.page(t, "health")
 		}},
 		{"token created and revoked", func(t *testing.T) {
 			b.open(t, "#/tokens", "tokens")

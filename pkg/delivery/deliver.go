@@ -18,6 +18,7 @@ import (
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/lane"
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
@@ -295,6 +296,9 @@ func (d *Deliverer) record(ctx context.Context, j *job, next scangate.Delivery, 
 		return true
 	case !ok:
 		return false // another copy of the message recorded this attempt
+	}
+	d.measure(ctx, j, next, alarm)
+	switch {
 	case next.Status == scangate.DeliveryPending:
 		return d.later(ctx, j, wait)
 	case next.Status == scangate.DeliveryFailed && alarm:
@@ -305,6 +309,25 @@ func (d *Deliverer) record(ctx context.Context, j *job, next scangate.Delivery, 
 		}
 	}
 	return false
+}
+
+// measure emits the metrics of an attempt recorded: its outcome
+// (delivered, retried, failed, or dead-lettered when the failure raises
+// the dead-letter queue's alarm) and, for a delivery, how long after its
+// event it arrived.
+func (d *Deliverer) measure(ctx context.Context, j *job, next scangate.Delivery, alarm bool) {
+	m := metrics.New(d.Log)
+	outcome := "failed"
+	switch {
+	case next.Status == scangate.DeliveryDelivered:
+		outcome = "delivered"
+		m.Emit(ctx, nil, metrics.Millis(metrics.DeliveryLatency, j.now.Sub(next.CreatedAt.Time)))
+	case next.Status == scangate.DeliveryPending:
+		outcome = "retried"
+	case alarm:
+		outcome = "dead_lettered"
+	}
+	m.Emit(ctx, []metrics.Dim{{Name: metrics.DimOutcome, Value: outcome}}, metrics.CountOf(metrics.Deliveries, 1))
 }
 
 // status posts the commit status of a gate change, newest gate first.

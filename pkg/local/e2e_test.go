@@ -3,7 +3,6 @@ package local_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/internal/logcheck"
 	"github.com/scangate/scangate/pkg/local"
 )
 
@@ -29,6 +29,17 @@ func startStack(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string
 // the returned env counts.
 func startCounted(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string, string, *ddbtest.Env) {
 	t.Helper()
+	stack, api, dir, env, _ := startLogged(t, authorizerTTL)
+	return stack, api, dir, env
+}
+
+// startLogged is startCounted with the stack's log: every line is kept
+// and, when the test ends, checked for the secrets the test's requests
+// and answers carried and for metric lines the format refuses
+// (logcheck).
+func startLogged(t *testing.T, authorizerTTL time.Duration) (*local.Stack, string, string, *ddbtest.Env, *logcheck.Sink) {
+	t.Helper()
+	logs := logcheck.New(t)
 	env := ddbtest.New(t)
 	dir := t.TempDir()
 	pwFile := filepath.Join(dir, ".build", "admin-password")
@@ -41,14 +52,17 @@ func startCounted(t *testing.T, authorizerTTL time.Duration) (*local.Stack, stri
 		AuthorizerTTL: authorizerTTL,
 		TokenTTL:      time.Hour,
 		Seed:          true,
-		Log:           slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Log:           logs.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(stack.Handler)
+	if pw, err := os.ReadFile(pwFile); err == nil {
+		logs.Secret(strings.TrimSpace(string(pw)))
+	}
+	srv := httptest.NewServer(logs.Handler(stack.Handler))
 	t.Cleanup(srv.Close)
-	return stack, srv.URL + "/api", dir, env
+	return stack, srv.URL + "/api", dir, env, logs
 }
 
 // runReadmeBlock runs the README's shell block between <!-- name --> and

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,10 +23,12 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/internal/logcheck"
 	"github.com/scangate/scangate/internal/receivertest"
 	"github.com/scangate/scangate/pkg/dispatch"
 	"github.com/scangate/scangate/pkg/lane"
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/store"
 	"github.com/scangate/scangate/pkg/trigger"
@@ -49,14 +49,16 @@ type eventStack struct {
 	api   string
 	admin string
 	clock *aheadClock
+	logs  *logcheck.Sink
 }
 
 func startEvents(t *testing.T, opts ...func(*local.Options, *ddbtest.Env)) *eventStack {
 	t.Helper()
+	logs := logcheck.New(t) // no webhook secret, integration token or password in any line
 	env := ddbtest.New(t)
-	e := &eventStack{env: env, clock: &aheadClock{}}
+	e := &eventStack{env: env, clock: &aheadClock{}, logs: logs}
 	o := local.Options{Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin",
-		AdminPassword: "admin-password-1", TokenTTL: clockedTokenTTL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		AdminPassword: "admin-password-1", TokenTTL: clockedTokenTTL, Log: logs.Logger(),
 		Now: e.clock.Now, RedeliverAfter: time.Millisecond}
 	for _, opt := range opts {
 		opt(&o, env)
@@ -66,7 +68,7 @@ func startEvents(t *testing.T, opts ...func(*local.Options, *ddbtest.Env)) *even
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stack.Close() })
-	srv := httptest.NewServer(stack.Handler)
+	srv := httptest.NewServer(logs.Handler(stack.Handler))
 	t.Cleanup(srv.Close)
 	e.stack, e.api = stack, srv.URL+"/api"
 	e.admin = loginToken(t, e.api, "admin", "admin-password-1")
@@ -229,6 +231,27 @@ func TestWebhookRetriesAfter500WithTheSameID(t *testing.T) {
 	if w := e.call(t, 200, "GET", fmt.Sprintf("/webhooks/%d", id), ""); !strings.Contains(w, `"failing_since":null`) {
 		t.Errorf("the streak did not end: %s", w)
 	}
+	// The deliverer's metrics: two retries, one delivery, and its lag.
+	if r, d, lag := e.metric(t, metrics.Deliveries, "retried"), e.metric(t, metrics.Deliveries, "delivered"), e.metric(t, metrics.DeliveryLatency, ""); r != 2 || d != 1 || lag <= 0 {
+		t.Errorf("Deliveries retried %v, delivered %v, DeliveryLatency %v", r, d, lag)
+	}
+}
+
+// metric sums a metric of the stack's log lines, of Outcome outcome
+// (any when empty).
+func (e *eventStack) metric(t *testing.T, name, outcome string) float64 {
+	t.Helper()
+	n := 0.0
+	for _, l := range e.logs.Lines() {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %s", l)
+		}
+		if v, ok := m[name].(float64); ok && (outcome == "" || m[metrics.DimOutcome] == outcome) {
+			n += v
+		}
+	}
+	return n
 }
 
 // TestWebhookGoneDisables: a receiver that answers 410 disables its

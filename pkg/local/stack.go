@@ -27,6 +27,7 @@ import (
 	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/gateway"
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/ops"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/seal"
@@ -131,6 +132,7 @@ type Stack struct {
 	lanes     *Lanes
 	bus       *Bus
 	capture   func(*dynamodb.Options) // publishes a client's writes to the streams
+	tally     *metrics.Tally          // the functions' metrics, for HealthPath
 
 	stopTriggers context.CancelFunc
 	triggers     sync.WaitGroup
@@ -188,7 +190,12 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{every: o.ScheduleEvery}
+	s := &Stack{every: o.ScheduleEvery, tally: metrics.NewTally(time.Now())}
+	if o.Log != nil {
+		// The functions' metric lines are added up for the health page
+		// (HealthPath) as they are logged.
+		o.Log = slog.New(s.tally.Handler(o.Log.Handler()))
+	}
 	s.schedules = t.Schedules
 	if err := s.start(ctx, t, o); err != nil {
 		_ = s.Close()
@@ -224,7 +231,11 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 		s.capture = func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, captureWrites(streams)) }
 		db = dynamodb.New(db.Options(), s.capture)
 	}
-	s.Store = store.New(db, o.Table, store.WithWorkLease(o.WorkLease))
+	// The functions' metrics, as boot.Open wires them: the store's and
+	// DynamoDB's throttles, written by the stack's logger.
+	m := metrics.New(o.Log)
+	db = dynamodb.New(db.Options(), store.CountThrottles(m))
+	s.Store = store.New(db, o.Table, store.WithWorkLease(o.WorkLease), store.WithMetrics(m))
 	if err := s.bootstrap(ctx, o); err != nil {
 		return err
 	}
@@ -343,7 +354,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	if err != nil {
 		return err
 	}
-	s.Handler = gw
+	s.Handler = s.health(gw, authorizer)
 	return nil
 }
 

@@ -13,8 +13,10 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/metrics"
 )
 
 // Retry policy of the SDK: at most 4 attempts with backoff capped at 1 s, so
@@ -108,16 +110,40 @@ func NewClient(_ context.Context, endpoint string, optFns ...func(*dynamodb.Opti
 	return ClientFromEnv(os.Getenv, endpoint, optFns...)
 }
 
-// Open reads the configuration through getenv and builds the store on it:
-// what every function's main does once, at init.
-func Open(getenv func(string) string) (*Store, config.Config, error) {
-	cfg, err := config.Load(getenv)
+// Open builds the store of the configuration cfg, its client's
+// credentials read through getenv, emitting its metrics (gate decisions,
+// recordings, DynamoDB's throttles) through m: what every function's main
+// does once, at init.
+func Open(cfg config.Config, getenv func(string) string, m *metrics.Emitter) (*Store, error) {
+	db, err := ClientFromEnv(getenv, cfg.Endpoint, CountThrottles(m))
 	if err != nil {
-		return nil, cfg, err
+		return nil, err
 	}
-	db, err := ClientFromEnv(getenv, cfg.Endpoint)
-	if err != nil {
-		return nil, cfg, err
+	return New(db, cfg.Table, WithAuditRetention(cfg.AuditRetention), WithWorkLease(cfg.WorkLease), WithMetrics(m)), nil
+}
+
+// throttleCodes are the error codes the SDK's retryer treats as throttling.
+var throttleCodes = sdkretry.ThrottleErrorCode{Codes: sdkretry.DefaultThrottleErrorCodes}
+
+// CountThrottles has a client emit, through m, one DynamoDBThrottles
+// metric (by operation) for every attempt DynamoDB throttled: a
+// middleware inside the SDK's retry loop, so it sees each attempt the
+// retryer will retry or give up on, not only the call's last error.
+func CountThrottles(m *metrics.Emitter) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		if m == nil {
+			return
+		}
+		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+			return s.Finalize.Insert(middleware.FinalizeMiddlewareFunc("scangate.CountThrottles",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					out, md, err := next.HandleFinalize(ctx, in)
+					if err != nil && throttleCodes.IsErrorThrottle(err) == aws.TrueTernary {
+						m.Emit(ctx, []metrics.Dim{{Name: metrics.DimOperation, Value: middleware.GetOperationName(ctx)}},
+							metrics.CountOf(metrics.DynamoDBThrottle, 1))
+					}
+					return out, md, err
+				}), "Retry", middleware.After)
+		})
 	}
-	return New(db, cfg.Table, WithAuditRetention(cfg.AuditRetention), WithWorkLease(cfg.WorkLease)), cfg, nil
 }

@@ -58,6 +58,7 @@ func putPR(t *tx, old prRecord, found bool, next prRecord, cause string) (prReco
 	if !found {
 		prev = scangate.Gate{Reasons: []scangate.GateReason{}}
 	}
+	t.gates, t.causes = append(t.gates, next.gate), append(t.causes, cause)
 	if next.gseq != old.gseq {
 		putEvent(t, scangate.NewEvent(scangate.EventGateChanged, next.gate.EvaluatedAt.Time, gateEvent(old, found, next, cause)))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/retry"
 )
 
@@ -46,10 +47,17 @@ type Store struct {
 	// syncFindings is the most findings a re-evaluation runs in its
 	// request; stepFindings about how many one step covers.
 	syncFindings, stepFindings int
+	// metrics receives the gate decisions and recordings of committed
+	// transactions (nil: none).
+	metrics *metrics.Emitter
 }
 
 // Option configures a Store.
 type Option func(*Store)
+
+// WithMetrics has the store emit the metrics of what it commits (gate
+// decisions, scans and findings recorded) through m.
+func WithMetrics(m *metrics.Emitter) Option { return func(s *Store) { s.metrics = m } }
 
 // WithRetry sets the policy for work that lost a race (tests: no waits).
 func WithRetry(p retry.Policy) Option { return func(s *Store) { s.retry = p } }

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/scangate/scangate/pkg/metrics"
+	"github.com/scangate/scangate/pkg/scangate"
 )
 
 // Codes DynamoDB gives an item of a cancelled transaction.
@@ -58,6 +62,11 @@ type tx struct {
 	table  string
 	items  []types.TransactWriteItem
 	labels []string
+	// gates are the gates the transaction writes (putPR), scans and
+	// findings what it records: the metrics its commit emits.
+	gates           []scangate.Gate
+	causes          []string
+	scans, findings int
 }
 
 func (s *Store) newTx() *tx { return &tx{table: s.table} }
@@ -159,6 +168,7 @@ func (c *cancelled) Unwrap() error { return c.err }
 func (s *Store) commit(ctx context.Context, op string, t *tx) error {
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: t.items})
 	if err == nil {
+		s.measure(ctx, t)
 		return nil
 	}
 	var tce *types.TransactionCanceledException
@@ -213,4 +223,16 @@ func lostRace(err error, labels ...string) bool {
 func isCancelled(err error) bool {
 	var c *cancelled
 	return errors.As(err, &c)
+}
+
+// measure emits the metrics of a committed transaction: each gate it
+// wrote, by cause and decision, and the scans and findings it recorded.
+func (s *Store) measure(ctx context.Context, t *tx) {
+	for i, g := range t.gates {
+		s.metrics.Emit(ctx, []metrics.Dim{{Name: metrics.DimCause, Value: t.causes[i]}, {Name: metrics.DimBlocked, Value: strconv.FormatBool(g.Blocked)}},
+			metrics.CountOf(metrics.GateDecisions, 1))
+	}
+	if t.scans > 0 {
+		s.metrics.Emit(ctx, nil, metrics.CountOf(metrics.ScansRecorded, t.scans), metrics.CountOf(metrics.FindingsRecorded, t.findings))
+	}
 }

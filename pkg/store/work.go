@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/work"
 )
@@ -266,12 +269,53 @@ func (s *Store) DueWork(ctx context.Context, now time.Time) ([]int64, error) {
 		return nil, err
 	}
 	var ids []int64
+	var running []work.Item
 	for _, it := range items {
-		if getS(it, aStatus) == work.Running && getN(it, aLease) < now.UnixMilli() {
-			ids = append(ids, getN(it, aID))
+		if getS(it, aStatus) == work.Running {
+			running = append(running, workFrom(it))
+			if getN(it, aLease) < now.UnixMilli() {
+				ids = append(ids, getN(it, aID))
+			}
 		}
 	}
+	s.measureBacklog(ctx, running, now)
 	return ids, nil
+}
+
+// measureBacklog emits the backlog of durable work the scheduled function
+// sees each minute: how many items are pending and the age of the oldest,
+// in all (0 and 0 when none, so an alarm on age always has data) and by
+// kind.
+func (s *Store) measureBacklog(ctx context.Context, running []work.Item, now time.Time) {
+	if s.metrics == nil {
+		return
+	}
+	type backlog struct {
+		n      int
+		oldest time.Time
+	}
+	all, kinds := backlog{oldest: now}, map[string]*backlog{}
+	for _, w := range running {
+		k := kinds[w.Kind]
+		if k == nil {
+			k = &backlog{oldest: now}
+			kinds[w.Kind] = k
+		}
+		for _, b := range []*backlog{&all, k} {
+			b.n++
+			if w.CreatedAt.Before(b.oldest) {
+				b.oldest = w.CreatedAt
+			}
+		}
+	}
+	emit := func(dims []metrics.Dim, b backlog) {
+		s.metrics.Emit(ctx, dims, metrics.CountOf(metrics.WorkPending, b.n),
+			metrics.Metric{Name: metrics.WorkOldestAge, Unit: metrics.Seconds, Value: now.Sub(b.oldest).Seconds()})
+	}
+	emit(nil, all)
+	for _, kind := range slices.Sorted(maps.Keys(kinds)) {
+		emit([]metrics.Dim{{Name: metrics.DimKind, Value: kind}}, *kinds[kind])
+	}
 }
 
 // runningWork reads the items of the queue of running work.

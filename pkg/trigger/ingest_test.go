@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/pkg/metrics"
 	"github.com/scangate/scangate/pkg/scangate"
 	"github.com/scangate/scangate/pkg/trigger"
 )
@@ -129,5 +130,10 @@ type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(string(b))
+	if metrics.IsEMF(b) {
+		if err := metrics.Check(bytes.TrimSpace(b)); err != nil {
+			w.t.Errorf("a metric line breaks the embedded metric format: %v", err)
+		}
+	}
 	return len(b), nil
 }

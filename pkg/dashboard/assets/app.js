@@ -16,6 +16,7 @@ import * as repoPolicy from './pages/repopolicy.js';
 import * as webhooks from './pages/webhooks.js';
 import * as webhook from './pages/webhook.js';
 import * as integrations from './pages/integrations.js';
+import * as health from './pages/health.js';
 
 // routes: the fragment's path, and the page that shows it.
 const routes = [
@@ -31,6 +32,7 @@ const routes = [
   [/^\/webhooks$/, webhooks, true],
   [/^\/webhooks\/([1-9][0-9]{0,18})$/, webhook, true],
   [/^\/integrations(?:\/([1-9][0-9]{0,18}))?$/, integrations, true],
+  [/^\/health$/, health, true],
 ];
 
 const main = document.getElementById('main');
@@ -139,6 +141,7 @@ function header() {
       user.role === 'admin' ? link('#/audit', 'Audit log') : null,
       user.role === 'admin' ? link('#/webhooks', 'Webhooks', ['#/webhooks/']) : null,
       user.role === 'admin' ? link('#/integrations', 'Integrations', ['#/integrations/']) : null,
+      user.role === 'admin' ? link('#/health', 'Health') : null,
       link('#/tokens', 'Tokens')),
     h('p', {class: 'who'}, 'Signed in as ', h('strong', {}, user.username), ` (${user.role})`),
     h('button', {type: 'button', class: 'secondary', onclick: () => signOut()}, 'Sign out'));
