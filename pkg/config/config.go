@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scangate/scangate/pkg/metrics"
 )
 
 // Config holds the settings of a function or program.
@@ -144,5 +146,16 @@ func checkOrigin(s string) error {
 
 // Logger returns the JSON logger of the configured level writing to w.
 func (c Config) Logger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: c.LogLevel}))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: c.LogLevel, ReplaceAttr: levelName}))
+}
+
+// levelName writes the level of metric lines (metrics.Level, above
+// ERROR so that every LOG_LEVEL keeps them) as METRIC rather than ERROR+4.
+func levelName(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.LevelKey {
+		if l, ok := a.Value.Any().(slog.Level); ok && l == metrics.Level {
+			return slog.String(slog.LevelKey, "METRIC")
+		}
+	}
+	return a
 }

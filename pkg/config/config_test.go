@@ -2,11 +2,14 @@ package config_test
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/config"
+	"github.com/scangate/scangate/pkg/metrics"
 )
 
 // TestCursorKey: CURSOR_KEY is base64 of at least 32 bytes; anything else
@@ -83,5 +86,21 @@ func TestDashboardOrigin(t *testing.T) {
 		if _, err := config.Load(env(bad)); err == nil {
 			t.Errorf("DASHBOARD_ORIGIN %q was accepted", bad)
 		}
+	}
+}
+
+// A log quieter than INFO keeps the metric lines, written as level METRIC:
+// the alarms read them (WorkBacklogAlarm breaches on missing data).
+func TestMetricLinesPassEveryLevel(t *testing.T) {
+	var b bytes.Buffer
+	log := config.Config{LogLevel: slog.LevelError}.Logger(&b)
+	log.Info("dropped")
+	metrics.New(log).Emit(context.Background(), nil, metrics.CountOf("Requests", 1))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"level":"METRIC"`) || !strings.Contains(lines[0], `"Requests":1`) {
+		t.Fatalf("want one metric line at level METRIC, got %q", b.String())
+	}
+	if err := metrics.Check([]byte(lines[0])); err != nil {
+		t.Fatal(err)
 	}
 }

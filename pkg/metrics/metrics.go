@@ -16,6 +16,11 @@ import (
 // Namespace is the CloudWatch namespace of every scangate metric.
 const Namespace = "scangate"
 
+// Level is the level of metric lines: above ERROR, so that no LOG_LEVEL
+// drops them (a quieter log must not blind the alarms); the logger of
+// pkg/config writes it as "METRIC".
+const Level = slog.LevelError + 4
+
 // Units of the metrics scangate emits (CloudWatch's StandardUnit names).
 const (
 	Count        = "Count"
@@ -132,7 +137,7 @@ func (e *Emitter) Emit(ctx context.Context, dims []Dim, ms ...Metric) {
 		d.Dimensions = append(d.Dimensions, []string{})
 	}
 	attrs[0] = slog.Any("_aws", awsMember{Timestamp: e.now().UnixMilli(), CloudWatchMetrics: []directive{d}})
-	e.log.LogAttrs(ctx, slog.LevelInfo, logMessage, attrs...)
+	e.log.LogAttrs(ctx, Level, logMessage, attrs...)
 }
 
 // Count is a metric counting n.
