@@ -7,15 +7,16 @@ type Kind string
 
 // The kinds of address. Only Public is reached by default.
 const (
-	Public      Kind = "public"
-	Metadata    Kind = "cloud metadata"
-	Loopback    Kind = "loopback"
-	Private     Kind = "private"
-	UniqueLocal Kind = "unique-local"
-	LinkLocal   Kind = "link-local"
-	Multicast   Kind = "multicast"
-	Unspecified Kind = "unspecified"
-	Reserved    Kind = "reserved"
+	Public        Kind = "public"
+	Metadata      Kind = "cloud metadata"
+	Loopback      Kind = "loopback"
+	Private       Kind = "private"
+	UniqueLocal   Kind = "unique-local"
+	LinkLocal     Kind = "link-local"
+	Multicast     Kind = "multicast"
+	Unspecified   Kind = "unspecified"
+	Reserved      Kind = "reserved"
+	Documentation Kind = "documentation"
 )
 
 // metadata are the cloud providers' instance metadata services: AWS, GCP
