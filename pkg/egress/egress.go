@@ -1,8 +1,9 @@
 // Package egress holds the rules for the requests scangate sends out of its
 // own network: webhook deliveries and commit statuses. A URL must be https
 // and carry no credentials; a connection may reach only a public address,
-// never a private, loopback, link-local, multicast, unique-local or cloud
-// metadata one. The address is checked when the connection is made (a
+// never a private, loopback, link-local, multicast, unique-local, cloud
+// metadata or other special-purpose one (the IANA registries' ranges that
+// are not globally reachable: see specials). The address is checked when the connection is made (a
 // net.Dialer Control function sees the address being dialled), so a name
 // that resolved to a public address when it was subscribed and to a
 // private one later (DNS rebinding) still cannot reach it.

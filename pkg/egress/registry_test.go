@@ -180,7 +180,7 @@ func TestCheckURLRefusesSpecialPurposeLiterals(t *testing.T) {
 	for _, host := range []string{
 		"192.0.2.1", "198.51.100.1", "203.0.113.1", "192.88.99.1",
 		"[2001:db8::1]", "[3fff::1]", "[2001:10::1]", "[5f00::1]",
-		"[2001:0:4136:e378:8000:63bf:3ffe:fdfe]", // Teredo, client 192.0.2.1
+		"[2001:0:4136:e378:8000:63bf:3fff:fdfe]", // Teredo, client 192.0.2.1
 		"[::ffff:0:a9fe:a9fe]",
 	} {
 		if _, err := (egress.Policy{}).CheckURL("https://" + host + "/hook"); err == nil {
