@@ -167,7 +167,7 @@ func tokenEvents(b testing.TB, st *store.Store, admin string, n int) map[string]
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(sarifLog))
 	_ = zw.Close()
-	envelope := `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r","webhook_id":1,` +
+	envelope := `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"o/r","webhook_id":1,` +
 		`"pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"sarif":"` + base64.StdEncoding.EncodeToString(gz.Bytes()) + `"}`
 	return map[string]func(int) []byte{
 		"record-sarif": func(int) []byte { return proxy("POST", "/api/pr/scan/sarif", nil, envelope) },
@@ -234,7 +234,7 @@ func newFixture(b testing.TB) fixture {
 		ExpiresAt: scangate.At(time.Now().Add(scangate.UploadURLTTL))}, scangate.UploadRetention); err != nil {
 		b.Fatal(err)
 	}
-	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r","webhook_id":1,` +
+	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"o/r","webhook_id":1,` +
 		`"status":"completed","pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:5f2b9c0e8d1a"}]}`
 	run := time.Now().UnixNano()
 	s3url := startS3(b)
@@ -264,7 +264,7 @@ func newFixture(b testing.TB) fixture {
 				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228","reason":"accepted_risk"}`)
 			},
 			"create-sarif-upload": func(int) []byte {
-				return proxy("POST", "/api/pr/scan/sarif/uploads", nil, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r",`+
+				return proxy("POST", "/api/pr/scan/sarif/uploads", nil, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"o/r",`+
 					`"webhook_id":1,"pr":{"pr_id":10,"pr_name":"n","pr_link":"l"}}`)
 			},
 			// An object of no upload: read the record, delete the object.

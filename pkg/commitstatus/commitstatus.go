@@ -40,12 +40,13 @@ type Status struct {
 	TargetURL   string
 }
 
-// Commit is the commit a status is posted for.
+// Commit is the commit a status is posted for. The repository is named by
+// its id on the version-control system (a scan's repo_id), never by the
+// name a recorder sent: each provider finds the repository of that id
+// (GitHub by GET /repositories/{id}, GitLab takes the id as it is).
 type Commit struct {
-	// Repo is the repository's full name: owner/name on GitHub, the
-	// project's path (group/subgroup/project) on GitLab.
-	Repo string
-	SHA  string
+	RepoID int64
+	SHA    string
 }
 
 // Poster posts a status for a commit.
@@ -100,7 +101,7 @@ type Integration struct {
 // Provider builds the Poster of one kind of integration.
 type Provider struct {
 	DefaultAPIURL string
-	New           func(apiURL, token string, hc *http.Client) (Poster, error)
+	New           func(apiURL, token string, hc *http.Client, names *Names) (Poster, error)
 }
 
 // Providers lists the kinds of integration.
@@ -121,8 +122,10 @@ func Types() []string {
 
 // New returns the Poster of an integration, whose API URL must pass the
 // policy (checked again at each connection) and whose requests go through
-// hc, a client of the same policy (p.Client(webhook.Timeout)).
-func New(in Integration, p egress.Policy, hc *http.Client) (Poster, error) {
+// hc, a client of the same policy (p.Client(webhook.Timeout)). names
+// caches the repositories' names by id for providers that need them (nil:
+// looked up at every post).
+func New(in Integration, p egress.Policy, hc *http.Client, names *Names) (Poster, error) {
 	prov, ok := Providers[in.Type]
 	if !ok {
 		return nil, fmt.Errorf("no integration of type %q (%s)", in.Type, strings.Join(Types(), ", "))
@@ -137,5 +140,31 @@ func New(in Integration, p egress.Policy, hc *http.Client) (Poster, error) {
 	if in.Token == "" {
 		return nil, fmt.Errorf("%s: no token", in.Type)
 	}
-	return prov.New(api, in.Token, hc)
+	return prov.New(api, in.Token, hc, names)
+}
+
+// validSHA reports a commit hash: 40 or 64 hexadecimal digits. Anything
+// else is refused before it is put in a path.
+func validSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i] | 0x20; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkCommit refuses, for good, a commit that names no repository or
+// whose hash is not one.
+func checkCommit(provider string, c Commit) error {
+	switch {
+	case c.RepoID < 1:
+		return &Error{Provider: provider, Permanent: true, Err: fmt.Errorf("repository id %d is not positive", c.RepoID)}
+	case !validSHA(c.SHA):
+		return &Error{Provider: provider, Permanent: true, Err: fmt.Errorf("commit %q is not a hash", c.SHA)}
+	}
+	return nil
 }
