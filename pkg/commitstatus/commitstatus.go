@@ -134,7 +134,7 @@ func New(in Integration, p egress.Policy, hc *http.Client, names *Names) (Poster
 	if api == "" {
 		api = prov.DefaultAPIURL
 	}
-	if _, err := p.CheckURL(api); err != nil {
+	if _, err := p.CheckAPIURL(api); err != nil {
 		return nil, fmt.Errorf("%s api_url: %w", in.Type, err)
 	}
 	if in.Token == "" {

@@ -132,6 +132,8 @@ func TestIntegrationURLs(t *testing.T) {
 		{commitstatus.Integration{Type: "github", APIURL: "https://169.254.169.254/", Token: "t"}, egress.Policy{Private: true}, "cloud metadata"},
 		{commitstatus.Integration{Type: "gitlab", APIURL: "https://[fd00:ec2::254]/api/v4", Token: "t"}, egress.Policy{Private: true}, "cloud metadata"},
 		{commitstatus.Integration{Type: "github", APIURL: "https://user:pw@ghe.example.com/", Token: "t"}, egress.Policy{}, "user name or password"},
+		{commitstatus.Integration{Type: "github", APIURL: "https://ghe.example.com/api/v3?x=1", Token: "t"}, egress.Policy{}, "query or a fragment"},
+		{commitstatus.Integration{Type: "gitlab", APIURL: "https://gitlab.example.com/api/v4#", Token: "t"}, egress.Policy{}, "query or a fragment"},
 		{commitstatus.Integration{Type: "bitbucket", Token: "t"}, egress.Policy{}, `no integration of type "bitbucket" (github, gitlab)`},
 		{commitstatus.Integration{Type: "github"}, egress.Policy{}, "no token"},
 	}

@@ -116,6 +116,22 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// CheckAPIURL checks the root of an API that requests are built under (an
+// integration's api_url): what CheckURL checks, and no query or fragment,
+// not even an empty one, since a path appended to such a URL would land in
+// the query or be cut off.
+func (p Policy) CheckAPIURL(raw string) (*url.URL, error) {
+	u, err := p.CheckURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	// url.Parse cuts at the first '#': any '#' left is the fragment's.
+	if u.RawQuery != "" || u.ForceQuery || strings.ContainsRune(raw, '#') {
+		return nil, refused("must not hold a query or a fragment")
+	}
+	return u, nil
+}
+
 // CheckName resolves the host of a URL that CheckURL accepted and refuses
 // it when any of its addresses is refused, for a clear answer when a
 // destination is subscribed. A name that does not resolve is not refused

@@ -397,3 +397,26 @@ func TestClientFollowsNoRedirectAndUsesNoProxy(t *testing.T) {
 		t.Fatal("the transport has a proxy function")
 	}
 }
+
+// An API's root (an integration's api_url) holds no query or fragment,
+// not even an empty one, besides what CheckURL refuses.
+func TestCheckAPIURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://api.github.com":                 "",
+		"https://ghe.example.com/api/v3/":        "",
+		"https://gitlab.example.com:8443/api/v4": "",
+		"https://ghe.example.com/api/v3?x=1":     "query or a fragment",
+		"https://ghe.example.com/api/v3?":        "query or a fragment",
+		"https://ghe.example.com/api/v3#f":       "query or a fragment",
+		"https://ghe.example.com/api/v3#":        "query or a fragment",
+		"https://user:pw@ghe.example.com/api/v3": "user name or password",
+		"https://user@ghe.example.com/api/v3":    "user name or password",
+		"http://ghe.example.com/api/v3":          "must use https",
+		"https://192.0.2.10/api/v3":              "documentation address",
+	} {
+		_, err := egress.Policy{}.CheckAPIURL(raw)
+		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
+	}
+}
