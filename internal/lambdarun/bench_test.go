@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/internal/lambdarun"
+	"github.com/scangate/scangate/internal/secretstest"
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
@@ -239,9 +240,14 @@ func newFixture(b testing.TB) fixture {
 	run := time.Now().UnixNano()
 	s3url := startS3(b)
 	dashURL := dashboardFixture(b, s3url)
+	// The keys, read from a stand-in of Secrets Manager at first use, as
+	// on AWS.
+	keys := secretstest.Start(b, map[string]string{"cursor-key": strings.Repeat("A", 64),
+		"secrets-key": base64.StdEncoding.EncodeToString([]byte(local.HarnessSecretsKey))})
 	fx := fixture{
 		store: st, s3url: s3url,
-		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
+		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY_ID=cursor-key",
+			"SECRETSMANAGER_ENDPOINT=" + keys.URL,
 			"UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url, "WORK_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/1/bench-work"},
 		events: map[string]func(int) []byte{
 			"baseline": func(int) []byte { return []byte(`{}`) },

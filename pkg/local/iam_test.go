@@ -82,6 +82,9 @@ func resourceOf(n yaml.Node) string {
 	if id, _, _ := strings.Cut(n.Value, "."); n.Tag == "!GetAtt" && id != "Table" {
 		return id
 	}
+	if n.Tag == "!Ref" { // a secret: its ARN
+		return n.Value
+	}
 	v := n.Value
 	if n.Kind == yaml.SequenceNode && len(n.Content) > 0 { // !Sub [template, vars]
 		v = n.Content[0].Value
@@ -288,9 +291,11 @@ func like(pattern, s string) bool {
 }
 
 // TestIAMPolicies runs every function through a workflow that takes each
-// of its paths, records the DynamoDB actions each one uses, and checks them
-// against the function's policy in template.yaml: nothing it uses is
-// missing, nothing it does not use is granted.
+// of its paths, records the DynamoDB actions each one uses (and its calls
+// to the queues, the bus and Secrets Manager for its keys), and checks
+// them against the function's policy in template.yaml: nothing it uses is
+// missing, nothing it does not use is granted. So exactly the functions
+// that seal, open or page read exactly their key's secret.
 func TestIAMPolicies(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
@@ -530,7 +535,7 @@ func TestIAMPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A gate change with a commit: its status is posted to the integration.
-	gate := `{"pr_id":1,"vc_id":1,"repo_name":"acme/api","head_sha":"` + strings.Repeat("a", 40) + `","sequence":1,"blocked":true,` +
+	gate := `{"pr_id":1,"vc_id":1,"repo_id":2,"repo_name":"acme/api","head_sha":"` + strings.Repeat("a", 40) + `","sequence":1,"blocked":true,` +
 		`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"default","count":1}],"categories":[]}`
 	if _, err := stack.Store.RecordEvent(context.Background(), scangate.Event{Type: scangate.EventGateChanged,
 		OccurredAt: scangate.At(time.Now()), Data: []byte(gate)}); err != nil {
@@ -585,7 +590,7 @@ func TestIAMPolicies(t *testing.T) {
 	if len(readers) < 10 {
 		t.Errorf("%d reading functions: %v", len(readers), readers)
 	}
-	reads := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Query@index/GSI1"}
+	reads := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Query@index/GSI1", "secretsmanager:GetSecretValue"}
 	for fn, allowed := range policies {
 		var got []string
 		for a := range used[fn] {
