@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/scangate/scangate/pkg/egress"
+	"github.com/scangate/scangate/pkg/scangate"
 )
 
 // State is a commit status's state, as scangate names it; each provider
@@ -143,27 +144,13 @@ func New(in Integration, p egress.Policy, hc *http.Client, names *Names) (Poster
 	return prov.New(api, in.Token, hc, names)
 }
 
-// validSHA reports a commit hash: 40 or 64 hexadecimal digits. Anything
-// else is refused before it is put in a path.
-func validSHA(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := range len(s) {
-		if c := s[i] | 0x20; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // checkCommit refuses, for good, a commit that names no repository or
 // whose hash is not one.
 func checkCommit(provider string, c Commit) error {
 	switch {
 	case c.RepoID < 1:
 		return &Error{Provider: provider, Permanent: true, Err: fmt.Errorf("repository id %d is not positive", c.RepoID)}
-	case !validSHA(c.SHA):
+	case !scangate.ValidSHA(c.SHA):
 		return &Error{Provider: provider, Permanent: true, Err: fmt.Errorf("commit %q is not a hash", c.SHA)}
 	}
 	return nil

@@ -10,26 +10,7 @@ import (
 // s and its position in characters, counted from 1: NUL, escapes, zero-width
 // characters, bidi overrides and the like, which make two identifiers look
 // alike or one look like another. Identifiers never hold them.
-func Hidden(s string) (r rune, at int, ok bool) {
-	i := 0
-	for _, c := range s {
-		i++
-		if unicode.In(c, unicode.Cc, unicode.Cf) {
-			return c, i, true
-		}
-	}
-	return 0, 0, false
-}
-
-// checkHidden adds a problem at ptr when s holds a control or format
-// character, and reports whether it did.
-func checkHidden(p *Problems, ptr, s string) bool {
-	r, at, ok := Hidden(s)
-	if ok {
-		p.Add(ptr, "must not hold control or format characters (U+%04X at character %d)", r, at)
-	}
-	return ok
-}
+func Hidden(s string) (r rune, at int, ok bool) { return firstIn(s, unicode.Cc, unicode.Cf) }
 
 // Control returns the first character of s that a terminal, a CI log or a
 // bidirectional renderer acts on rather than shows, and its position in
@@ -42,24 +23,43 @@ func checkHidden(p *Problems, ptr, s string) bool {
 // soft hyphen) are text and stay allowed there, unlike in identifiers
 // (Hidden).
 func Control(s string) (r rune, at int, ok bool) {
+	return firstIn(s, unicode.Cc, unicode.Bidi_Control)
+}
+
+// firstIn returns the first character of s in one of the tables, and its
+// position in characters, counted from 1.
+func firstIn(s string, tables ...*unicode.RangeTable) (r rune, at int, ok bool) {
 	i := 0
 	for _, c := range s {
 		i++
-		if unicode.In(c, unicode.Cc, unicode.Bidi_Control) {
+		if unicode.In(c, tables...) {
 			return c, i, true
 		}
 	}
 	return 0, 0, false
 }
 
+// checkHidden adds a problem at ptr when s holds a control or format
+// character, and reports whether it did.
+func checkHidden(p *Problems, ptr, s string) bool {
+	r, at, found := Hidden(s)
+	return refuseAt(p, ptr, "control or format characters", r, at, found)
+}
+
 // checkControl adds a problem at ptr when s holds a control character
 // (Control), and reports whether it did.
 func checkControl(p *Problems, ptr, s string) bool {
-	r, at, ok := Control(s)
-	if ok {
-		p.Add(ptr, "must not hold control characters (U+%04X at character %d)", r, at)
+	r, at, found := Control(s)
+	return refuseAt(p, ptr, "control characters", r, at, found)
+}
+
+// refuseAt adds the problem of a character r found at character at (when
+// found) and reports whether it did.
+func refuseAt(p *Problems, ptr, what string, r rune, at int, found bool) bool {
+	if found {
+		p.Add(ptr, "must not hold %s (U+%04X at character %d)", what, r, at)
 	}
-	return ok
+	return found
 }
 
 // checkRepoName checks a scan's repo_name against the version-control

@@ -223,7 +223,7 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 	if s.Category != "" && !ValidCategory(s.Category) {
 		p.Add("/category", "must be 1 to %d characters of A-Z a-z 0-9 . _ / -", MaxCategoryLen)
 	}
-	if s.CommitSHA != "" && !validSHA(s.CommitSHA) {
+	if s.CommitSHA != "" && !ValidSHA(s.CommitSHA) {
 		p.Add("/commit_sha", "must be a commit's hash: 40 or 64 hexadecimal digits")
 	}
 	if s.Ref != "" {
@@ -235,8 +235,8 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 // MaxRefLen bounds a scan's ref, in characters.
 const MaxRefLen = 255
 
-// validSHA reports a SHA-1 or SHA-256 commit hash: 40 or 64 hex digits.
-func validSHA(s string) bool {
+// ValidSHA reports a SHA-1 or SHA-256 commit hash: 40 or 64 hex digits.
+func ValidSHA(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}
