@@ -5,9 +5,9 @@
 // the secret's id (its ARN), so whoever may read the configuration does
 // not read the key; and a function fetches nothing at init, so no cold
 // start pays for a key the invocation may not use. Only the mains of the
-// functions that use a key import this package (and so link the Secrets
-// Manager client): CursorKey for the listings, SecretsKey for the
-// functions that seal or open webhook secrets and integration tokens.
+// functions that use a key import this package: CursorKey for the
+// listings, SecretsKey for the functions that seal or open webhook secrets
+// and integration tokens.
 package keys
 
 import (
@@ -18,22 +18,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
 	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/seal"
-	"github.com/scangate/scangate/pkg/store"
 )
 
 // FetchTimeout bounds one read of a key from Secrets Manager, retries
 // included.
 const FetchTimeout = 5 * time.Second
 
-// Getter reads a secret's value (*secretsmanager.Client is one).
-type Getter interface {
-	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+// Reader reads a secret's SecretString by its id (*Client is one).
+type Reader interface {
+	SecretString(ctx context.Context, id string) (string, error)
 }
 
 // Key is one key: base64 of at least Min bytes, the SecretString of the
@@ -44,22 +40,16 @@ type Key struct {
 	Name   string
 	ID     string
 	Min    int
-	client func() (Getter, error)
+	reader func() (Reader, error)
 
 	mu    sync.Mutex
 	value []byte
 }
 
-// New returns the key of secret id, read through the client that client
+// New returns the key of secret id, read through the Reader that reader
 // returns when the key is first needed.
-func New(name, id string, min int, client func() (Getter, error)) *Key {
-	return &Key{Name: name, ID: id, Min: min, client: client}
-}
-
-// Fixed returns a key that is value, fetched from nowhere: the local
-// stack's and the tests'.
-func Fixed(name string, value []byte) *Key {
-	return &Key{Name: name, value: value}
+func New(name, id string, min int, reader func() (Reader, error)) *Key {
+	return &Key{Name: name, ID: id, Min: min, reader: reader}
 }
 
 // Get returns the key, fetching it the first time. Its errors never hold
@@ -70,17 +60,17 @@ func (k *Key) Get(ctx context.Context) ([]byte, error) {
 	if k.value != nil {
 		return k.value, nil
 	}
-	c, err := k.client()
+	r, err := k.reader()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k.Name, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
 	defer cancel()
-	out, err := c.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(k.ID)})
+	s, err := r.SecretString(ctx, k.ID)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read the secret %s: %w", k.Name, k.ID, err)
 	}
-	v, err := base64.StdEncoding.DecodeString(aws.ToString(out.SecretString))
+	v, err := base64.StdEncoding.DecodeString(s)
 	if err != nil || len(v) < k.Min {
 		return nil, fmt.Errorf("%s: the secret %s is not base64 of at least %d bytes", k.Name, k.ID, k.Min) // never the value
 	}
@@ -89,36 +79,20 @@ func (k *Key) Get(ctx context.Context) ([]byte, error) {
 }
 
 // FromEnv returns the key whose secret's id (ARN or name) is in the
-// variable name of the environment. Its client is built at the first Get,
-// as store.ClientFromEnv builds the DynamoDB client (the region and the
-// role's credentials from the environment, no default chain), pointed at
-// SECRETSMANAGER_ENDPOINT when that is set (tests).
+// variable name of the environment, read through ClientFromEnv's client,
+// built at the first Get.
 func FromEnv(getenv func(string) string, name string, min int) (*Key, error) {
 	id := getenv(name)
 	if id == "" {
 		return nil, fmt.Errorf("%s is not set", name)
 	}
 	var once sync.Once
-	var client Getter
+	var client Reader
 	var cerr error
-	return New(name, id, min, func() (Getter, error) {
+	return New(name, id, min, func() (Reader, error) {
 		once.Do(func() { client, cerr = ClientFromEnv(getenv) })
 		return client, cerr
 	}), nil
-}
-
-// ClientFromEnv builds the Secrets Manager client from the environment.
-func ClientFromEnv(getenv func(string) string) (*secretsmanager.Client, error) {
-	endpoint := getenv("SECRETSMANAGER_ENDPOINT")
-	region, creds, err := store.FromEnv(getenv, endpoint, "secretsmanager")
-	if err != nil {
-		return nil, err
-	}
-	o := secretsmanager.Options{Region: region, Credentials: creds, Retryer: store.NewRetryer(), HTTPClient: store.NewHTTPClient()}
-	if endpoint != "" {
-		o.BaseEndpoint = aws.String(endpoint)
-	}
-	return secretsmanager.New(o), nil
 }
 
 // CursorKey is the listings' cursor key, for api.NewLazyCursors: the

@@ -24,11 +24,13 @@ func lambdaEnv(endpoint string, extra map[string]string) func(string) string {
 
 const arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:CursorKey-AbCdEf"
 
-// A key is read from Secrets Manager through the SDK at its first use, not
-// when the function starts, and then kept: one request for many uses.
+// A key is read from Secrets Manager (a signed GetSecretValue) at its
+// first use, not when the function starts, and then kept: one request for
+// many uses.
 func TestKeyIsFetchedAtFirstUseAndKept(t *testing.T) {
 	value := strings.Repeat("Ab9x", 16) // 64 letters: base64 of 48 bytes
 	sm := secretstest.Start(t, map[string]string{arn: value})
+	sm.SecretAccessKey = "secret" // lambdaEnv's: each request's signature is checked
 	k, err := keys.FromEnv(lambdaEnv(sm.URL, map[string]string{"CURSOR_KEY_ID": arn}), "CURSOR_KEY_ID", 32)
 	if err != nil {
 		t.Fatal(err)
@@ -76,5 +78,19 @@ func TestKeyErrors(t *testing.T) {
 	}
 	if _, err := keys.FromEnv(env, "CURSOR_KEY_ID", 32); err == nil || !strings.Contains(err.Error(), "CURSOR_KEY_ID is not set") {
 		t.Errorf("no variable: %v", err)
+	}
+}
+
+// The endpoint of a region, China's partition included.
+func TestEndpoint(t *testing.T) {
+	for region, want := range map[string]string{
+		"us-east-1":     "https://secretsmanager.us-east-1.amazonaws.com",
+		"eu-west-3":     "https://secretsmanager.eu-west-3.amazonaws.com",
+		"us-gov-west-1": "https://secretsmanager.us-gov-west-1.amazonaws.com",
+		"cn-north-1":    "https://secretsmanager.cn-north-1.amazonaws.com.cn",
+	} {
+		if got := keys.Endpoint(region); got != want {
+			t.Errorf("%s: %s, want %s", region, got, want)
+		}
 	}
 }
