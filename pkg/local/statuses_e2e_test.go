@@ -148,37 +148,18 @@ func TestCommitStatusesFollowTheGate(t *testing.T) {
 // path or query (../.., ../gists?, o/r#frag, ..) are refused when a scan is
 // recorded (422, nothing stored), and a gate change that carries one (as
 // one recorded before that rule would) posts its status to the repository
-// of its repo_id alone: on GitHub the repository GET /repositories/5 names
-// (looked up once), on GitLab the project of id 5.
+// of its repo_id alone: on GitHub (the stand-in that checks every request
+// against GitHub's description) the repository GET /repositories/5 names,
+// looked up once.
 func TestCommitStatusesGoToTheRepositoryOfRepoID(t *testing.T) {
 	t.Parallel()
 	gh := gitHub(t, "ghp_standin")
 	gh.AddRepo(5, "acme", "api")
-	var mu sync.Mutex
-	var gitlabPaths []string
-	gl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		gitlabPaths = append(gitlabPaths, r.Method+" "+r.URL.RequestURI())
-		mu.Unlock()
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{"id":1}`))
-	}))
-	defer gl.Close()
 	e := startEvents(t)
 	e.call(t, 200, "PUT", "/integrations/1", `{"type":"github","api_url":"`+gh.URL+`","token":"ghp_standin"}`)
-	e.call(t, 200, "PUT", "/integrations/2", `{"type":"gitlab","api_url":"`+gl.URL+`/api/v4","token":"glpat-standin"}`)
-	hostile := []string{"../..", "../gists?", "o/r#frag", ".."}
-	for i, name := range hostile {
-		for _, vcType := range []string{"github", "gitlab"} {
-			body, _ := json.Marshal(map[string]any{"scan_type": "SECRET", "vc_type": vcType, "vc_id": 1, "vc_name": "v", "repo_id": 5,
-				"repo_name": name, "webhook_id": 1, "pr": map[string]any{"pr_id": 7, "pr_name": "n", "pr_link": "l"}})
-			if got := e.call(t, 422, "POST", "/pr/scan", string(body)); !strings.Contains(got, `"/repo_name"`) {
-				t.Errorf("%s repo_name %q: %s", vcType, name, got)
-			}
-		}
-		sha := strings.Repeat(string(rune('a'+i)), 40)
-		gateChangedOf(t, e, 1, name, int64(i+1), true, sha)
-		gateChangedOf(t, e, 2, name, int64(i+1), true, sha)
+	for i, name := range hostileRepoNames {
+		refuseRepoName(t, e, "github", name)
+		gateChangedOf(t, e, 1, name, int64(i+1), true, strings.Repeat(string(rune('a'+i)), 40))
 		drain(t, e.stack, e.clock)
 	}
 	e.call(t, 404, "GET", "/pr/scan/1", "") // no scan was stored
@@ -192,14 +173,53 @@ func TestCommitStatusesGoToTheRepositoryOfRepoID(t *testing.T) {
 	if r := gh.Refusals(); len(r) != 0 || gh.Lookups() != 1 {
 		t.Errorf("GitHub refused %+v; %d lookups of repository 5, want 1", r, gh.Lookups())
 	}
+}
+
+// TestCommitStatusesGoToTheGitLabProjectOfRepoID is the same on GitLab:
+// the status goes to the project of repo_id, /projects/5/statuses/{sha},
+// whatever repo_name says.
+func TestCommitStatusesGoToTheGitLabProjectOfRepoID(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var paths []string
+	gl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":1}`))
+	}))
+	defer gl.Close()
+	e := startEvents(t)
+	e.call(t, 200, "PUT", "/integrations/2", `{"type":"gitlab","api_url":"`+gl.URL+`/api/v4","token":"glpat-standin"}`)
+	var want []string
+	for i, name := range hostileRepoNames {
+		refuseRepoName(t, e, "gitlab", name)
+		sha := strings.Repeat(string(rune('a'+i)), 40)
+		gateChangedOf(t, e, 2, name, int64(i+1), true, sha)
+		drain(t, e.stack, e.clock)
+		want = append(want, "POST /api/v4/projects/5/statuses/"+sha)
+	}
+	e.call(t, 404, "GET", "/pr/scan/1", "") // no scan was stored
 	mu.Lock()
 	defer mu.Unlock()
-	var want []string
-	for i := range hostile {
-		want = append(want, "POST /api/v4/projects/5/statuses/"+strings.Repeat(string(rune('a'+i)), 40))
+	if !slices.Equal(paths, want) {
+		t.Errorf("GitLab requests %v, want %v", paths, want)
 	}
-	if !slices.Equal(gitlabPaths, want) {
-		t.Errorf("GitLab requests %v, want %v", gitlabPaths, want)
+}
+
+// hostileRepoNames are the repo_names of the review (issue 30) that
+// rewrote a status's path or query.
+var hostileRepoNames = []string{"../..", "../gists?", "o/r#frag", ".."}
+
+// refuseRepoName records a scan of vcType named name and expects 422 at
+// /repo_name.
+func refuseRepoName(t *testing.T, e *eventStack, vcType, name string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"scan_type": "SECRET", "vc_type": vcType, "vc_id": 1, "vc_name": "v", "repo_id": 5,
+		"repo_name": name, "webhook_id": 1, "pr": map[string]any{"pr_id": 7, "pr_name": "n", "pr_link": "l"}})
+	if got := e.call(t, 422, "POST", "/pr/scan", string(body)); !strings.Contains(got, `"/repo_name"`) {
+		t.Errorf("%s repo_name %q: %s", vcType, name, got)
 	}
 }
 
