@@ -4,12 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/scangate/scangate/pkg/client"
 )
 
 const tokenAbout = `Creates a personal token of the caller (the token of SCANGATE_TOKEN or --token-stdin)
-for a CI job (--scope scan) or a dashboard, as POST /auth/tokens does. Standard output gets the new
+for a CI job (--scope scan, and --repo to scope it to its repository) or a dashboard, as
+POST /auth/tokens does. Standard output gets the new
 token, once, and nothing else (with --json: the service's answer, which holds it); what
 it is goes to standard error. Store it as a secret of the CI (SCANGATE_TOKEN).
 `
@@ -31,6 +34,7 @@ func (a *app) tokenSetup(fs *flag.FlagSet, o *common) runFunc {
 	fs.StringVar(&r.Name, "name", "", "its name (1-100 characters, unique among your tokens)")
 	fs.IntVar(&r.ExpiresInDays, "days", 0, "days until it expires (1-366; default the service's, 90)")
 	fs.StringVar(&r.Scope, "scope", "", "what it may do: write (default), read, or scan (record scans and read: for CI jobs)")
+	fs.Var((*repoList)(&r.Repos), "repo", "VC_ID/REPO_ID: a repository it is scoped to (repeat for more; none: every repository)")
 	return func(ctx context.Context, c *client.Client, _ []string) error {
 		if r.Name == "" {
 			return usagef("token create needs --name")
@@ -42,8 +46,24 @@ func (a *app) tokenSetup(fs *flag.FlagSet, o *common) runFunc {
 		if o.json {
 			return writeJSON(a.stdout, t.JSON)
 		}
-		fmt.Fprintf(a.stderr, "token %d %q (scope %s) expires %s; it is shown this once\n", t.ID, t.Name, t.Scope, t.ExpiresAt)
-		_, err = fmt.Fprintln(a.stdout, t.AccessToken)
+		fmt.Fprintf(a.stderr, "token %d %q (scope %s) expires %s; it is shown this once\n", t.ID, t.Name, printable(t.Scope), printable(t.ExpiresAt))
+		_, err = fmt.Fprintln(a.stdout, printable(t.AccessToken))
 		return err
 	}
+}
+
+// repoList is the repeated --repo VC_ID/REPO_ID of a scoped token.
+type repoList []client.RepoRef
+
+func (l *repoList) String() string { return fmt.Sprint([]client.RepoRef(*l)) }
+
+func (l *repoList) Set(s string) error {
+	vc, repo, ok := strings.Cut(s, "/")
+	v, err1 := strconv.ParseInt(vc, 10, 64)
+	r, err2 := strconv.ParseInt(repo, 10, 64)
+	if !ok || err1 != nil || err2 != nil || v < 1 || r < 1 {
+		return fmt.Errorf("%q is not VC_ID/REPO_ID (two positive integers)", s)
+	}
+	*l = append(*l, client.RepoRef{VcID: v, RepoID: r})
+	return nil
 }

@@ -84,6 +84,11 @@ type Endpoint struct {
 	// ScanScope lets a scan token (a CI job's) call an operation that
 	// writes: recording scans.
 	ScanScope bool
+	// RepoScope lets a token scoped to repositories call the operation:
+	// recording scans and reading scans, PRs, gates and findings, each of
+	// which then checks the repository (mayRecord, mayRead). Such a token
+	// is 403 on every other operation.
+	RepoScope bool
 	Log       *slog.Logger
 	Run       func(context.Context, scangate.Caller, events.APIGatewayProxyRequest) (Reply, error)
 }
@@ -153,23 +158,24 @@ func (e Endpoint) run(ctx context.Context, c scangate.Caller, hasCaller bool, re
 	if len(e.Roles) > 0 && !hasCaller {
 		return Reply{}, scangate.Errorf(scangate.KindUnauthorized, "a bearer token is required")
 	}
-	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeScan && !e.ScanScope && !e.ReadScope {
-		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a scan token may only record scans and read; not call %s", e.Name)
-	}
 	if e.Users != nil && hasCaller {
 		// The contract's order, 401 before 403: whether the token may
-		// still act is read before the role is judged.
+		// still act is read before its scope and its role are judged.
 		current, err := e.currentCaller(ctx, c, req)
 		if err != nil {
 			return Reply{}, err
 		}
 		c = current
 	}
-	if len(e.Roles) > 0 && !c.Allowed(e.Roles...) {
+	switch {
+	case e.Users != nil && hasCaller && c.Scope == scangate.ScopeScan && !e.ScanScope && !e.ReadScope:
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a scan token may only record scans and read; not call %s", e.Name)
+	case len(e.Roles) > 0 && !c.Allowed(e.Roles...):
 		return Reply{}, scangate.Errorf(scangate.KindForbidden, "the role %s may not call %s", c.Role, e.Name)
-	}
-	if e.Users != nil && hasCaller && c.Scope == scangate.ScopeRead && !e.ReadScope {
+	case e.Users != nil && hasCaller && c.Scope == scangate.ScopeRead && !e.ReadScope:
 		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a read token may not call %s", e.Name)
+	case hasCaller && c.Repos != nil && !e.RepoScope:
+		return Reply{}, scangate.Errorf(scangate.KindForbidden, "a token scoped to repositories may not call %s", e.Name)
 	}
 	return e.Run(ctx, c, req)
 }
@@ -202,7 +208,7 @@ func (e Endpoint) currentCaller(ctx context.Context, c scangate.Caller, req even
 	if c.TokenID != 0 && tok.ID != c.TokenID {
 		return scangate.Caller{}, scangate.Errorf(scangate.KindUnauthorized, "the token may not write: not the token the request was authorized with")
 	}
-	c.IssuedAt, c.TokenID, c.TokenHash = tok.CreatedAt, tok.ID, tok.Hash
+	c.IssuedAt, c.TokenID, c.TokenHash, c.Repos = tok.CreatedAt, tok.ID, tok.Hash, tok.Repos
 	return c.Current(*u)
 }
 
@@ -232,7 +238,40 @@ func callerOf(req events.APIGatewayProxyRequest) (scangate.Caller, bool) {
 	if s, _ := a["scope"].(string); s == scangate.ScopeRead || s == scangate.ScopeScan {
 		c.Scope = s
 	}
+	if s, ok := a["repos"].(string); ok {
+		// A scoped token's: whatever the text, it never widens to every
+		// repository.
+		repos, ok := scangate.ParseRepos(s)
+		if !ok || repos == nil {
+			repos = []scangate.RepoRef{}
+		}
+		c.Repos = repos
+	}
 	return c, true
+}
+
+// mayRecord is the check of a write that records for a repository (a
+// scan of a pull request or of a branch, inline, SARIF or an upload): a
+// token scoped to repositories may record for those only (403). Call it
+// once the body names the repository, on the caller the write check
+// answered (Endpoint.Users): its repositories are then the stored
+// token's, read in that same round trip.
+func mayRecord(c scangate.Caller, vcID, repoID int64) error {
+	if !c.Reaches(vcID, repoID) {
+		return scangate.Errorf(scangate.KindForbidden, "the token may not record scans of repository %d of version-control system %d", repoID, vcID)
+	}
+	return nil
+}
+
+// mayRead is the check of a read of a record of a repository (a scan, a
+// PR, its gate, findings, an upload): for a token scoped to other
+// repositories the record is absent, notFound (404, the answer of an id
+// nothing has), with no round trip of its own.
+func mayRead(c scangate.Caller, vcID, repoID int64, notFound string, args ...any) error {
+	if !c.Reaches(vcID, repoID) {
+		return scangate.Errorf(scangate.KindNotFound, notFound, args...)
+	}
+	return nil
 }
 
 // contextInt reads a number the authorizer put in the context (API

@@ -105,6 +105,11 @@ func (h *harness) callerOf(secret string) (scangate.Caller, error) {
 	_, _ = fmt.Sscan(ctx["token_id"].(string), &c.TokenID)
 	_, _ = fmt.Sscan(ctx["issued_at"].(string), &issued)
 	c.Username, c.Role, c.Scope, c.IssuedAt = ctx["username"].(string), scangate.Role(ctx["role"].(string)), ctx["scope"].(string), time.UnixMilli(issued)
+	if s, ok := ctx["repos"].(string); ok {
+		if c.Repos, ok = scangate.ParseRepos(s); !ok || c.Repos == nil {
+			return scangate.Caller{}, fmt.Errorf("the authorizer's repos %q", s)
+		}
+	}
 	h.mu.Lock()
 	h.bearer[c.TokenID] = secret
 	h.mu.Unlock()
@@ -205,8 +210,17 @@ func jsonReq(c *scangate.Caller, body string) request {
 
 func (h *harness) call(fn string, r request) events.APIGatewayProxyResponse {
 	h.t.Helper()
+	return h.callWith(r, fn, nil)
+}
+
+// callWith is call with more members of the authorizer's answer.
+func (h *harness) callWith(r request, fn string, answer map[string]any) events.APIGatewayProxyResponse {
+	h.t.Helper()
 	ev := events.APIGatewayProxyRequest{Body: r.body, Headers: r.headers, PathParameters: r.params}
 	h.present(&ev, r.caller)
+	for k, v := range answer {
+		ev.RequestContext.Authorizer[k] = v
+	}
 	ev.RequestContext.RequestID = "req-" + strconv.FormatInt(h.requests.Add(1), 10)
 	ev.RequestContext.Identity.SourceIP = "192.0.2.7"
 	resp, err := h.fn(fn)(context.Background(), ev)
@@ -233,6 +247,9 @@ func (h *harness) present(ev *events.APIGatewayProxyRequest, c *scangate.Caller)
 	}
 	if c.Scope != "" {
 		ev.RequestContext.Authorizer["scope"] = c.Scope
+	}
+	if c.Repos != nil {
+		ev.RequestContext.Authorizer["repos"] = scangate.FormatRepos(c.Repos)
 	}
 	h.mu.Lock()
 	secret, ok := h.bearer[c.TokenID]

@@ -20,6 +20,7 @@ var readRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.
 
 // PRReader reads what scans recorded: findings, pull requests.
 type PRReader interface {
+	ScanRepo(ctx context.Context, scanID int64) (scangate.RepoRef, error)
 	PR(ctx context.Context, id int64) (scangate.PR, error)
 	FindingsPage(ctx context.Context, scanID int64, f scangate.FindingFilter, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error)
 	PRScansPage(ctx context.Context, prID int64, t scangate.ScanType, limit int, after map[string]string) (scangate.Page[scangate.Scan], scangate.PR, error)
@@ -66,11 +67,22 @@ func findingJSON(f scangate.RecordedFinding) findingBody {
 // ListFindings is GET /pr/scan/{pr_scan_id}/findings (?suppressed=, and
 // ?severity=: at or above it).
 func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "ListFindings", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "ListFindings", Roles: readRoles, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_scan_id")
 			if err != nil {
 				return Reply{}, err
+			}
+			if c.Repos != nil {
+				// A token scoped to repositories reads the scan's first
+				// (the page alone does not name its repository).
+				r, err := st.ScanRepo(ctx, id)
+				if err == nil {
+					err = mayRead(c, r.VcID, r.RepoID, "no scan has the id %d", id)
+				}
+				if err != nil {
+					return Reply{}, err
+				}
 			}
 			q := readQuery(req)
 			f := scangate.FindingFilter{Suppressed: q.boolean("suppressed"), Severity: scangate.Severity(q.enum("severity", scangate.Severities))}
@@ -88,13 +100,16 @@ func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 
 // GetPR is GET /pr/{pr_id}: the PR object of spec section 2.2.
 func GetPR(st PRReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetPR", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "GetPR", Roles: readRoles, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_id")
 			if err != nil {
 				return Reply{}, err
 			}
 			pr, err := st.PR(ctx, id)
+			if err == nil {
+				err = mayRead(c, pr.VcID, pr.RepoID, "no pull request has the id %d", id)
+			}
 			if err != nil {
 				return Reply{}, err
 			}
@@ -105,8 +120,8 @@ func GetPR(st PRReader, log *slog.Logger) Endpoint {
 // ListPRScans is GET /pr/{pr_id}/scans (?scan_type=): newest first, each
 // as GET /pr/scan/{id} shows it.
 func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "ListPRScans", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "ListPRScans", Roles: readRoles, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_id")
 			if err != nil {
 				return Reply{}, err
@@ -118,6 +133,9 @@ func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 				return Reply{}, err
 			}
 			scans, pr, err := st.PRScansPage(ctx, id, scangate.ScanType(t), r.limit, r.after)
+			if err == nil {
+				err = mayRead(c, pr.VcID, pr.RepoID, "no pull request has the id %d", id)
+			}
 			if err != nil {
 				return Reply{}, err
 			}
@@ -131,8 +149,8 @@ func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 // version-control system, only with vc_id and repo_id), the page of that
 // one PR, or an empty page.
 func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "ListPRs", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "ListPRs", Roles: readRoles, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)
 			var f scangate.PRFilter
 			_, hasVc := q.values["vc_id"]
@@ -153,6 +171,9 @@ func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
+			// A token scoped to repositories lists theirs only: another
+			// repository's page is empty, as if it had no PR.
+			f.Repos = c.Repos
 			prs, err := st.PRsPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err

@@ -31,10 +31,7 @@ func (h *harness) read(fn string, c *scangate.Caller, params map[string]string, 
 			ev.QueryStringParameters[k] = v[len(v)-1]
 		}
 	}
-	if c != nil {
-		ev.RequestContext.Authorizer = map[string]any{"principalId": strconv.FormatInt(c.ID, 10),
-			"user_id": strconv.FormatInt(c.ID, 10), "username": c.Username, "role": string(c.Role)}
-	}
+	h.present(&ev, c)
 	resp, err := h.fn(fn)(context.Background(), ev)
 	if err != nil {
 		h.t.Fatalf("%s returned an error to Lambda: %v", fn, err)

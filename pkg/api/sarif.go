@@ -36,14 +36,20 @@ type uploadBody struct {
 // body is read twice (RecordLog): to check it whole, then to record its
 // runs as they are read.
 func RecordSARIF(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RecordSARIF", Roles: recordRoles, Users: st, ScanScope: true, Now: now, Log: log,
+	return Endpoint{Name: "RecordSARIF", Roles: recordRoles, Users: st, ScanScope: true, RepoScope: true, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			raw, err := rawBody(req, MaxSARIFBody)
 			if err != nil {
 				return Reply{}, err
 			}
 			o := sarif.Options{Category: bodyCategory(raw)}
-			read := func(h sarif.Handler) (scangate.NewScan, sarif.Counts, error) { return readSARIFUpload(raw, o, h) }
+			read := func(h sarif.Handler) (scangate.NewScan, sarif.Counts, error) {
+				ns, counts, err := readSARIFUpload(raw, o, h)
+				if err == nil {
+					err = mayRecord(c, ns.VcID, ns.RepoID)
+				}
+				return ns, counts, err
+			}
 			// The recording stops short of the function's time limit, so
 			// that what it wrote is deleted before the function ends.
 			work := ctx

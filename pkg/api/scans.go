@@ -35,13 +35,16 @@ type ScanReader interface {
 
 // GetScan is GET /pr/scan/{pr_scan_id} (Get Pr Scan By Id Route).
 func GetScan(st ScanReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "GetScan", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_scan_id")
 			if err != nil {
 				return Reply{}, err
 			}
 			sc, pr, err := st.Scan(ctx, id)
+			if err == nil {
+				err = mayRead(c, sc.VcID, sc.RepoID, "no scan has the id %d", id)
+			}
 			if err != nil {
 				return Reply{}, err
 			}
@@ -54,13 +57,16 @@ var recordRoles = []scangate.Role{scangate.RoleAdmin, scangate.RoleUser}
 
 // RecordScan is POST /pr/scan: a scanner records a scan and its findings.
 func RecordScan(st ScanStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "RecordScan", Roles: recordRoles, Users: st, ScanScope: true, Now: now, Log: log,
+	return Endpoint{Name: "RecordScan", Roles: recordRoles, Users: st, ScanScope: true, RepoScope: true, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
 				return Reply{}, err
 			}
 			ns, err := readScan(m)
+			if err == nil {
+				err = mayRecord(c, ns.VcID, ns.RepoID)
+			}
 			if err != nil {
 				return Reply{}, err
 			}

@@ -30,10 +30,31 @@ type tokenMetaBody struct {
 	CreatedAt  scangate.Time  `json:"created_at"`
 	ExpiresAt  scangate.Time  `json:"expires_at"`
 	LastUsedAt *scangate.Time `json:"last_used_at"`
+	Repos      []repoBody     `json:"repos"`
+}
+
+// repoBody is a repository a token is scoped to.
+type repoBody struct {
+	VcID   int64 `json:"vc_id"`
+	RepoID int64 `json:"repo_id"`
+}
+
+// reposJSON is a token's repositories as the API shows them: null for a
+// token of every repository.
+func reposJSON(repos []scangate.RepoRef) []repoBody {
+	if repos == nil {
+		return nil
+	}
+	out := make([]repoBody, len(repos))
+	for i, r := range repos {
+		out[i] = repoBody{VcID: r.VcID, RepoID: r.RepoID}
+	}
+	return out
 }
 
 func tokenMetaJSON(t scangate.Token) tokenMetaBody {
-	b := tokenMetaBody{ID: t.ID, Kind: t.Kind, Scope: t.Scope, CreatedAt: scangate.At(t.CreatedAt), ExpiresAt: scangate.At(t.ExpiresAt)}
+	b := tokenMetaBody{ID: t.ID, Kind: t.Kind, Scope: t.Scope, CreatedAt: scangate.At(t.CreatedAt), ExpiresAt: scangate.At(t.ExpiresAt),
+		Repos: reposJSON(t.Repos)}
 	if t.Name != "" {
 		b.Name = &t.Name
 	}
@@ -79,6 +100,7 @@ type personalTokenBody struct {
 	CreatedAt   scangate.Time  `json:"created_at"`
 	ExpiresAt   scangate.Time  `json:"expires_at"`
 	LastUsedAt  *scangate.Time `json:"last_used_at"`
+	Repos       []repoBody     `json:"repos"`
 	AccessToken string         `json:"access_token"`
 	TokenType   string         `json:"token_type"`
 }
@@ -105,7 +127,7 @@ func CreateToken(st TokenStore, fold Folder, now func() time.Time, log *slog.Log
 			}
 			return Reply{Status: http.StatusCreated, Secret: true, Location: location(req, "/auth/tokens", t.ID), Body: personalTokenBody{
 				ID: t.ID, Name: t.Name, Scope: t.Scope, CreatedAt: scangate.At(t.CreatedAt), ExpiresAt: scangate.At(t.ExpiresAt),
-				AccessToken: secret, TokenType: "Bearer",
+				Repos: reposJSON(t.Repos), AccessToken: secret, TokenType: "Bearer",
 			}}, nil
 		}}
 }
@@ -120,6 +142,20 @@ func readNewToken(m members) (scangate.NewToken, error) {
 	}
 	if s, ok := f.enum("scope", false, scangate.Scopes); ok {
 		nt.Scope = s
+	}
+	if arr := f.array("repos", false); len(arr) > scangate.MaxTokenRepos {
+		p.Add("/repos", "must name 1 to %d repositories", scangate.MaxTokenRepos)
+	} else if arr != nil {
+		nt.Repos = []scangate.RepoRef{}
+		for i, v := range arr {
+			if rf := f.element("repos", i, v); rf != nil {
+				var r scangate.RepoRef
+				r.VcID, _ = rf.integer("vc_id", true)
+				r.RepoID, _ = rf.integer("repo_id", true)
+				rf.done()
+				nt.Repos = append(nt.Repos, r)
+			}
+		}
 	}
 	f.done()
 	if len(p) == 0 {

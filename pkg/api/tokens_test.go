@@ -47,12 +47,12 @@ func TestPersonalTokenShape(t *testing.T) {
 		t.Errorf("Location %q", resp.Headers["Location"])
 	}
 	keys := sortedKeys(tok)
-	if !slices.Equal(keys, []string{"access_token", "created_at", "expires_at", "id", "last_used_at", "name", "scope", "token_type"}) {
+	if !slices.Equal(keys, []string{"access_token", "created_at", "expires_at", "id", "last_used_at", "name", "repos", "scope", "token_type"}) {
 		t.Errorf("members %v", keys)
 	}
 	created, _ := scangate.ParseTime(tok["created_at"].(string))
 	expires, _ := scangate.ParseTime(tok["expires_at"].(string))
-	if tok["name"] != "CI deploy" || tok["scope"] != "read" || tok["token_type"] != "Bearer" || tok["last_used_at"] != nil ||
+	if tok["name"] != "CI deploy" || tok["scope"] != "read" || tok["token_type"] != "Bearer" || tok["last_used_at"] != nil || tok["repos"] != nil ||
 		expires.Sub(created.Time) != 30*24*time.Hour {
 		t.Errorf("token %v", tok)
 	}

@@ -44,7 +44,7 @@ type createdUploadBody struct {
 // /pr/scan/sarif without its log; the answer is a presigned URL the client
 // PUTs the gzip of the log to, which the ingest function then records.
 func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "CreateSARIFUpload", Roles: recordRoles, Users: st, ScanScope: true, Now: now, Log: log,
+	return Endpoint{Name: "CreateSARIFUpload", Roles: recordRoles, Users: st, ScanScope: true, RepoScope: true, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
 			if err != nil {
@@ -57,7 +57,11 @@ func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog
 			if len(p) == 0 {
 				env.ValidateEnvelope(&p)
 			}
-			if err := p.Err(); err != nil {
+			err = p.Err()
+			if err == nil {
+				err = mayRecord(c, env.VcID, env.RepoID)
+			}
+			if err != nil {
 				return Reply{}, err
 			}
 			at := scangate.At(now())
@@ -80,13 +84,16 @@ func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog
 // GetSARIFUpload is GET /pr/scan/sarif/uploads/{upload_id}: where an
 // upload is, and what it recorded or why it failed.
 func GetSARIFUpload(st UploadStore, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetSARIFUpload", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "GetSARIFUpload", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "upload_id")
 			if err != nil {
 				return Reply{}, err
 			}
 			u, err := st.Upload(ctx, id)
+			if err == nil {
+				err = mayRead(c, u.Envelope.VcID, u.Envelope.RepoID, "upload %d does not exist", id)
+			}
 			if err != nil {
 				return Reply{}, err
 			}

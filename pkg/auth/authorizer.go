@@ -49,6 +49,19 @@ func (a Authorizer) Handle(ctx context.Context, req events.APIGatewayCustomAutho
 		return events.APIGatewayCustomAuthorizerResponse{}, ErrUnauthorized
 	}
 	a.Log.InfoContext(ctx, "authorize", append(attrs, "result", "allow", "user_id", caller.ID)...)
+	answer := map[string]any{
+		"user_id":   strconv.FormatInt(caller.ID, 10),
+		"username":  caller.Username,
+		"role":      string(caller.Role),
+		"issued_at": strconv.FormatInt(caller.IssuedAt.UnixMilli(), 10),
+		"token_id":  strconv.FormatInt(caller.TokenID, 10),
+		"scope":     caller.Scope,
+	}
+	if caller.Repos != nil {
+		// The repositories a scoped token reaches, for the reads (writes
+		// read them again with the token).
+		answer["repos"] = scangate.FormatRepos(caller.Repos)
+	}
 	return events.APIGatewayCustomAuthorizerResponse{
 		PrincipalID: strconv.FormatInt(caller.ID, 10),
 		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{
@@ -59,14 +72,7 @@ func (a Authorizer) Handle(ctx context.Context, req events.APIGatewayCustomAutho
 				Resource: []string{WholeAPI(req.MethodArn)},
 			}},
 		},
-		Context: map[string]any{
-			"user_id":   strconv.FormatInt(caller.ID, 10),
-			"username":  caller.Username,
-			"role":      string(caller.Role),
-			"issued_at": strconv.FormatInt(caller.IssuedAt.UnixMilli(), 10),
-			"token_id":  strconv.FormatInt(caller.TokenID, 10),
-			"scope":     caller.Scope,
-		},
+		Context: answer,
 	}, nil
 }
 
@@ -95,7 +101,7 @@ func (a Authorizer) authorize(ctx context.Context, header string) (scangate.Call
 		}
 	}
 	return scangate.Caller{ID: user.ID, Username: user.Username, Role: user.Role, IssuedAt: tok.CreatedAt,
-		TokenID: tok.ID, Scope: tok.Scope}, "", nil
+		TokenID: tok.ID, Scope: tok.Scope, Repos: tok.Repos}, "", nil
 }
 
 // Refusal says why a token may not act for the user userID at now, as it

@@ -158,3 +158,36 @@ func TestAuthorizerDatabaseFailureIsNotUnauthorized(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthorizerCarriesRepos: the authorizer's answer for a token scoped
+// to repositories carries them (the reads check them), in the same round
+// trips as any token's; an unscoped token's answer has no repos.
+func TestAuthorizerCarriesRepos(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	a := auth.Authorizer{Store: env.Store, Now: time.Now, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	alice := newUser(t, env, "alice", scangate.RoleUser, true)
+	plain := issue(t, env, alice.ID, time.Now().Add(time.Hour))
+	scoped, err := auth.NewToken(alice.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.PutToken(ctx, scangate.Token{Hash: auth.HashToken(scoped), UserID: alice.ID, Kind: scangate.TokenPersonal, Name: "ci",
+		Scope: scangate.ScopeScan, Repos: []scangate.RepoRef{{VcID: 10, RepoID: 100}, {VcID: 11, RepoID: 5}}, CreatedAt: time.Now(),
+		ExpiresAt: time.Now().Add(time.Hour)}, scangate.Who{RequestID: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	for tok, want := range map[string]any{plain: nil, scoped: "10/100,11/5"} {
+		var resp events.APIGatewayCustomAuthorizerResponse
+		trips := env.CountTrips(func() {
+			resp, err = a.Handle(ctx, events.APIGatewayCustomAuthorizerRequest{Type: "TOKEN", AuthorizationToken: "Bearer " + tok, MethodArn: methodARN})
+		})
+		if err != nil || trips != 2 {
+			t.Fatalf("%v after %d round trips; want an answer after 2 (the read, the record of its use)", err, trips)
+		}
+		if got := resp.Context["repos"]; got != want {
+			t.Errorf("context repos %v; want %v", got, want)
+		}
+	}
+}

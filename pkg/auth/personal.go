@@ -38,7 +38,7 @@ func (p PersonalTokens) Create(ctx context.Context, userID int64, nt scangate.Ne
 	}
 	now := scangate.At(p.Now()).Time
 	t := scangate.Token{ID: id, Hash: HashToken(secret), UserID: userID, Kind: scangate.TokenPersonal, Name: nt.Name,
-		Scope: nt.Scope, CreatedAt: now, ExpiresAt: now.Add(time.Duration(nt.Days) * 24 * time.Hour)}
+		Scope: nt.Scope, Repos: nt.Repos, CreatedAt: now, ExpiresAt: now.Add(time.Duration(nt.Days) * 24 * time.Hour)}
 	if err := p.Store.CreatePersonalToken(ctx, t, p.Fold, who); err != nil {
 		return "", scangate.Token{}, err
 	}

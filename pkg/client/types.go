@@ -220,9 +220,16 @@ type AllowlistChange struct {
 // TokenRequest is the body of POST /auth/tokens; zero members are left to
 // the service's defaults.
 type TokenRequest struct {
-	Name          string `json:"name"`
-	ExpiresInDays int    `json:"expires_in_days,omitempty"`
-	Scope         string `json:"scope,omitempty"`
+	Name          string    `json:"name"`
+	ExpiresInDays int       `json:"expires_in_days,omitempty"`
+	Scope         string    `json:"scope,omitempty"`
+	Repos         []RepoRef `json:"repos,omitempty"` // none: every repository
+}
+
+// RepoRef is a repository a token is scoped to.
+type RepoRef struct {
+	VcID   int64 `json:"vc_id"`
+	RepoID int64 `json:"repo_id"`
 }
 
 // Token is a personal token as POST /auth/tokens answers it, the only
@@ -234,4 +241,11 @@ type Token struct {
 	Scope       string `json:"scope"`
 	ExpiresAt   string `json:"expires_at"`
 	AccessToken string `json:"access_token"`
+}
+
+// Login is the answer of POST /auth/token.
+type Login struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"`
 }

@@ -431,6 +431,27 @@ func TestBrowser(t *testing.T) {
 			}
 			b.page(t, "token-revoked")
 		}},
+		{"a token scoped to repositories", func(t *testing.T) {
+			b.open(t, "#/tokens", "tokens")
+			b.do(t, chromedp.SendKeys(chromedp.ID("tk-name"), "ci-scoped"), chromedp.SetValue(chromedp.ID("tk-scope"), "scan"),
+				chromedp.SendKeys(chromedp.ID("tk-repos"), "2/201 x"), chromedp.Click(chromedp.CSS("form.create button[type=submit]")),
+				chromedp.WaitVisible(chromedp.CSS("#tk-repos[aria-invalid=true]")))
+			b.do(t, chromedp.SetValue(chromedp.ID("tk-repos"), "2/201, 3/7"), chromedp.Click(chromedp.CSS("form.create button[type=submit]")),
+				chromedp.WaitVisible(chromedp.ID("tk-secret")),
+				void(chromedp.Poll[bool](`[...document.querySelectorAll('main tbody tr')].some((tr) => tr.textContent.includes('ci-scoped'))`, chromedp.WithPollingTimeout(0))))
+			scoped := eval[string](t, b, `document.getElementById('tk-secret').value`)
+			if got := eval[string](t, b, `[...document.querySelectorAll('main tbody tr')].find((tr) => tr.textContent.includes('ci-scoped')).cells[6].textContent`); got != "2/201, 3/7" {
+				t.Errorf("the token's repositories are listed as %q", got)
+			}
+			// It reads its repository's PRs only, and nothing else.
+			code, body := call(t, "GET", b.api+"/pr", scoped, "")
+			if code != 200 || !strings.Contains(body, `"repo_id":201`) || strings.Contains(body, `"repo_id":101`) {
+				t.Errorf("the scoped token lists PRs: %d %s", code, body)
+			}
+			if code, _ := call(t, "GET", b.api+"/users/me", scoped, ""); code != 403 {
+				t.Errorf("the scoped token reads its user: %d; want 403", code)
+			}
+		}},
 		{"a change answered 202 says its re-evaluation runs", func(t *testing.T) {
 			// The text the allowlist pages show for an answer, from the
 			// module they use: a large change's 202 names its re-evaluation

@@ -560,6 +560,29 @@ func TestIAMPolicies(t *testing.T) {
 			}
 		}
 	}
+	// The same with a token scoped to the repository of those records:
+	// its checks read nothing the functions' policies do not grant.
+	resp, body = do(t, "POST", api+"/auth/tokens", admin, `{"name":"scoped","scope":"scan","repos":[{"vc_id":1,"repo_id":2}]}`)
+	var scopedTok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal([]byte(body), &scopedTok); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("a scoped token: %d %s", resp.StatusCode, body)
+	}
+	scopedReads := map[string]bool{"GetScanFunction": true, "ListFindingsFunction": true, "GetPrFunction": true, "ListPrScansFunction": true,
+		"ListPrsFunction": true, "GetPrGateFunction": true, "GetSarifUploadFunction": true}
+	for _, r := range tpl.Routes {
+		if r.Method == "GET" {
+			path := api + strings.TrimPrefix(pathParam.ReplaceAllString(r.Path, "1"), "/api")
+			want := 403
+			if scopedReads[r.Function] {
+				want = 200
+			}
+			if resp, body := do(t, "GET", path, scopedTok.AccessToken, ""); resp.StatusCode != want {
+				t.Fatalf("GET %s with a scoped token: %d %s; want %d", path, resp.StatusCode, body, want)
+			}
+		}
+	}
 	// What the functions used, read while no queued invocation adds to it.
 	mu.Lock()
 	defer mu.Unlock()

@@ -42,6 +42,9 @@ type PRFilter struct {
 	VcID, RepoID int64
 	Number       int64
 	Blocked      *bool
+	// Repos, when not nil, keeps the PRs of those repositories only (a
+	// token scoped to them lists these).
+	Repos []RepoRef
 }
 
 // AllowlistFilter selects allowlists: by type, by name (matched as

@@ -215,6 +215,7 @@ func SameReasons(a, b []GateReason) bool {
 // (scan type, category) and the commit of its newest scan that named one.
 type PRGate struct {
 	PRID       int64
+	VcID       int64
 	RepoID     int64
 	HeadSHA    string // "" when no scan named a commit
 	Gate       Gate

@@ -17,6 +17,10 @@ type Token struct {
 	ExpiresAt  time.Time
 	Revoked    bool
 	LastUsedAt time.Time // zero until first used
+	// Repos are the repositories a personal token is scoped to: it
+	// records and reads scans, PRs, gates and findings of those only, and
+	// nothing else of the service. Nil: every repository.
+	Repos []RepoRef
 }
 
 // Kinds and scopes of tokens.
@@ -47,6 +51,7 @@ type NewToken struct {
 	Name  string
 	Days  int64
 	Scope string
+	Repos []RepoRef // nil: every repository
 }
 
 // Validate checks the rules of a personal token request.
@@ -62,6 +67,7 @@ func (t NewToken) Validate(p *Problems) {
 	if t.Scope != ScopeWrite && t.Scope != ScopeRead && t.Scope != ScopeScan {
 		p.Add("/scope", "must be write, read or scan")
 	}
+	ValidateRepos(p, "/repos", t.Repos)
 }
 
 // Login throttling: at most MaxLoginAttempts password verifications per

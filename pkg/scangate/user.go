@@ -71,6 +71,9 @@ type Caller struct {
 	// TokenHash is the SHA-256 of the token (hex), known once a write has
 	// checked it; never the token itself.
 	TokenHash string
+	// Repos are the repositories the token is scoped to (nil: every one;
+	// Reaches).
+	Repos []RepoRef
 }
 
 // Actor is the caller as an audit entry names it.

@@ -131,6 +131,19 @@ func (s *Store) FindingsPage(ctx context.Context, scanID int64, ff scangate.Find
 	return pageOf(q, p, recordedFinding), nil
 }
 
+// ScanRepo reads the repository of a scan: one BatchGetItem of its item,
+// as the first page of its findings reads it.
+func (s *Store) ScanRepo(ctx context.Context, scanID int64) (scangate.RepoRef, error) {
+	items, err := s.batchGet(ctx, "get scan", []item{scanKey(scanID)})
+	if err != nil {
+		return scangate.RepoRef{}, err
+	}
+	if len(items) == 0 {
+		return scangate.RepoRef{}, scangate.Errorf(scangate.KindNotFound, "no scan has the id %d", scanID)
+	}
+	return scangate.RepoRef{VcID: getN(items[0], aVcID), RepoID: getN(items[0], aRepoID)}, nil
+}
+
 // recordedFinding reads a finding item as the API shows it.
 func recordedFinding(it item) scangate.RecordedFinding {
 	i, _ := strconv.Atoi(strings.TrimPrefix(getS(it, aSK), "FINDING#"))
@@ -184,7 +197,9 @@ func (s *Store) PRScansPage(ctx context.Context, prID int64, t scangate.ScanType
 	case len(items) == 0:
 		return scangate.Page[scangate.Scan]{}, scangate.PR{}, scangate.Errorf(scangate.KindNotFound, "no pull request has the id %d", prID)
 	case len(scans.Items) == 0:
-		return scans, scangate.PR{}, nil
+		// The PR's id item names its repository (a token scoped to
+		// repositories is checked against it).
+		return scans, scangate.PR{ID: prID, VcID: getN(items[0], aVcID), RepoID: getN(items[0], aRepoID)}, nil
 	}
 	return scans, prFrom(items[0]).PR, nil
 }
@@ -204,6 +219,11 @@ func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, aft
 	if f.Blocked != nil {
 		keep = append(keep, boolIs(aBlocked, f.Blocked, true))
 	}
+	if f.Repos != nil {
+		keep = append(keep, func(it item) bool {
+			return slices.Contains(f.Repos, scangate.RepoRef{VcID: getN(it, aVcID), RepoID: getN(it, aRepoID)})
+		})
+	}
 	p, err := s.listPage(ctx, "list PRs", q, keep.keep(), limit, after)
 	if err != nil {
 		return scangate.Page[scangate.PR]{}, err
@@ -215,6 +235,9 @@ func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, aft
 // if it has no scan, or if Blocked leaves it out): one GetItem of its
 // record, keyed by that identity. The page never has a next one.
 func (s *Store) prByNumber(ctx context.Context, f scangate.PRFilter) (scangate.Page[scangate.PR], error) {
+	if f.Repos != nil && !slices.Contains(f.Repos, scangate.RepoRef{VcID: f.VcID, RepoID: f.RepoID}) {
+		return scangate.Page[scangate.PR]{Items: []scangate.PR{}}, nil
+	}
 	r, found, err := s.prRecord(ctx, f.VcID, f.RepoID, f.Number)
 	if err != nil || !found || f.Blocked != nil && r.gate.Blocked != *f.Blocked {
 		return scangate.Page[scangate.PR]{Items: []scangate.PR{}}, err

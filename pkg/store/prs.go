@@ -92,7 +92,7 @@ func (r prRecord) categories() []scangate.CategoryScan {
 // prGate is the record's stored gate with its newest scans and head
 // commit.
 func (r prRecord) prGate() scangate.PRGate {
-	return scangate.PRGate{PRID: r.ID, RepoID: r.RepoID, HeadSHA: r.headSHA, Gate: r.gate, Categories: r.categories()}
+	return scangate.PRGate{PRID: r.ID, VcID: r.VcID, RepoID: r.RepoID, HeadSHA: r.headSHA, Gate: r.gate, Categories: r.categories()}
 }
 
 // asPR is the pull request the record is, its counts the sums over its

@@ -41,12 +41,13 @@ const (
 
 // Attributes of tokens (shared ones: attrs.go).
 const (
-	aScope     = "scope"
-	aLastUsed  = "last_used" // epoch ms
-	aTokenHash = "hash"
-	aEntries   = "p" // a registry's personal tokens
-	aNameKey   = "n"
-	aExpiry    = "e"
+	aScope      = "scope"
+	aTokenRepos = "repos"     // a scoped token's repositories (scangate.FormatRepos)
+	aLastUsed   = "last_used" // epoch ms
+	aTokenHash  = "hash"
+	aEntries    = "p" // a registry's personal tokens
+	aNameKey    = "n"
+	aExpiry     = "e"
 )
 
 // expiredItemGrace is how long after its expiry DynamoDB's TTL may delete an
@@ -62,6 +63,9 @@ func tokenItem(t scangate.Token) item {
 		it[aName] = str(t.Name)
 	}
 	it[aScope] = str(t.Scope)
+	if t.Repos != nil {
+		it[aTokenRepos] = str(scangate.FormatRepos(t.Repos))
+	}
 	it[aCreatedAt] = str(scangate.At(t.CreatedAt).String())
 	it[aExpiresAt] = num(t.ExpiresAt.Unix())
 	it[aTTL] = num(t.ExpiresAt.Add(expiredItemGrace).Unix())
@@ -84,6 +88,15 @@ func tokenFrom(it item) scangate.Token {
 	}
 	if t.Scope == "" {
 		t.Scope = scangate.ScopeWrite // tokens from before scopes
+	}
+	if s := getS(it, aTokenRepos); s != "" {
+		repos, ok := scangate.ParseRepos(s)
+		if !ok {
+			// Never written so; a token scoped to no repository reaches
+			// none rather than every one.
+			repos = []scangate.RepoRef{}
+		}
+		t.Repos = repos
 	}
 	if ms := getN(it, aLastUsed); ms > 0 {
 		t.LastUsedAt = time.UnixMilli(ms)
@@ -109,6 +122,9 @@ func (s *Store) putToken(t *tx, tok scangate.Token, who scangate.Who) {
 	changes.Set("expires_at", nil, scangate.At(tok.ExpiresAt).String())
 	if tok.Name != "" {
 		changes.Set("name", nil, tok.Name)
+	}
+	if tok.Repos != nil {
+		changes.Set("repos", nil, scangate.FormatRepos(tok.Repos))
 	}
 	changes.Set("user_id", nil, tok.UserID)
 	s.addAudit(t, scangate.NewAudit(scangate.AuditTokenCreate, who, tokenTarget(tok.ID), changes, tok.CreatedAt))

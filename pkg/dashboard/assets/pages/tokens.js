@@ -24,10 +24,11 @@ async function listSection(ctx) {
     section.append(h('p', {class: 'empty'}, 'No token.'));
   } else {
     section.append(table('Tokens that are neither expired nor revoked, newest first',
-      ['Name', 'Kind', 'Scope', 'Created', 'Expires', 'Last used', 'Action'],
+      ['Name', 'Kind', 'Scope', 'Created', 'Expires', 'Last used', 'Repositories', 'Action'],
       page.items.map((t) => [
         t.id === mine ? h('span', {}, t.name ?? 'Sign-in', h('strong', {class: 'tag'}, 'this session')) : (t.name ?? 'Sign-in'),
         t.kind, t.scope, when(t.created_at), when(t.expires_at), t.last_used_at ? when(t.last_used_at) : 'Never',
+        reposText(t.repos),
         h('button', {type: 'button', class: 'small danger', onclick: () => revoke(t, t.id === mine, errors, ctx)},
           t.id === mine ? 'Revoke and sign out' : 'Revoke', h('span', {class: 'vh'}, ` token ${t.name ?? t.id}`)),
       ])));
@@ -56,10 +57,29 @@ async function revoke(t, current, errors, ctx) {
 // scans and reads).
 const scopes = [['read', 'Read only'], ['scan', 'Record scans and read'], ['write', 'Read and write']];
 
+// reposText shows the repositories a token is scoped to.
+function reposText(repos) {
+  return repos ? repos.map((r) => `${r.vc_id}/${r.repo_id}`).join(', ') : 'All';
+}
+
+// parseRepos reads "VC_ID/REPO_ID" pairs separated by commas or spaces:
+// the repositories, [] for none (every repository), or null when a pair
+// is not two positive integers.
+export function parseRepos(text) {
+  const out = [];
+  for (const part of text.split(/[\s,]+/).filter(Boolean)) {
+    const m = /^([1-9][0-9]{0,14})\/([1-9][0-9]{0,14})$/.exec(part);
+    if (!m) return null;
+    out.push({vc_id: Number(m[1]), repo_id: Number(m[2])});
+  }
+  return out;
+}
+
 function createForm(created) {
   const name = h('input', {id: 'tk-name', maxlength: 100, autocomplete: 'off', required: true});
   const scope = select('tk-scope', scopes, 'read');
   const days = h('input', {id: 'tk-days', type: 'number', min: 1, max: 366, value: 90, required: true});
+  const repos = h('input', {id: 'tk-repos', autocomplete: 'off', placeholder: 'All repositories'});
   const errors = h('div', {'aria-live': 'assertive'});
   const shown = h('div', {});
   const form = h('form', {class: 'create', novalidate: true, 'aria-labelledby': 'create-heading'},
@@ -69,7 +89,8 @@ function createForm(created) {
     h('div', {class: 'grid'},
       field('Name', name, 'Unique among your tokens, such as "ci-payments".'),
       field('Scope', scope, 'A CI job that uploads scans needs only to record scans and read.'),
-      field('Expires in (days)', days, 'From 1 to 366.')),
+      field('Expires in (days)', days, 'From 1 to 366.'),
+      field('Repositories', repos, 'Leave empty for every repository, or scope it to some: VC_ID/REPO_ID pairs, such as "10/100, 10/101" (at most 100). It then records and reads those repositories only, and nothing else.')),
     h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Create token')),
     shown);
   form.addEventListener('submit', async (e) => {
@@ -79,16 +100,22 @@ function createForm(created) {
     fieldError(name, name.value.trim() ? '' : 'Enter a name.');
     const n = Number(days.value);
     fieldError(days, Number.isInteger(n) && n >= 1 && n <= 366 ? '' : 'Enter a number of days from 1 to 366.');
+    const scoped = parseRepos(repos.value);
+    fieldError(repos, scoped === null ? 'Enter VC_ID/REPO_ID pairs of positive numbers, such as 10/100.' :
+      scoped.length > 100 ? 'Enter at most 100 repositories.' : '');
     const bad = form.querySelector('[aria-invalid="true"]');
     if (bad) {
       bad.focus();
       return;
     }
     try {
-      const t = await call('POST', '/auth/tokens', {body: {name: name.value, scope: scope.value, expires_in_days: n}});
+      const body = {name: name.value, scope: scope.value, expires_in_days: n};
+      if (scoped.length) body.repos = scoped;
+      const t = await call('POST', '/auth/tokens', {body});
       name.value = '';
+      repos.value = '';
       reveal(shown, 'tk-secret', 'New token', t.access_token,
-        h('span', {}, `Created the token ${t.name} (${t.scope}), expiring `, when(t.expires_at), '. Copy it now: it is not shown again.'));
+        h('span', {}, `Created the token ${t.name} (${t.scope}; repositories: ${reposText(t.repos)}), expiring `, when(t.expires_at), '. Copy it now: it is not shown again.'));
       await created();
     } catch (err) {
       errors.append(alert(err.message));
