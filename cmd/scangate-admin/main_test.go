@@ -113,7 +113,7 @@ func TestAdminCLI(t *testing.T) {
 	// An allowlist whose re-evaluation has not run yet: its work is
 	// running, and what it is to correct is pending, not drift.
 	if _, _, err := env.Store.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 2,
-		RepoName: "r", WebhookID: 3, PR: scangate.PRRef{Number: 4, Name: "n", Link: "l"}, Status: "completed",
+		RepoName: "o/r", WebhookID: 3, PR: scangate.PRRef{Number: 4, Name: "n", Link: "l"}, Status: "completed",
 		Findings: []scangate.Finding{{Name: "sha256:aa"}}}, scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,6 +74,14 @@ func run() error {
 			return fmt.Errorf("SCANGATE_SCHEDULE_EVERY %q is not a positive duration such as 2s", s)
 		}
 	}
+	// Listen first: the commit statuses link to the dashboard this
+	// process serves, at the address it listens on, unless DASHBOARD_URL
+	// names another.
+	ln, err := net.Listen("tcp", getenv("SCANGATE_ADDR", "127.0.0.1:3000"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ln.Close() }()
 	kept, err := openState(ctx, cfg.Table, cfg.Endpoint, getenv("SCANGATE_STATE", "off"), os.Getenv("SCANGATE_FRESH") == "1")
 	if err != nil {
 		return err
@@ -96,6 +105,7 @@ func run() error {
 		Bucket:        getenv("UPLOADS_BUCKET", local.DefaultBucket),
 		WorkLease:     cfg.WorkLease,
 		ScheduleEvery: every,
+		DashboardURL:  cmp.Or(cfg.DashboardURL, dashboardURL(ln.Addr())),
 	})
 	if err != nil {
 		return err
@@ -110,10 +120,6 @@ func run() error {
 	// EventBridge's part: the scheduled functions (allowlists' expiries)
 	// run at their rate, as deployed.
 	if err := stack.RunSchedules(ctx, cfg.Logger(os.Stderr)); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", getenv("SCANGATE_ADDR", "127.0.0.1:3000"))
-	if err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: dashboard.Local(stack.Handler), ReadHeaderTimeout: 10 * time.Second}
@@ -142,4 +148,17 @@ func run() error {
 		return err
 	}
 	return kept.save(context.Background())
+}
+
+// dashboardURL is the base URL of the dashboard served on addr: its own
+// address, or localhost's for a listener on every interface.
+func dashboardURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -9,9 +9,11 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/keys"
+	"github.com/scangate/scangate/pkg/seal"
 )
 
 func main() {
 	f := boot.Open("create-webhook")
-	lambda.Start(f.API(api.CreateWebhook(f.Store, f.Box(), f.Egress(), time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.CreateWebhook(f.Store, seal.Lazy(keys.SecretsKey(f.Env)), f.Egress(), time.Now, f.Log).Handle))
 }

@@ -11,12 +11,14 @@ import (
 
 	"github.com/scangate/scangate/pkg/boot"
 	"github.com/scangate/scangate/pkg/delivery"
+	"github.com/scangate/scangate/pkg/keys"
 	"github.com/scangate/scangate/pkg/queue"
+	"github.com/scangate/scangate/pkg/seal"
 )
 
 func main() {
 	f := boot.Open("deliver-events")
 	q, err := queue.Open(os.Getenv)
 	f.Check(err)
-	lambda.Start(delivery.NewDeliverer(f.Store, q, f.Box(), f.Egress(), f.Config, time.Now, f.Log))
+	lambda.Start(delivery.NewDeliverer(f.Store, q, seal.Lazy(keys.SecretsKey(f.Env)), f.Egress(), f.Config, time.Now, f.Log))
 }

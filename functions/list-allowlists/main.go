@@ -8,9 +8,10 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/keys"
 )
 
 func main() {
 	f := boot.Open("list-allowlists")
-	lambda.Start(f.API(api.ListAllowlists(f.Store, f.Cursors(), time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.ListAllowlists(f.Store, api.NewLazyCursors(keys.CursorKey(f.Env)), time.Now, f.Log).Handle))
 }

@@ -6,9 +6,10 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/keys"
 )
 
 func main() {
 	f := boot.Open("list-audit")
-	lambda.Start(f.API(api.ListAudit(f.Store, f.Cursors(), f.Log).Handle))
+	lambda.Start(f.API(api.ListAudit(f.Store, api.NewLazyCursors(keys.CursorKey(f.Env)), f.Log).Handle))
 }

@@ -6,9 +6,10 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/keys"
 )
 
 func main() {
 	f := boot.Open("list-pr-scans")
-	lambda.Start(f.API(api.ListPRScans(f.Store, f.Cursors(), f.Log).Handle))
+	lambda.Start(f.API(api.ListPRScans(f.Store, api.NewLazyCursors(keys.CursorKey(f.Env)), f.Log).Handle))
 }

@@ -9,9 +9,11 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/keys"
+	"github.com/scangate/scangate/pkg/seal"
 )
 
 func main() {
 	f := boot.Open("put-integration")
-	lambda.Start(f.API(api.PutIntegration(f.Store, f.Box(), f.Egress().WithPrivate(f.Config.PrivateIntegrations), time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.PutIntegration(f.Store, seal.Lazy(keys.SecretsKey(f.Env)), f.Egress().WithPrivate(f.Config.PrivateIntegrations), time.Now, f.Log).Handle))
 }

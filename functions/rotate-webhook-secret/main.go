@@ -9,9 +9,11 @@ import (
 
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/pkg/keys"
+	"github.com/scangate/scangate/pkg/seal"
 )
 
 func main() {
 	f := boot.Open("rotate-webhook-secret")
-	lambda.Start(f.API(api.RotateWebhookSecret(f.Store, f.Box(), time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.RotateWebhookSecret(f.Store, seal.Lazy(keys.SecretsKey(f.Env)), time.Now, f.Log).Handle))
 }

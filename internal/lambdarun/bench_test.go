@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/internal/lambdarun"
+	"github.com/scangate/scangate/internal/secretstest"
 	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/auth"
 	"github.com/scangate/scangate/pkg/auth/password"
@@ -167,7 +168,7 @@ func tokenEvents(b testing.TB, st *store.Store, admin string, n int) map[string]
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(sarifLog))
 	_ = zw.Close()
-	envelope := `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r","webhook_id":1,` +
+	envelope := `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"o/r","webhook_id":1,` +
 		`"pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"sarif":"` + base64.StdEncoding.EncodeToString(gz.Bytes()) + `"}`
 	return map[string]func(int) []byte{
 		"record-sarif": func(int) []byte { return proxy("POST", "/api/pr/scan/sarif", nil, envelope) },
@@ -234,14 +235,19 @@ func newFixture(b testing.TB) fixture {
 		ExpiresAt: scangate.At(time.Now().Add(scangate.UploadURLTTL))}, scangate.UploadRetention); err != nil {
 		b.Fatal(err)
 	}
-	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r","webhook_id":1,` +
+	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"o/r","webhook_id":1,` +
 		`"status":"completed","pr":{"pr_id":10,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:5f2b9c0e8d1a"}]}`
 	run := time.Now().UnixNano()
 	s3url := startS3(b)
 	dashURL := dashboardFixture(b, s3url)
+	// The keys, read from a stand-in of Secrets Manager at first use, as
+	// on AWS.
+	keys := secretstest.Start(b, map[string]string{"cursor-key": strings.Repeat("A", 64),
+		"secrets-key": base64.StdEncoding.EncodeToString([]byte(local.HarnessSecretsKey))})
 	fx := fixture{
 		store: st, s3url: s3url,
-		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY=" + strings.Repeat("A", 64),
+		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY_ID=cursor-key",
+			"SECRETSMANAGER_ENDPOINT=" + keys.URL,
 			"UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url, "WORK_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/1/bench-work"},
 		events: map[string]func(int) []byte{
 			"baseline": func(int) []byte { return []byte(`{}`) },
@@ -264,7 +270,7 @@ func newFixture(b testing.TB) fixture {
 				return proxy("POST", "/api/whitelist", nil, `{"type":"VULNERABILITY","name":"CVE-2021-44228","reason":"accepted_risk"}`)
 			},
 			"create-sarif-upload": func(int) []byte {
-				return proxy("POST", "/api/pr/scan/sarif/uploads", nil, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"r",`+
+				return proxy("POST", "/api/pr/scan/sarif/uploads", nil, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":101,"repo_name":"o/r",`+
 					`"webhook_id":1,"pr":{"pr_id":10,"pr_name":"n","pr_link":"l"}}`)
 			},
 			// An object of no upload: read the record, delete the object.

@@ -22,7 +22,7 @@ import (
 // eventsFixture adds to the fixture what the event functions need: a
 // subscription (id 1) with a delivery to redeliver, n more to delete, an
 // integration of vc_id 1 and n more to delete, and, for the binaries, their environment (the
-// harness's secrets key, the queues on a stand-in that takes SendMessage,
+// id of the harness's secrets key, the queues on a stand-in that takes SendMessage,
 // the bus's name, loopback receivers allowed). The dispatcher's and the
 // deliverer's events name an event and a delivery that do not exist, so
 // that they read the table and call nothing else.
@@ -70,7 +70,7 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 	}
 	sqs := httptest.NewServer(http.HandlerFunc(fakeSQS))
 	b.Cleanup(sqs.Close)
-	env := []string{"SECRETS_KEY=" + base64.StdEncoding.EncodeToString([]byte(local.HarnessSecretsKey)),
+	env := []string{"SECRETS_KEY_ID=secrets-key", // on the bench's stand-in of Secrets Manager
 		"SQS_ENDPOINT=" + sqs.URL, "DELIVERY_QUEUE_URL=" + sqs.URL + "/1/fast", "RETRY_QUEUE_URL=" + sqs.URL + "/1/retry",
 		"DEAD_LETTER_QUEUE_URL=" + sqs.URL + "/1/dead", "EVENT_BUS_NAME=bench", "EGRESS_LOOPBACK_HTTP=true"}
 	hook := func(method, suffix string, body string) func(int) []byte {

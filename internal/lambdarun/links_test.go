@@ -18,8 +18,9 @@ import (
 // functions of large uploads and the dashboard's publisher link the S3
 // client, only the publisher links the dashboard's files, only the
 // functions that queue deliveries or dispatch durable work link the SQS
-// client, only the dispatcher the EventBridge client and only the
-// deliverer go-github.
+// client, only the dispatcher the EventBridge client, only the deliverer
+// go-github, and none the SDK's Secrets Manager client (pkg/keys reads the
+// keys with the SDK's signer, for its cold start).
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
@@ -48,8 +49,9 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 			t.Errorf("go list did not list functions/%s", op.Name)
 			continue
 		}
-		argon2, s3, text, sqs, eventbridge, github := false, false, false, false, false, false
+		argon2, s3, text, sqs, eventbridge, github, secrets := false, false, false, false, false, false, false
 		for _, d := range list {
+			secrets = secrets || d == "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 			s3 = s3 || d == "github.com/aws/aws-sdk-go-v2/service/s3"
 			sqs = sqs || d == "github.com/aws/aws-sdk-go-v2/service/sqs"
 			text = text || d == "golang.org/x/text/cases"
@@ -61,6 +63,9 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 				}
 			}
 			argon2 = argon2 || d == "golang.org/x/crypto/argon2"
+		}
+		if secrets {
+			t.Errorf("%s links the SDK's Secrets Manager client", op.Name)
 		}
 		if hashes := op.Name == "login" || op.Name == "create-user"; argon2 != hashes {
 			t.Errorf("%s: links argon2 %v, hashes or checks passwords %v", op.Name, argon2, hashes)

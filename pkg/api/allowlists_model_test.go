@@ -359,7 +359,7 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 					Status: scangate.ScanStatuses[r.IntN(4)], Type: []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]}
 				category := []string{"a", "b", "default"}[r.IntN(3)]
 				refs, sevs, findings := randomFindings(r, scangate.ScanType(s.Type))
-				body := fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"v","repo_id":%d,"repo_name":"r",`+
+				body := fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"v","repo_id":%d,"repo_name":"o/r",`+
 					`"webhook_id":3,"status":%q,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":%s,"category":%q}`,
 					s.Type, s.VcID, s.RepoID, s.Status, s.PR, findings, category)
 				for i := range refs {

@@ -34,7 +34,7 @@ func TestWriteCheckAddsOneRoundTrip(t *testing.T) {
 	}{
 		{"record-scan", func() {
 			if _, _, err := h.env.Store.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 10, VcName: "gh",
-				RepoID: 100, RepoName: "r", WebhookID: 1, PR: scangate.PRRef{Number: 8, Name: "n", Link: "l"}, Status: "completed",
+				RepoID: 100, RepoName: "o/r", WebhookID: 1, PR: scangate.PRRef{Number: 8, Name: "n", Link: "l"}, Status: "completed",
 				OtherDetails: []byte("{}")}, scangate.Who{RequestID: "direct"}, time.Now()); err != nil {
 				t.Fatal(err)
 			}

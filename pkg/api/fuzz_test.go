@@ -18,7 +18,7 @@ import (
 func FuzzBody(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `{"username":"a"}`, `[]`, `"x"`, `{"a":1,"a":2}`, "{\"a\":\"\xff\"}", `{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`,
-		`{"scan_type":"SECRET","vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"r","webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"},"findings":[{"name":"x","line":3}]}`,
+		`{"scan_type":"SECRET","vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"o/r","webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"},"findings":[{"name":"x","line":3}]}`,
 		`{"type":"SECRET","name":"x","repos":[1,2],"vcs":null,"comment":null}`, `{"findings":[1,{"name":null}]}`, `{"pr":[]}`, `{"other_details":{"a":[{}]}}`,
 		`{"a":1e400}`, `{"a":-0}`, `{"\u0000":1}`, ` {} `, `{}x`,
 	} {

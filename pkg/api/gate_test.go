@@ -479,7 +479,7 @@ func TestScanScope(t *testing.T) {
 		t.Fatalf("caller %+v, %v", ci, err)
 	}
 	mustOK(t, h.call("record-scan", jsonReq(&ci, scanReq{Status: "completed"}.body())))
-	mustOK(t, h.call("create-sarif-upload", jsonReq(&ci, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,`+
+	mustOK(t, h.call("create-sarif-upload", jsonReq(&ci, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,`+
 		`"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"category":"trivy"}`)))
 	mustOK(t, h.read("get-pr-gate", &ci, map[string]string{"pr_id": "1"}, ""))
 	mustOK(t, h.read("list-findings", &ci, map[string]string{"pr_scan_id": "1"}, ""))

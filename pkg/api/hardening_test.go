@@ -34,7 +34,7 @@ func (h *harness) send(fn string, c *scangate.Caller, ev events.APIGatewayProxyR
 	return resp
 }
 
-const scanBody = `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"gh","repo_id":1,"repo_name":"r","webhook_id":1,` +
+const scanBody = `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"gh","repo_id":1,"repo_name":"o/r","webhook_id":1,` +
 	`"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"},"status":"completed","findings":[{"name":%s}]}`
 
 func loginBody(username, password string) string {

@@ -180,7 +180,7 @@ func TestAliasesBothWays(t *testing.T) {
 		t.Errorf("finding first: %v still counts", v)
 	}
 	// Aliases belong to vulnerabilities.
-	resp := h.call("record-scan", jsonReq(&h.admin, `{"scan_type":"SECRET","vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"r",`+
+	resp := h.call("record-scan", jsonReq(&h.admin, `{"scan_type":"SECRET","vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"o/r",`+
 		`"webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"},"findings":[{"name":"s","aliases":["t"]}]}`))
 	if ptrs := expectProblem(t, resp, 422); !slices.Contains(ptrs, "/findings/0/aliases") {
 		t.Errorf("a secret with aliases: %v", ptrs)

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -162,11 +165,18 @@ func (q *query) err() error {
 }
 
 // Cursors reads and answers the pages of listings, sealing their cursors
-// with one key (pkg/page): CURSOR_KEY, which only the listing functions
-// are given.
+// with one key (pkg/page): the cursor key, which only the listing functions
+// may read (from Secrets Manager, at their first page: NewLazyCursors).
 type Cursors struct {
-	codec page.Codec
-	ok    bool // built by NewCursors; a zero Cursors fails every request (500)
+	key *cursorKey // nil: a zero Cursors fails every request (500)
+}
+
+// cursorKey is the codec of Cursors, made from its key once it is known.
+type cursorKey struct {
+	fetch func(context.Context) ([]byte, error)
+
+	mu    sync.Mutex
+	codec *page.Codec
 }
 
 // NewCursors seals cursors with key; it fails without a usable key (at
@@ -174,9 +184,40 @@ type Cursors struct {
 func NewCursors(key []byte) (Cursors, error) {
 	codec, err := page.NewCodec(key)
 	if err != nil {
-		return Cursors{}, fmt.Errorf("CURSOR_KEY: %w", err)
+		return Cursors{}, fmt.Errorf("cursor key: %w", err)
 	}
-	return Cursors{codec: codec, ok: true}, nil
+	return Cursors{key: &cursorKey{codec: &codec}}, nil
+}
+
+// NewLazyCursors seals cursors with the key fetch returns, fetched when the
+// first page is read and then kept; a fetch that fails answers that
+// request 500 and is tried again at the next.
+func NewLazyCursors(fetch func(context.Context) ([]byte, error)) Cursors {
+	return Cursors{key: &cursorKey{fetch: fetch}}
+}
+
+// cursorFetchTimeout bounds the fetch of a lazy cursor key.
+const cursorFetchTimeout = 10 * time.Second
+
+// get returns the codec, making it the first time.
+func (c *cursorKey) get() (page.Codec, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.codec != nil {
+		return *c.codec, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cursorFetchTimeout)
+	defer cancel()
+	key, err := c.fetch(ctx)
+	if err != nil {
+		return page.Codec{}, fmt.Errorf("cursor key: %w", err)
+	}
+	codec, err := page.NewCodec(key)
+	if err != nil {
+		return page.Codec{}, fmt.Errorf("cursor key: %w", err)
+	}
+	c.codec = &codec
+	return codec, nil
 }
 
 // pageRequest is a request for one page of a listing.
@@ -185,16 +226,21 @@ type pageRequest struct {
 	filters url.Values
 	limit   int
 	after   map[string]string // where the page starts; nil for the first
+	codec   page.Codec        // seals the next page's cursor
 }
 
 // read reads limit and cursor, after the listing's filters, and reports
 // every bad parameter at once. The cursor must have been issued by the
 // listing name with these ids (its path ids) and filters.
 func (pg Cursors) read(q *query, name string, ids map[string]string) (pageRequest, error) {
-	if !pg.ok {
+	if pg.key == nil {
 		return pageRequest{}, errors.New("listing without a cursor key")
 	}
-	r := pageRequest{filters: q.filters, limit: page.DefaultLimit}
+	codec, err := pg.key.get()
+	if err != nil {
+		return pageRequest{}, err
+	}
+	r := pageRequest{filters: q.filters, limit: page.DefaultLimit, codec: codec}
 	if v, ok := q.raw("limit"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > page.MaxLimit || v != strconv.Itoa(n) {
@@ -215,7 +261,7 @@ func (pg Cursors) read(q *query, name string, ids map[string]string) (pageReques
 		r.listing.Filters[k] = q.filters.Get(k)
 	}
 	if hasCursor {
-		after, err := pg.codec.Open(r.listing, cursor)
+		after, err := r.codec.Open(r.listing, cursor)
 		if err != nil {
 			q.bad("cursor", "was not issued by this listing")
 			return pageRequest{}, q.err()
@@ -241,7 +287,7 @@ func (pg Cursors) reply(req events.APIGatewayProxyRequest, fallback string, r pa
 	if next == nil {
 		return reply
 	}
-	cursor := pg.codec.Seal(r.listing, next)
+	cursor := r.codec.Seal(r.listing, next)
 	reply.Body = pageBody{Items: items, NextCursor: &cursor}
 	path := req.RequestContext.Path
 	if path == "" {

@@ -68,7 +68,7 @@ func TestPagesStayUnderLambdasResponseLimit(t *testing.T) {
 		findings[i] = f
 	}
 	big, _, err := h.env.Store.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanVulnerability, VcType: "github", VcID: 10, VcName: "gh",
-		RepoID: 100, RepoName: "r", WebhookID: 1, PR: scangate.PRRef{Number: 8, Name: "n", Link: "l"}, Status: "completed",
+		RepoID: 100, RepoName: "o/r", WebhookID: 1, PR: scangate.PRRef{Number: 8, Name: "n", Link: "l"}, Status: "completed",
 		OtherDetails: []byte("{}"), Findings: findings}, scangate.Who{RequestID: "direct"}, time.Now())
 	if err != nil {
 		t.Fatal(err)

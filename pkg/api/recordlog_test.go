@@ -82,7 +82,7 @@ func TestRecordLogKeepsNoFinding(t *testing.T) {
 	st := &retaining{Store: env.Store}
 	const runs = 12
 	raw := trivyLog(runs, 300)
-	envelope := scangate.NewScan{VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "r", WebhookID: 1,
+	envelope := scangate.NewScan{VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "o/r", WebhookID: 1,
 		PR: scangate.PRRef{Number: 1, Name: "n", Link: "l"}, Status: "completed"}
 	read := func(h sarif.Handler) (scangate.NewScan, sarif.Counts, error) {
 		c, err := sarif.Read(bytes.NewReader(raw), sarif.Options{}, h)

@@ -405,7 +405,7 @@ func readIntegration(m members, rules egress.Policy) (scangate.Integration, stri
 	var in scangate.Integration
 	in.Type, _ = f.enum("type", true, []string{"github", "gitlab"})
 	if u, ok := f.str("api_url", false); ok {
-		if _, err := rules.CheckURL(u); err != nil {
+		if _, err := rules.CheckAPIURL(u); err != nil {
 			p.Add("/api_url", "%s", err.Error())
 		}
 		in.APIURL = strings.TrimRight(u, "/")

@@ -17,7 +17,6 @@ import (
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/egress"
 	"github.com/scangate/scangate/pkg/metrics"
-	"github.com/scangate/scangate/pkg/seal"
 	"github.com/scangate/scangate/pkg/store"
 )
 
@@ -93,23 +92,6 @@ func (e Env) Check(err error) {
 		fmt.Fprintln(os.Stderr, e.Name+":", err)
 		os.Exit(1)
 	}
-}
-
-// Cursors seals the cursors of a listing with CURSOR_KEY; a listing does
-// not start without one.
-func (e Env) Cursors() api.Cursors {
-	c, err := api.NewCursors(e.Config.CursorKey)
-	e.Check(err)
-	return c
-}
-
-// Box seals and opens webhook secrets and integration tokens with
-// SECRETS_KEY; a function that keeps such secrets does not start without
-// it.
-func (f Function) Box() *seal.Box {
-	b, err := seal.FromEnv(os.Getenv)
-	f.Check(err)
-	return b
 }
 
 // Egress is the outbound rules of webhooks, from the configuration.

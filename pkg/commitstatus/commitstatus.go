@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/scangate/scangate/pkg/egress"
+	"github.com/scangate/scangate/pkg/scangate"
 )
 
 // State is a commit status's state, as scangate names it; each provider
@@ -40,12 +41,13 @@ type Status struct {
 	TargetURL   string
 }
 
-// Commit is the commit a status is posted for.
+// Commit is the commit a status is posted for. The repository is named by
+// its id on the version-control system (a scan's repo_id), never by the
+// name a recorder sent: each provider finds the repository of that id
+// (GitHub by GET /repositories/{id}, GitLab takes the id as it is).
 type Commit struct {
-	// Repo is the repository's full name: owner/name on GitHub, the
-	// project's path (group/subgroup/project) on GitLab.
-	Repo string
-	SHA  string
+	RepoID int64
+	SHA    string
 }
 
 // Poster posts a status for a commit.
@@ -100,7 +102,7 @@ type Integration struct {
 // Provider builds the Poster of one kind of integration.
 type Provider struct {
 	DefaultAPIURL string
-	New           func(apiURL, token string, hc *http.Client) (Poster, error)
+	New           func(apiURL, token string, hc *http.Client, names *Names) (Poster, error)
 }
 
 // Providers lists the kinds of integration.
@@ -121,8 +123,10 @@ func Types() []string {
 
 // New returns the Poster of an integration, whose API URL must pass the
 // policy (checked again at each connection) and whose requests go through
-// hc, a client of the same policy (p.Client(webhook.Timeout)).
-func New(in Integration, p egress.Policy, hc *http.Client) (Poster, error) {
+// hc, a client of the same policy (p.Client(webhook.Timeout)). names
+// caches the repositories' names by id for providers that need them (nil:
+// looked up at every post).
+func New(in Integration, p egress.Policy, hc *http.Client, names *Names) (Poster, error) {
 	prov, ok := Providers[in.Type]
 	if !ok {
 		return nil, fmt.Errorf("no integration of type %q (%s)", in.Type, strings.Join(Types(), ", "))
@@ -131,11 +135,23 @@ func New(in Integration, p egress.Policy, hc *http.Client) (Poster, error) {
 	if api == "" {
 		api = prov.DefaultAPIURL
 	}
-	if _, err := p.CheckURL(api); err != nil {
+	if _, err := p.CheckAPIURL(api); err != nil {
 		return nil, fmt.Errorf("%s api_url: %w", in.Type, err)
 	}
 	if in.Token == "" {
 		return nil, fmt.Errorf("%s: no token", in.Type)
 	}
-	return prov.New(api, in.Token, hc)
+	return prov.New(api, in.Token, hc, names)
+}
+
+// checkCommit refuses, for good, a commit that names no repository or
+// whose hash is not one.
+func checkCommit(provider string, c Commit) error {
+	switch {
+	case c.RepoID < 1:
+		return &Error{Provider: provider, Permanent: true, Err: fmt.Errorf("repository id %d is not positive", c.RepoID)}
+	case !scangate.ValidSHA(c.SHA):
+		return &Error{Provider: provider, Permanent: true, Err: fmt.Errorf("commit %q is not a hash", c.SHA)}
+	}
+	return nil
 }

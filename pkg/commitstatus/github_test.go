@@ -29,7 +29,12 @@ var local = egress.Policy{LoopbackHTTP: true}
 
 func github(t *testing.T, apiURL, token string) commitstatus.Poster {
 	t.Helper()
-	p, err := commitstatus.New(commitstatus.Integration{Type: "github", APIURL: apiURL, Token: token}, local, local.Client(10*time.Second))
+	return githubNames(t, apiURL, token, commitstatus.NewNames(time.Hour, 100))
+}
+
+func githubNames(t *testing.T, apiURL, token string, names *commitstatus.Names) commitstatus.Poster {
+	t.Helper()
+	p, err := commitstatus.New(commitstatus.Integration{Type: "github", APIURL: apiURL, Token: token}, local, local.Client(10*time.Second), names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +48,7 @@ const sha = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 // each as GitHub's description allows.
 func TestGitHubStatusesFollowTheGate(t *testing.T) {
 	srv := standIn(t, "ghp_standin")
+	srv.AddRepo(7, "acme", "payments")
 	o := commitstatus.Ordered{Poster: github(t, srv.URL, "ghp_standin"), Claims: &memClaims{}}
 	gates := []string{
 		`{"pr_id":17,"blocked":true,"head_sha":"` + sha + `","reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":1,"count":2},` +
@@ -50,7 +56,7 @@ func TestGitHubStatusesFollowTheGate(t *testing.T) {
 		`{"pr_id":17,"blocked":false,"head_sha":"` + sha + `","reasons":[],"categories":[{"scan_type":"SECRET","category":"gitleaks"},{"scan_type":"VULNERABILITY","category":"trivy"}],` + policyCritical + `}`,
 		`{"pr_id":17,"blocked":true,"head_sha":"` + sha + `","reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":1,"count":1}],` + policyCritical + `}`,
 	}
-	k := commitstatus.Key{VcID: 1, Repo: "acme/payments", SHA: sha}
+	k := commitstatus.Key{VcID: 1, RepoID: 7, SHA: sha}
 	for i, doc := range gates {
 		posted, err := o.Post(context.Background(), k, int64(i+1), commitstatus.FromGate(gate(t, doc), "https://scangate.example.com"))
 		if err != nil || !posted {
@@ -80,8 +86,9 @@ func TestGitHubStatusesFollowTheGate(t *testing.T) {
 // one GitHub gets.
 func TestGitHubNewestGateIsPostedLast(t *testing.T) {
 	srv := standIn(t, "ghp_standin")
+	srv.AddRepo(7, "acme", "payments")
 	o := commitstatus.Ordered{Poster: github(t, srv.URL, "ghp_standin"), Claims: &memClaims{}}
-	k := commitstatus.Key{VcID: 1, Repo: "acme/payments", SHA: sha}
+	k := commitstatus.Key{VcID: 1, RepoID: 7, SHA: sha}
 	states := map[int64]commitstatus.State{1: commitstatus.Failure, 2: commitstatus.Pending, 3: commitstatus.Success}
 	for _, seq := range []int64{1, 3, 2, 1, 3} {
 		if _, err := o.Post(context.Background(), k, seq, commitstatus.Status{State: states[seq], Description: "gate", TargetURL: "https://scangate.example.com/#/pr/1"}); err != nil {
@@ -101,8 +108,9 @@ func TestGitHubNewestGateIsPostedLast(t *testing.T) {
 // tests above can fail: a state GitHub does not have, a wrong token.
 func TestGitHubStandInRefusesAnInvalidRequest(t *testing.T) {
 	srv := standIn(t, "ghp_standin")
+	srv.AddRepo(7, "acme", "payments")
 	p := github(t, srv.URL, "ghp_standin")
-	err := p.Post(context.Background(), commitstatus.Commit{Repo: "acme/payments", SHA: sha}, commitstatus.Status{State: "blocked", Description: "Blocked"})
+	err := p.Post(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, commitstatus.Status{State: "blocked", Description: "Blocked"})
 	var e *commitstatus.Error
 	if !errors.As(err, &e) || e.StatusCode != 422 || !e.Permanent || commitstatus.Retryable(err) {
 		t.Fatalf("state blocked: %v, want a permanent 422", err)
@@ -112,14 +120,14 @@ func TestGitHubStandInRefusesAnInvalidRequest(t *testing.T) {
 		t.Fatalf("refused %+v, statuses %+v", refused, srv.Statuses())
 	}
 
-	err = github(t, srv.URL, "ghp_wrong").Post(context.Background(), commitstatus.Commit{Repo: "acme/payments", SHA: sha}, commitstatus.Status{State: commitstatus.Success})
+	err = github(t, srv.URL, "ghp_wrong").Post(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, commitstatus.Status{State: commitstatus.Success})
 	if !errors.As(err, &e) || e.StatusCode != 401 || !commitstatus.Retryable(err) || strings.Contains(err.Error(), "ghp_wrong") {
 		t.Fatalf("a wrong token: %v, want a 401 to retry, not showing the token", err)
 	}
 
-	err = p.Post(context.Background(), commitstatus.Commit{Repo: "payments", SHA: sha}, commitstatus.Status{State: commitstatus.Success})
-	if !errors.As(err, &e) || !e.Permanent || len(srv.Refusals()) != 2 {
-		t.Fatalf("a repository without an owner: %v (refused %d), want permanent and not sent", err, len(srv.Refusals()))
+	err = p.Post(context.Background(), commitstatus.Commit{RepoID: 99, SHA: sha}, commitstatus.Status{State: commitstatus.Success})
+	if !errors.As(err, &e) || e.StatusCode != 404 || len(srv.Refusals()) != 3 || len(srv.Statuses()) != 0 {
+		t.Fatalf("a repository id GitHub does not know: %v (refused %+v), want its 404 and no status", err, srv.Refusals())
 	}
 }
 
@@ -127,11 +135,55 @@ func TestGitHubStandInRefusesAnInvalidRequest(t *testing.T) {
 // requests, under that prefix.
 func TestGitHubEnterpriseServerURL(t *testing.T) {
 	srv := standIn(t, "ghp_standin")
+	srv.AddRepo(7, "acme", "payments")
 	p := github(t, srv.URL+"/api/v3", "ghp_standin")
-	if err := p.Post(context.Background(), commitstatus.Commit{Repo: "acme/payments", SHA: sha}, commitstatus.Status{State: commitstatus.Pending, Description: "Pending: secret/gitleaks"}); err != nil {
+	if err := p.Post(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, commitstatus.Status{State: commitstatus.Pending, Description: "Pending: secret/gitleaks"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Statuses(); len(got) != 1 || got[0].Prefix != githubtest.EnterprisePrefix || got[0].State != "pending" {
 		t.Fatalf("statuses %+v", got)
+	}
+}
+
+// A status goes to the repository GitHub names for the recorded repo_id
+// (GET /repositories/{id}), looked up once and cached; the recorder's
+// repo_name is not part of the request at all, whatever it says.
+func TestGitHubStatusGoesToTheRepositoryOfItsID(t *testing.T) {
+	srv := standIn(t, "ghp_standin")
+	srv.AddRepo(7, "acme", "payments")
+	srv.AddRepo(8, "acme", "api")
+	names := commitstatus.NewNames(time.Hour, 100)
+	p := githubNames(t, srv.URL, "ghp_standin", names)
+	for _, id := range []int64{7, 8, 7, 8, 7} {
+		if err := p.Post(context.Background(), commitstatus.Commit{RepoID: id, SHA: sha}, commitstatus.Status{State: commitstatus.Success}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, s := range srv.Statuses() {
+		got = append(got, s.Owner+"/"+s.Repo)
+	}
+	if strings.Join(got, ",") != "acme/payments,acme/api,acme/payments,acme/api,acme/payments" {
+		t.Fatalf("statuses went to %v", got)
+	}
+	if n := srv.Lookups(); n != 2 {
+		t.Fatalf("%d lookups of a repository by id, want 2 (one per repository, then the cache)", n)
+	}
+	// Another poster of the same API shares the cache (a deliverer keeps
+	// one for its execution environment).
+	if err := githubNames(t, srv.URL, "ghp_standin", names).Post(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha},
+		commitstatus.Status{State: commitstatus.Failure}); err != nil || srv.Lookups() != 2 {
+		t.Fatalf("a second poster: %v, %d lookups", err, srv.Lookups())
+	}
+}
+
+// A name GitHub would never answer (a dot segment) is refused, not sent.
+func TestGitHubRefusesADotSegmentName(t *testing.T) {
+	srv := standIn(t, "ghp_standin")
+	srv.AddRepo(9, "..", "..")
+	err := github(t, srv.URL, "ghp_standin").Post(context.Background(), commitstatus.Commit{RepoID: 9, SHA: sha}, commitstatus.Status{State: commitstatus.Success})
+	var e *commitstatus.Error
+	if !errors.As(err, &e) || !e.Permanent || len(srv.Statuses()) != 0 || len(srv.Refusals()) != 0 {
+		t.Fatalf("a repository named ../..: %v, statuses %+v, refused %+v", err, srv.Statuses(), srv.Refusals())
 	}
 }

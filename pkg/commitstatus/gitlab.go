@@ -9,14 +9,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
 // GitLab posts statuses through GitLab's commit status API (gitlab.com's
 // https://gitlab.com/api/v4, or a self-managed instance's): POST
-// {api_url}/projects/{id}/statuses/{sha}, the project named by its
-// URL-encoded path. Plain net/http: one request does not need a client
-// library.
+// {api_url}/projects/{id}/statuses/{sha}, the project named by its id
+// (the recorded repo_id), never by a path a recorder sent. Plain
+// net/http: one request does not need a client library.
 type GitLab struct {
 	api   string
 	token string
@@ -25,7 +26,7 @@ type GitLab struct {
 
 // NewGitLab returns a Poster for the API at apiURL, authenticated with
 // token (a personal, project or group access token), sending through hc.
-func NewGitLab(apiURL, token string, hc *http.Client) (Poster, error) {
+func NewGitLab(apiURL, token string, hc *http.Client, _ *Names) (Poster, error) {
 	if _, err := url.Parse(apiURL); err != nil {
 		return nil, fmt.Errorf("gitlab api_url: %w", err)
 	}
@@ -39,6 +40,9 @@ var gitlabStates = map[State]string{Success: "success", Failure: "failed", Pendi
 // state it already has (400 "Cannot transition status"): the commit shows
 // what was to be posted, so that answer counts as posted.
 func (g *GitLab) Post(ctx context.Context, c Commit, s Status) error {
+	if err := checkCommit("gitlab", c); err != nil {
+		return err
+	}
 	body, err := json.Marshal(map[string]string{
 		"state":       gitlabStates[s.State],
 		"name":        Context,
@@ -48,7 +52,7 @@ func (g *GitLab) Post(ctx context.Context, c Commit, s Status) error {
 	if err != nil {
 		return err
 	}
-	u := g.api + "/projects/" + url.PathEscape(c.Repo) + "/statuses/" + url.PathEscape(c.SHA)
+	u := g.api + "/projects/" + strconv.FormatInt(c.RepoID, 10) + "/statuses/" + url.PathEscape(c.SHA)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return &Error{Provider: "gitlab", Permanent: true, Err: err}

@@ -17,7 +17,7 @@ import (
 )
 
 // gitlabStandIn plays GitLab's POST /projects/:id/statuses/:sha as its
-// documentation describes it: the project by its URL-encoded path, the
+// documentation describes it: the project by its id (42 here), the
 // token in PRIVATE-TOKEN, state one of pending, running, success, failed,
 // canceled; a status set again to the state it has is refused with 400
 // "Cannot transition status", as GitLab does.
@@ -33,7 +33,7 @@ func (g *gitlabStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(body)
 	}
-	const prefix = "/api/v4/projects/acme%2Fplatform%2Fpayments/statuses/"
+	const prefix = "/api/v4/projects/42/statuses/"
 	sha, ok := strings.CutPrefix(r.URL.EscapedPath(), prefix)
 	switch {
 	case r.Method != http.MethodPost || !ok:
@@ -74,11 +74,11 @@ func TestGitLabStatuses(t *testing.T) {
 	standIn := &gitlabStandIn{}
 	srv := httptest.NewServer(standIn)
 	defer srv.Close()
-	p, err := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: srv.URL + "/api/v4", Token: "glpat-standin"}, local, local.Client(10*time.Second))
+	p, err := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: srv.URL + "/api/v4", Token: "glpat-standin"}, local, local.Client(10*time.Second), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := commitstatus.Commit{Repo: "acme/platform/payments", SHA: sha}
+	c := commitstatus.Commit{RepoID: 42, SHA: sha}
 	for _, s := range []commitstatus.Status{
 		{State: commitstatus.Failure, Description: "Blocked: 2 secrets", TargetURL: "https://scangate.example.com/#/pr/3"},
 		{State: commitstatus.Failure, Description: "Blocked: 2 secrets", TargetURL: "https://scangate.example.com/#/pr/3"}, // a retry
@@ -101,7 +101,7 @@ func TestGitLabStatuses(t *testing.T) {
 		t.Fatalf("posted %q, want %q", strings.Join(got, "|"), want)
 	}
 
-	wrong, _ := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: srv.URL + "/api/v4", Token: "glpat-wrong"}, local, local.Client(10*time.Second))
+	wrong, _ := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: srv.URL + "/api/v4", Token: "glpat-wrong"}, local, local.Client(10*time.Second), nil)
 	err = wrong.Post(context.Background(), c, commitstatus.Status{State: commitstatus.Success})
 	var e *commitstatus.Error
 	if !errors.As(err, &e) || e.StatusCode != 401 || !commitstatus.Retryable(err) || strings.Contains(err.Error(), "glpat") {
@@ -132,11 +132,13 @@ func TestIntegrationURLs(t *testing.T) {
 		{commitstatus.Integration{Type: "github", APIURL: "https://169.254.169.254/", Token: "t"}, egress.Policy{Private: true}, "cloud metadata"},
 		{commitstatus.Integration{Type: "gitlab", APIURL: "https://[fd00:ec2::254]/api/v4", Token: "t"}, egress.Policy{Private: true}, "cloud metadata"},
 		{commitstatus.Integration{Type: "github", APIURL: "https://user:pw@ghe.example.com/", Token: "t"}, egress.Policy{}, "user name or password"},
+		{commitstatus.Integration{Type: "github", APIURL: "https://ghe.example.com/api/v3?x=1", Token: "t"}, egress.Policy{}, "query or a fragment"},
+		{commitstatus.Integration{Type: "gitlab", APIURL: "https://gitlab.example.com/api/v4#", Token: "t"}, egress.Policy{}, "query or a fragment"},
 		{commitstatus.Integration{Type: "bitbucket", Token: "t"}, egress.Policy{}, `no integration of type "bitbucket" (github, gitlab)`},
 		{commitstatus.Integration{Type: "github"}, egress.Policy{}, "no token"},
 	}
 	for _, c := range cases {
-		_, err := commitstatus.New(c.in, c.policy, hc)
+		_, err := commitstatus.New(c.in, c.policy, hc, nil)
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.in, err, c.want)
 		}

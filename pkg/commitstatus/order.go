@@ -13,11 +13,11 @@ import (
 // greater) before it is posted, and dropped when a greater one is claimed.
 
 // Key names the commit whose statuses are ordered: one integration (vc_id),
-// one repository, one commit.
+// one repository (by id), one commit.
 type Key struct {
-	VcID int64
-	Repo string
-	SHA  string
+	VcID   int64
+	RepoID int64
+	SHA    string
 }
 
 // Claims keeps, per commit, the greatest sequence claimed for posting.
@@ -56,16 +56,16 @@ type Ordered struct {
 // error wrapping ErrBusy means that another post of the commit holds it.
 func (o Ordered) Post(ctx context.Context, k Key, seq int64, s Status) (bool, error) {
 	if seq < 1 {
-		return false, fmt.Errorf("status of %s@%s: sequence %d is not positive", k.Repo, k.SHA, seq)
+		return false, fmt.Errorf("status of repository %d@%s: sequence %d is not positive", k.RepoID, k.SHA, seq)
 	}
 	ok, err := o.Claims.Claim(ctx, k, seq)
 	if err != nil {
-		return false, fmt.Errorf("claim status %d of %s@%s: %w", seq, k.Repo, k.SHA, err)
+		return false, fmt.Errorf("claim status %d of repository %d@%s: %w", seq, k.RepoID, k.SHA, err)
 	}
 	if !ok {
 		return false, nil
 	}
-	err = o.Poster.Post(ctx, Commit{Repo: k.Repo, SHA: k.SHA}, s)
+	err = o.Poster.Post(ctx, Commit{RepoID: k.RepoID, SHA: k.SHA}, s)
 	// A release that fails leaves the hold to run out; the post's outcome
 	// stands either way.
 	_ = o.Claims.Release(ctx, k, seq)

@@ -73,8 +73,8 @@ func TestNewest(t *testing.T) {
 func TestOrderedDropsAnOlderGate(t *testing.T) {
 	rec := &recorder{}
 	o := commitstatus.Ordered{Poster: rec, Claims: &memClaims{}}
-	k := commitstatus.Key{VcID: 1, Repo: "acme/api", SHA: "a1"}
-	other := commitstatus.Key{VcID: 1, Repo: "acme/api", SHA: "b2"}
+	k := commitstatus.Key{VcID: 1, RepoID: 5, SHA: "a1"}
+	other := commitstatus.Key{VcID: 1, RepoID: 5, SHA: "b2"}
 	status := func(seq int64) commitstatus.Status {
 		return commitstatus.Status{State: commitstatus.Failure, Description: string(rune('0' + seq))}
 	}

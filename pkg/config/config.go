@@ -3,7 +3,6 @@
 package config
 
 import (
-	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,8 +23,9 @@ type Config struct {
 	// AuditRetention is AUDIT_RETENTION_DAYS: how long audit entries are
 	// kept before the table's TTL removes them (default 400 days).
 	AuditRetention time.Duration
-	// CursorKey (CURSOR_KEY, base64 of at least 32 bytes) seals the
-	// cursors of listings; only the listing functions are given it.
+	// CursorKey seals the cursors of listings in the local stack, which
+	// keeps its own keys; a function reads its key from Secrets Manager
+	// (CURSOR_KEY_ID), never from the environment.
 	CursorKey []byte
 	// UploadMaxBytes is UPLOAD_MAX_BYTES: the largest uploaded object the
 	// ingest function reads (default and ceiling 100 MiB; tests lower it).
@@ -123,12 +123,14 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.DashboardOrigin = s
 	}
-	if s := getenv("CURSOR_KEY"); s != "" {
-		k, err := base64.StdEncoding.DecodeString(s)
-		if err != nil || len(k) < MinCursorKey {
-			return c, fmt.Errorf("CURSOR_KEY must be base64 of at least %d bytes", MinCursorKey) // never the value
+	// The keys are read from Secrets Manager at run time (pkg/keys): one in
+	// the environment is in the function's configuration, which anyone who
+	// may read the configuration reads. Refuse to start rather than leave
+	// it there.
+	for _, name := range []string{"CURSOR_KEY", "SECRETS_KEY"} {
+		if getenv(name) != "" {
+			return c, fmt.Errorf("%s must not be set: the key is read from Secrets Manager (%s_ID names its secret)", name, name) // never the value
 		}
-		c.CursorKey = k
 	}
 	return c, nil
 }

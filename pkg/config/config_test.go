@@ -7,36 +7,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scangate/scangate/pkg/api"
 	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/metrics"
 )
 
-// TestCursorKey: CURSOR_KEY is base64 of at least 32 bytes; anything else
-// fails Load without showing the value, and a listing function refuses to
-// start without one.
-func TestCursorKey(t *testing.T) {
-	env := func(key string) func(string) string {
-		return func(name string) string {
-			return map[string]string{"TABLE_NAME": "t", "CURSOR_KEY": key}[name]
+// TestKeysAreNotInTheEnvironment: a key in a function's environment is in
+// its configuration, readable by whoever may read the configuration; a
+// function with CURSOR_KEY or SECRETS_KEY set refuses to start (the keys
+// are read from Secrets Manager), and the error does not show the value.
+func TestKeysAreNotInTheEnvironment(t *testing.T) {
+	for _, name := range []string{"CURSOR_KEY", "SECRETS_KEY"} {
+		value := strings.Repeat("Ab9x", 16)
+		_, err := config.Load(func(n string) string {
+			return map[string]string{"TABLE_NAME": "t", name: value}[n]
+		})
+		if err == nil || !strings.Contains(err.Error(), name+"_ID") || strings.Contains(err.Error(), value) {
+			t.Errorf("%s set: %v", name, err)
 		}
 	}
-	c, err := config.Load(env(strings.Repeat("Ab9x", 16)))
-	_, cerr := api.NewCursors(c.CursorKey)
-	if err != nil || len(c.CursorKey) != 48 || cerr != nil {
-		t.Fatalf("64 base64 letters: %d bytes, %v, %v", len(c.CursorKey), err, cerr)
-	}
-	if !bytes.Equal(c.CursorKey[:3], []byte{0x01, 0xbf, 0x71}) {
-		t.Errorf("decoded %x", c.CursorKey[:3])
-	}
-	for _, bad := range []string{"c2hvcnQ=", strings.Repeat("A", 40), "not base64 at all, but long enough to be a key!!", strings.Repeat("A", 63)} {
-		if _, err := config.Load(env(bad)); err == nil || strings.Contains(err.Error(), bad) {
-			t.Errorf("CURSOR_KEY %q: %v", bad, err)
-		}
-	}
-	c, err = config.Load(env(""))
-	if _, cerr := api.NewCursors(c.CursorKey); err != nil || cerr == nil {
-		t.Errorf("no CURSOR_KEY: %v, %v", err, cerr)
+	if _, err := config.Load(func(n string) string {
+		return map[string]string{"TABLE_NAME": "t", "CURSOR_KEY_ID": "arn:aws:secretsmanager:us-east-1:1:secret:c", "SECRETS_KEY_ID": "s"}[n]
+	}); err != nil {
+		t.Errorf("the keys' ids: %v", err)
 	}
 }
 

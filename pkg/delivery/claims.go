@@ -11,8 +11,8 @@ import (
 
 // ClaimStore keeps the commit status claims (pkg/store).
 type ClaimStore interface {
-	ClaimStatus(ctx context.Context, vcID int64, repo, sha string, seq int64, now time.Time, lease int64) (string, error)
-	ReleaseStatus(ctx context.Context, vcID int64, repo, sha string, seq, lease int64) error
+	ClaimStatus(ctx context.Context, vcID, repoID int64, sha string, seq int64, now time.Time, lease int64) (string, error)
+	ReleaseStatus(ctx context.Context, vcID, repoID int64, sha string, seq, lease int64) error
 }
 
 // ClaimHold is how long a claim holds its commit: one post's timeout and a
@@ -36,7 +36,7 @@ type claims struct {
 func (c *claims) Claim(ctx context.Context, k commitstatus.Key, seq int64) (bool, error) {
 	now := c.now()
 	c.lease = now.Add(ClaimHold).UnixMilli()
-	r, err := c.st.ClaimStatus(ctx, k.VcID, k.Repo, k.SHA, seq, now, c.lease)
+	r, err := c.st.ClaimStatus(ctx, k.VcID, k.RepoID, k.SHA, seq, now, c.lease)
 	switch {
 	case err != nil:
 		return false, err
@@ -47,5 +47,5 @@ func (c *claims) Claim(ctx context.Context, k commitstatus.Key, seq int64) (bool
 }
 
 func (c *claims) Release(ctx context.Context, k commitstatus.Key, seq int64) error {
-	return c.st.ReleaseStatus(ctx, k.VcID, k.Repo, k.SHA, seq, c.lease)
+	return c.st.ReleaseStatus(ctx, k.VcID, k.RepoID, k.SHA, seq, c.lease)
 }

@@ -40,6 +40,13 @@ type Opener interface {
 	Open(purpose, sealed string) (string, error)
 }
 
+// NameTTL is how long a deliverer trusts a repository's name looked up by
+// its id, and MaxNames how many it keeps.
+const (
+	NameTTL  = time.Hour
+	MaxNames = 10000
+)
+
 // BusyWait is how long a status whose commit another post holds waits
 // before it is tried again.
 const BusyWait = 5 * time.Second
@@ -55,6 +62,9 @@ type Deliverer struct {
 	// client of it.
 	Statuses   egress.Policy
 	StatusHTTP *http.Client
+	// Names caches the repositories' names the providers look up by id,
+	// for the execution environment.
+	Names *commitstatus.Names
 	// Backoff is the wait after a failed attempt (1 for the first), false
 	// when it was the last (webhook.Backoff with a random source).
 	Backoff func(attempt int) (time.Duration, bool)
@@ -78,6 +88,7 @@ func NewDeliverer(st DeliverStore, q lane.Queues, box Opener, rules egress.Polic
 	sender := webhook.NewSender(rules)
 	sender.Client = rules.Client(timeout)
 	d := &Deliverer{Store: st, Queues: q, Box: box, Sender: sender, Statuses: statuses, StatusHTTP: statuses.Client(timeout),
+		Names:   commitstatus.NewNames(NameTTL, MaxNames),
 		Backoff: func(attempt int) (time.Duration, bool) { return webhook.Backoff(attempt, jitter{}) }, Now: now,
 		Dashboard: cfg.DashboardURL, Log: log}
 	return d.Handle
@@ -338,7 +349,7 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 	}
 	var g scangate.GateChange
 	var gate commitstatus.Gate
-	if err := errors.Join(json.Unmarshal(e.Data, &g), json.Unmarshal(e.Data, &gate)); err != nil || g.Sequence < 1 || g.HeadSHA == nil {
+	if err := errors.Join(json.Unmarshal(e.Data, &g), json.Unmarshal(e.Data, &gate)); err != nil || g.Sequence < 1 || g.HeadSHA == nil || g.RepoID < 1 {
 		return d.end(ctx, j, scangate.DeliveryFailed, fmt.Sprintf("the gate change carries no commit to report: %v", err))
 	}
 	token, err := d.Box.Open(seal.IntegrationToken, in.Token)
@@ -347,7 +358,7 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 		return true
 	}
 	a := scangate.Attempt{At: scangate.At(j.now)}
-	poster, err := commitstatus.New(commitstatus.Integration{Type: in.Type, APIURL: in.APIURL, Token: token}, d.Statuses, d.StatusHTTP)
+	poster, err := commitstatus.New(commitstatus.Integration{Type: in.Type, APIURL: in.APIURL, Token: token}, d.Statuses, d.StatusHTTP, d.Names)
 	if err != nil {
 		a.Error = err.Error()
 		next, wait := d.judge(j, a, false, true)
@@ -360,7 +371,7 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 	claims := &claims{st: d.Store, now: d.Now}
 	start := time.Now()
 	posted, err := commitstatus.Ordered{Poster: poster, Claims: claims}.Post(ctx,
-		commitstatus.Key{VcID: in.VcID, Repo: g.RepoName, SHA: *g.HeadSHA}, g.Sequence, st)
+		commitstatus.Key{VcID: in.VcID, RepoID: g.RepoID, SHA: *g.HeadSHA}, g.Sequence, st)
 	switch {
 	case errors.Is(err, commitstatus.ErrBusy):
 		return d.later(ctx, j, BusyWait) // not an attempt: another post of the commit is under way

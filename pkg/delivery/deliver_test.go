@@ -56,13 +56,13 @@ func (s *fakeStore) DisableWebhook(context.Context, int64, string, time.Time) (b
 	return false, errors.New("not expected")
 }
 
-func (s *fakeStore) ClaimStatus(context.Context, int64, string, string, int64, time.Time, int64) (string, error) {
+func (s *fakeStore) ClaimStatus(context.Context, int64, int64, string, int64, time.Time, int64) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.claims++
 	return s.claim, nil
 }
-func (s *fakeStore) ReleaseStatus(context.Context, int64, string, string, int64, int64) error {
+func (s *fakeStore) ReleaseStatus(context.Context, int64, int64, string, int64, int64) error {
 	return nil
 }
 
@@ -135,7 +135,7 @@ func pending(to scangate.Destination) *scangate.Delivery {
 func gateEvent(t *testing.T, head string, seq int64) *scangate.Event {
 	t.Helper()
 	data := scangate.GateChange{GateView: scangate.GateView{PRID: 1, Blocked: true, Reasons: []scangate.GateReason{}, Categories: []scangate.GateCategoryView{}},
-		VcID: 9, RepoName: "acme/api", Sequence: seq}
+		VcID: 9, RepoID: 5, RepoName: "acme/api", Sequence: seq}
 	if head != "" {
 		data.HeadSHA = &head
 	}

@@ -1,8 +1,9 @@
 // Package egress holds the rules for the requests scangate sends out of its
 // own network: webhook deliveries and commit statuses. A URL must be https
 // and carry no credentials; a connection may reach only a public address,
-// never a private, loopback, link-local, multicast, unique-local or cloud
-// metadata one. The address is checked when the connection is made (a
+// never a private, loopback, link-local, multicast, unique-local, cloud
+// metadata or other special-purpose one (the IANA registries' ranges that
+// are not globally reachable: see specials). The address is checked when the connection is made (a
 // net.Dialer Control function sees the address being dialled), so a name
 // that resolved to a public address when it was subscribed and to a
 // private one later (DNS rebinding) still cannot reach it.
@@ -111,6 +112,22 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	}
 	if isLocalhost(host) && !p.LoopbackHTTP {
 		return nil, refused("%s is a loopback name", host)
+	}
+	return u, nil
+}
+
+// CheckAPIURL checks the root of an API that requests are built under (an
+// integration's api_url): what CheckURL checks, and no query or fragment,
+// not even an empty one, since a path appended to such a URL would land in
+// the query or be cut off.
+func (p Policy) CheckAPIURL(raw string) (*url.URL, error) {
+	u, err := p.CheckURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	// url.Parse cuts at the first '#': any '#' left is the fragment's.
+	if u.RawQuery != "" || u.ForceQuery || strings.ContainsRune(raw, '#') {
+		return nil, refused("must not hold a query or a fragment")
 	}
 	return u, nil
 }

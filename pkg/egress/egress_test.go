@@ -51,7 +51,7 @@ func TestClassify(t *testing.T) {
 		{"198.18.0.1", egress.Reserved},
 		{"::7f00:1", egress.Reserved},
 		{"100::1", egress.Reserved},
-		{"64:ff9b:1::1", egress.Reserved},
+		{"64:ff9b:1:808:8:800::", egress.Reserved}, // local-use NAT64 of 8.8.8.8
 		// IPv4 inside IPv6: the kind of the IPv4 address.
 		{"::ffff:127.0.0.1", egress.Loopback},
 		{"::ffff:10.1.2.3", egress.Private},
@@ -301,6 +301,12 @@ func TestConnectRefusesEachKind(t *testing.T) {
 		"mapped-md.example.com":   "::ffff:169.254.169.254",
 		"multicast.example.com":   "224.0.0.251",
 		"unspecified.example.com": "0.0.0.0",
+		"testnet.example.com":     "192.0.2.1",
+		"relay.example.com":       "192.88.99.1",
+		"doc6.example.com":        "3fff::1",
+		"srv6.example.com":        "5f00::1",
+		"teredo.example.com":      "2001:0:4136:e378:8000:63bf:3fff:fdfe",
+		"translated.example.com":  "::ffff:0:a9fe:a9fe",
 	}
 	r := &resolver{answers: map[string][][]netip.Addr{}}
 	for name, ip := range cases {
@@ -389,5 +395,28 @@ func TestClientFollowsNoRedirectAndUsesNoProxy(t *testing.T) {
 	}
 	if c.Transport.(*http.Transport).Proxy != nil {
 		t.Fatal("the transport has a proxy function")
+	}
+}
+
+// An API's root (an integration's api_url) holds no query or fragment,
+// not even an empty one, besides what CheckURL refuses.
+func TestCheckAPIURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://api.github.com":                 "",
+		"https://ghe.example.com/api/v3/":        "",
+		"https://gitlab.example.com:8443/api/v4": "",
+		"https://ghe.example.com/api/v3?x=1":     "query or a fragment",
+		"https://ghe.example.com/api/v3?":        "query or a fragment",
+		"https://ghe.example.com/api/v3#f":       "query or a fragment",
+		"https://ghe.example.com/api/v3#":        "query or a fragment",
+		"https://user:pw@ghe.example.com/api/v3": "user name or password",
+		"https://user@ghe.example.com/api/v3":    "user name or password",
+		"http://ghe.example.com/api/v3":          "must use https",
+		"https://192.0.2.10/api/v3":              "documentation address",
+	} {
+		_, err := egress.Policy{}.CheckAPIURL(raw)
+		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
 	}
 }

@@ -35,7 +35,7 @@ func TestStaleRoleIsCheckedAtWrite(t *testing.T) {
 	if resp.StatusCode != 403 || !strings.Contains(body, `"status":403`) {
 		t.Errorf("a demoted admin creating an admin: %d %s", resp.StatusCode, body)
 	}
-	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":99,"pr_name":"n","pr_link":"l"}}`
+	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":99,"pr_name":"n","pr_link":"l"}}`
 	resp, body = do(t, "POST", api+"/pr/scan", carl, scan)
 	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
 		t.Errorf("a deactivated user recording a scan: %d %s", resp.StatusCode, body)
@@ -95,7 +95,7 @@ func TestWriteChecksThePresentedToken(t *testing.T) {
 		}
 	}
 
-	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":99,"pr_name":"n","pr_link":"l"}}`
+	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":99,"pr_name":"n","pr_link":"l"}}`
 	for _, c := range []struct{ name, token, method, path, body string }{
 		{"a logged-out token minting a personal token", loggedOut, "POST", "/auth/tokens", `{"name":"persist","expires_in_days":366}`},
 		{"a logged-out token recording a scan", loggedOut, "POST", "/pr/scan", scan},

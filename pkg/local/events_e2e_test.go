@@ -758,6 +758,13 @@ func TestWebhookSecretsStaySealed(t *testing.T) {
 		{"PUT", "/integrations/8", `{"type":"bitbucket","token":"t"}`, "/type"},
 		{"PUT", "/integrations/8", `{"type":"github","api_url":"https://169.254.169.254/","token":"t"}`, "/api_url"},
 		{"PUT", "/integrations/8", `{"type":"github","token":"two words"}`, "/token"},
+		// An API's root holds no query, fragment or credentials (issue 30, item 6).
+		{"PUT", "/integrations/8", `{"type":"github","api_url":"https://ghe.example.com/api/v3?x=1","token":"t"}`, "/api_url"},
+		{"PUT", "/integrations/8", `{"type":"github","api_url":"https://ghe.example.com/api/v3?","token":"t"}`, "/api_url"},
+		{"PUT", "/integrations/8", `{"type":"gitlab","api_url":"https://gitlab.example.com/api/v4#frag","token":"t"}`, "/api_url"},
+		{"PUT", "/integrations/8", `{"type":"gitlab","api_url":"https://gitlab.example.com/api/v4#","token":"t"}`, "/api_url"},
+		{"PUT", "/integrations/8", `{"type":"github","api_url":"https://user:pw@ghe.example.com/api/v3","token":"t"}`, "/api_url"},
+		{"PUT", "/integrations/8", `{"type":"github","api_url":"https://user@ghe.example.com/api/v3","token":"t"}`, "/api_url"},
 	} {
 		resp, body := do(t, c.method, e.api+c.path, e.admin, c.body)
 		if resp.StatusCode != 422 || !strings.Contains(body, `"pointer":"`+c.pointer+`"`) {

@@ -47,6 +47,7 @@ type gateEvent struct {
 func TestCommitStatusesAndWebhooksFollowTheGate(t *testing.T) {
 	t.Parallel()
 	gh := gitHub(t, "ghp_standin")
+	gh.AddRepo(2, "acme", "api")
 	e := startEvents(t, func(o *local.Options, _ *ddbtest.Env) { o.DashboardURL = "https://scangate.example.com" })
 	e.call(t, 200, "PUT", "/integrations/9", `{"type":"github","api_url":"`+gh.URL+`","token":"ghp_standin"}`)
 	_, url := e.subscribe(t, `"pr.gate_changed","scan.recorded"`)

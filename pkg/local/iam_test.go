@@ -82,6 +82,9 @@ func resourceOf(n yaml.Node) string {
 	if id, _, _ := strings.Cut(n.Value, "."); n.Tag == "!GetAtt" && id != "Table" {
 		return id
 	}
+	if n.Tag == "!Ref" { // a secret: its ARN
+		return n.Value
+	}
 	v := n.Value
 	if n.Kind == yaml.SequenceNode && len(n.Content) > 0 { // !Sub [template, vars]
 		v = n.Content[0].Value
@@ -288,9 +291,11 @@ func like(pattern, s string) bool {
 }
 
 // TestIAMPolicies runs every function through a workflow that takes each
-// of its paths, records the DynamoDB actions each one uses, and checks them
-// against the function's policy in template.yaml: nothing it uses is
-// missing, nothing it does not use is granted.
+// of its paths, records the DynamoDB actions each one uses (and its calls
+// to the queues, the bus and Secrets Manager for its keys), and checks
+// them against the function's policy in template.yaml: nothing it uses is
+// missing, nothing it does not use is granted. So exactly the functions
+// that seal, open or page read exactly their key's secret.
 func TestIAMPolicies(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
@@ -401,8 +406,8 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/users/2", `{"role":"user","active":true,"user_email":"wendy2@example.com"}`},
 		{"PUT", "/users/2", `{"role":"user","active":false,"user_email":"wendy2@example.com"}`}, // the username marker's state
 		{"PUT", "/users/2", `{"role":"user","active":true,"user_email":"wendy2@example.com"}`},
-		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
-		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
 		{"POST", "/auth/tokens", `{"name":"ci","scope":"read"}`},
 		{"DELETE", "/auth/tokens/{id}", ""}, // the token created just before
 		{"GET", "/audit?action=login.failure", ""},
@@ -413,7 +418,7 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/whitelist/1", `{"name":"sha256:bb","comment":"moved"}`},
 		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
 		// A recording whose findings' group has rules reads them.
-		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
 		// The read side: each listing's first page and a page from a
 		// cursor (followed below), and each way a read finds its keys.
 		{"GET", "/pr/scan/1/findings?suppressed=true", ""},
@@ -427,11 +432,11 @@ func TestIAMPolicies(t *testing.T) {
 		{"GET", "/users?limit=1&role=admin", ""},
 		// A SARIF upload whose secret's group has rules (sha256 of "v").
 		{"POST", "/whitelist", `{"type":"SECRET","name":"sha256:4c94485e0c21ae6c41ce1dfe7b6bfaceea5ab68e40a2476f50208e526f506080","global_":true,"reason":"revoked"}`},
-		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},` +
+		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},` +
 			`"sarif":{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"k","message":{"text":"m"},` +
 			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":1,"snippet":{"text":"v"}}}}]}]}]}}`},
 		// A SARIF upload that opens a PR (its id item).
-		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,"pr":{"pr_id":5,"pr_name":"n","pr_link":"l"},` +
+		{"POST", "/pr/scan/sarif", `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":5,"pr_name":"n","pr_link":"l"},` +
 			`"sarif":{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[{"ruleId":"k","message":{"text":"m"},` +
 			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"b"},"region":{"startLine":2,"snippet":{"text":"w"}}}}]}]}]}}`},
 		// Policy changes: each re-judges every PR's gate (the newest scans' block status too).
@@ -502,7 +507,7 @@ func TestIAMPolicies(t *testing.T) {
 	if resp, body := do(t, "POST", api+"/whitelist", admin, `{"type":"VULNERABILITY","name":"CVE-2099-10000","global_":true,"reason":"wont_fix"}`); resp.StatusCode != 201 {
 		t.Fatalf("allowlist: %d %s", resp.StatusCode, body)
 	}
-	resp, body := do(t, "POST", api+"/pr/scan/sarif/uploads", admin, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r",`+
+	resp, body := do(t, "POST", api+"/pr/scan/sarif/uploads", admin, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r",`+
 		`"webhook_id":3,"pr":{"pr_id":6,"pr_name":"n","pr_link":"l"}}`) // a new PR: its id item
 	var up struct {
 		ID            int64             `json:"id"`
@@ -530,7 +535,7 @@ func TestIAMPolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A gate change with a commit: its status is posted to the integration.
-	gate := `{"pr_id":1,"vc_id":1,"repo_name":"acme/api","head_sha":"` + strings.Repeat("a", 40) + `","sequence":1,"blocked":true,` +
+	gate := `{"pr_id":1,"vc_id":1,"repo_id":2,"repo_name":"acme/api","head_sha":"` + strings.Repeat("a", 40) + `","sequence":1,"blocked":true,` +
 		`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"default","count":1}],"categories":[]}`
 	if _, err := stack.Store.RecordEvent(context.Background(), scangate.Event{Type: scangate.EventGateChanged,
 		OccurredAt: scangate.At(time.Now()), Data: []byte(gate)}); err != nil {
@@ -608,7 +613,7 @@ func TestIAMPolicies(t *testing.T) {
 	if len(readers) < 10 {
 		t.Errorf("%d reading functions: %v", len(readers), readers)
 	}
-	reads := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Query@index/GSI1"}
+	reads := []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Query@index/GSI1", "secretsmanager:GetSecretValue"}
 	for fn, allowed := range policies {
 		var got []string
 		for a := range used[fn] {

@@ -104,7 +104,7 @@ func runLoad(t *testing.T, secs int, oneCaller bool) {
 					for range r.IntN(5) {
 						fs = append(fs, fmt.Sprintf(`{"name":"sha256:%d"}`, r.IntN(4)))
 					}
-					body = fmt.Sprintf(`{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":%d,"repo_name":"repo-%d-%d",`+
+					body = fmt.Sprintf(`{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":%d,"repo_name":"o/repo-%d-%d",`+
 						`"webhook_id":1,"status":"completed","pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":[%s]}`,
 						101+r.IntN(2), c, r.IntN(1<<30), 1+r.IntN(20), strings.Join(fs, ","))
 				default:

@@ -38,7 +38,7 @@ func TestClockAndRunScheduled(t *testing.T) {
 	if err := stack.RunScheduled(context.Background(), "GetPrFunction", now()); err == nil {
 		t.Error("RunScheduled ran a function no schedule invokes")
 	}
-	scan := `{"scan_type":"SECRET","status":"completed","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,` +
+	scan := `{"scan_type":"SECRET","status":"completed","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,` +
 		`"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`
 	if resp, body := do(t, "POST", api+"/pr/scan", admin, scan); resp.StatusCode != 201 {
 		t.Fatalf("record: %d %s", resp.StatusCode, body)

@@ -22,9 +22,9 @@ func TestRoleMatrix(t *testing.T) {
 		allowed            []string
 	}{
 		{"GET", "/pr/scan/1", "", []string{"admin", "user", "readonly"}},
-		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"r","webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"}}`, []string{"admin", "user"}},
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"o/r","webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"}}`, []string{"admin", "user"}},
 		{"POST", "/whitelist", `{"type":"SECRET","name":"y","reason":"revoked"}`, []string{"admin", "user"}},
-		{"POST", "/pr/scan/sarif/uploads", `{"vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"r","webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"}}`, []string{"admin", "user"}},
+		{"POST", "/pr/scan/sarif/uploads", `{"vc_type":"g","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"o/r","webhook_id":1,"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"}}`, []string{"admin", "user"}},
 		{"GET", "/pr/scan/sarif/uploads/1", "", []string{"admin", "user", "readonly"}},
 		{"PUT", "/whitelist/1", `{"comment":"c"}`, []string{"admin", "user"}},
 		{"POST", "/users", `{"username":"n%s","user_email":"n%s@example.com","password":"password-123","role":"readonly"}`, []string{"admin"}},

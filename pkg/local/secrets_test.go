@@ -68,7 +68,7 @@ func TestNoSecretsStoredOrLogged(t *testing.T) {
 	do(t, "GET", api+"/pr/scan/1", personal, "")
 	do(t, "DELETE", api+"/auth/token", personal, "")
 	const planted = "planted-Secret-Value-4"
-	do(t, "POST", api+"/pr/scan/sarif", xavier, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"r","webhook_id":1,`+
+	do(t, "POST", api+"/pr/scan/sarif", xavier, `{"vc_type":"github","vc_id":1,"vc_name":"v","repo_id":1,"repo_name":"o/r","webhook_id":1,`+
 		`"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"},"sarif":{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gitleaks"}},"results":[`+
 		`{"ruleId":"k","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a"},"region":{"startLine":1,"snippet":{"text":"`+planted+`"}}}}]}]}]}}`)
 	do(t, "PUT", api+"/users/2", admin, `{"role":"user","active":false,"user_email":"xavier@example.com"}`)

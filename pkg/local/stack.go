@@ -104,8 +104,9 @@ type Options struct {
 	// AttemptTimeout bounds a delivery attempt (zero: the contract's 10 s).
 	AttemptTimeout time.Duration
 	// Observe, when set, is told the IAM action (sqs:SendMessage@<queue>,
-	// events:PutEvents@EventBus) of each call a function makes to the
-	// queues and the bus, by the function's logical id.
+	// events:PutEvents@EventBus, secretsmanager:GetSecretValue@<secret>) of
+	// each call a function makes to the queues, the bus and the keys, by
+	// the function's logical id.
 	Observe func(function, action string)
 }
 
@@ -310,12 +311,14 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 			return fmt.Errorf("cursor key: %w", err)
 		}
 	}
-	cursors, err := api.NewCursors(cfg.CursorKey)
+	if _, err := api.NewCursors(cfg.CursorKey); err != nil {
+		return err
+	}
+	secretsKey, err := localKey(o.SecretsKey)
 	if err != nil {
 		return err
 	}
-	box, err := openBox(o.SecretsKey)
-	if err != nil {
+	if _, err := seal.New(secretsKey); err != nil {
 		return err
 	}
 	now := o.Now
@@ -328,8 +331,12 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	var authorizer gateway.AuthorizerHandler
 	for _, op := range append(ops.Operations(), o.Operations...) {
 		id := ops.LogicalID(op.Name)
-		d := deps{store: s.Store, log: o.Log, config: cfg, cursors: cursors, bucket: s.Bucket, lanes: s.lanes, bus: s.bus, box: box,
-			egress: rules, now: now, work: s.workSender(t, id, o.Observe)}
+		// Each function reads the stack's own keys as a deployed one reads
+		// them from Secrets Manager: at first use, told to Observe.
+		d := deps{store: s.Store, log: o.Log, config: cfg, bucket: s.Bucket, lanes: s.lanes, bus: s.bus,
+			cursors: api.NewLazyCursors(readKey(cfg.CursorKey, id, "CursorKey", o.Observe)),
+			box:     seal.Lazy(readKey(secretsKey, id, "SecretsKey", o.Observe)),
+			egress:  rules, now: now, work: s.workSender(t, id, o.Observe)}
 		if o.StoreFor != nil {
 			d.store = o.StoreFor(id, s.capture)
 		}
@@ -358,15 +365,27 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 	return nil
 }
 
-// openBox makes the box that seals secrets, from key or a random one.
-func openBox(key []byte) (*seal.Box, error) {
+// localKey is the secrets key of the stack: key, or a random one.
+func localKey(key []byte) ([]byte, error) {
 	if len(key) == 0 {
 		key = make([]byte, 32)
 		if _, err := rand.Read(key); err != nil {
 			return nil, fmt.Errorf("secrets key: %w", err)
 		}
 	}
-	return seal.New(key)
+	return key, nil
+}
+
+// readKey is how function reads key, the template's secret of logical id
+// secret: at once, and told to observe as the IAM action
+// (secretsmanager:GetSecretValue@<secret>) a deployed function needs.
+func readKey(key []byte, function, secret string, observe func(function, action string)) func(context.Context) ([]byte, error) {
+	return func(context.Context) ([]byte, error) {
+		if observe != nil {
+			observe(function, "secretsmanager:GetSecretValue@"+secret)
+		}
+		return key, nil
+	}
 }
 
 func writeSecret(path, secret string) error {

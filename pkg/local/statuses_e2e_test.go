@@ -3,9 +3,12 @@ package local_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,11 +30,18 @@ func gitHub(t *testing.T, token string) *githubtest.Server {
 // sequence, whether it blocks, its commit.
 func gateChanged(t *testing.T, e *eventStack, seq int64, blocked bool, sha string) scangate.Event {
 	t.Helper()
+	return gateChangedOf(t, e, 1, "acme/api", seq, blocked, sha)
+}
+
+// gateChangedOf is gateChanged for PR 1 of vc_id, its repository (repo_id 5)
+// named repoName.
+func gateChangedOf(t *testing.T, e *eventStack, vcID int64, repoName string, seq int64, blocked bool, sha string) scangate.Event {
+	t.Helper()
 	var reasons []map[string]any
 	if blocked {
 		reasons = append(reasons, map[string]any{"kind": "findings", "scan_type": "SECRET", "category": "gitleaks", "scan_id": 1, "count": 2})
 	}
-	data := map[string]any{"pr_id": 1, "vc_id": 1, "repo_id": 5, "repo_name": "acme/api", "number": 7, "head_sha": sha,
+	data := map[string]any{"pr_id": 1, "vc_id": vcID, "repo_id": 5, "repo_name": repoName, "number": 7, "head_sha": sha,
 		"sequence": seq, "cause": "scan", "blocked": blocked, "reasons": scangate.NonNil(reasons),
 		"categories": []map[string]any{{"scan_type": "SECRET", "category": "gitleaks", "scan_id": 1, "status": "completed"}},
 		"policy":     map[string]any{"block_severity": map[string]string{"SECRET": "none", "VULNERABILITY": "none"}},
@@ -63,6 +73,7 @@ func states(s *githubtest.Server, sha string) []string {
 func TestCommitStatusesFollowTheGate(t *testing.T) {
 	t.Parallel()
 	gh := gitHub(t, "ghp_standin")
+	gh.AddRepo(5, "acme", "api")
 	e := startEvents(t, func(o *local.Options, _ *ddbtest.Env) { o.DashboardURL = "https://scangate.example.com" })
 	e.call(t, 200, "PUT", "/integrations/1", `{"type":"github","api_url":"`+gh.URL+`","token":"ghp_standin"}`)
 	sha := strings.Repeat("a", 40)
@@ -129,6 +140,86 @@ func TestCommitStatusesFollowTheGate(t *testing.T) {
 	_ = json.Unmarshal([]byte(log), &audit)
 	if len(audit.Items) != 3 || string(audit.Items[0].Changes["token"]) != `{"to":"set"}` || strings.Contains(log, "ghp_") {
 		t.Errorf("audit of the integration: %s", log)
+	}
+}
+
+// TestCommitStatusesGoToTheRepositoryOfRepoID (issue 30, item 2): a
+// recorder's repo_name never steers a status. Names that would rewrite the
+// path or query (../.., ../gists?, o/r#frag, ..) are refused when a scan is
+// recorded (422, nothing stored), and a gate change that carries one (as
+// one recorded before that rule would) posts its status to the repository
+// of its repo_id alone: on GitHub (the stand-in that checks every request
+// against GitHub's description) the repository GET /repositories/5 names,
+// looked up once.
+func TestCommitStatusesGoToTheRepositoryOfRepoID(t *testing.T) {
+	t.Parallel()
+	gh := gitHub(t, "ghp_standin")
+	gh.AddRepo(5, "acme", "api")
+	e := startEvents(t)
+	e.call(t, 200, "PUT", "/integrations/1", `{"type":"github","api_url":"`+gh.URL+`","token":"ghp_standin"}`)
+	for i, name := range hostileRepoNames {
+		refuseRepoName(t, e, "github", name)
+		gateChangedOf(t, e, 1, name, int64(i+1), true, strings.Repeat(string(rune('a'+i)), 40))
+		drain(t, e.stack, e.clock)
+	}
+	e.call(t, 404, "GET", "/pr/scan/1", "") // no scan was stored
+	var where []string
+	for _, s := range gh.Statuses() {
+		where = append(where, s.Prefix+"/repos/"+s.Owner+"/"+s.Repo+"/statuses/"+s.SHA[:1])
+	}
+	if want := []string{"/repos/acme/api/statuses/a", "/repos/acme/api/statuses/b", "/repos/acme/api/statuses/c", "/repos/acme/api/statuses/d"}; !slices.Equal(where, want) {
+		t.Errorf("GitHub statuses %v, want %v (refused %+v)", where, want, gh.Refusals())
+	}
+	if r := gh.Refusals(); len(r) != 0 || gh.Lookups() != 1 {
+		t.Errorf("GitHub refused %+v; %d lookups of repository 5, want 1", r, gh.Lookups())
+	}
+}
+
+// TestCommitStatusesGoToTheGitLabProjectOfRepoID is the same on GitLab:
+// the status goes to the project of repo_id, /projects/5/statuses/{sha},
+// whatever repo_name says.
+func TestCommitStatusesGoToTheGitLabProjectOfRepoID(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var paths []string
+	gl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":1}`))
+	}))
+	defer gl.Close()
+	e := startEvents(t)
+	e.call(t, 200, "PUT", "/integrations/2", `{"type":"gitlab","api_url":"`+gl.URL+`/api/v4","token":"glpat-standin"}`)
+	var want []string
+	for i, name := range hostileRepoNames {
+		refuseRepoName(t, e, "gitlab", name)
+		sha := strings.Repeat(string(rune('a'+i)), 40)
+		gateChangedOf(t, e, 2, name, int64(i+1), true, sha)
+		drain(t, e.stack, e.clock)
+		want = append(want, "POST /api/v4/projects/5/statuses/"+sha)
+	}
+	e.call(t, 404, "GET", "/pr/scan/1", "") // no scan was stored
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(paths, want) {
+		t.Errorf("GitLab requests %v, want %v", paths, want)
+	}
+}
+
+// hostileRepoNames are the repo_names of the review (issue 30) that
+// rewrote a status's path or query.
+var hostileRepoNames = []string{"../..", "../gists?", "o/r#frag", ".."}
+
+// refuseRepoName records a scan of vcType named name and expects 422 at
+// /repo_name.
+func refuseRepoName(t *testing.T, e *eventStack, vcType, name string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"scan_type": "SECRET", "vc_type": vcType, "vc_id": 1, "vc_name": "v", "repo_id": 5,
+		"repo_name": name, "webhook_id": 1, "pr": map[string]any{"pr_id": 7, "pr_name": "n", "pr_link": "l"}})
+	if got := e.call(t, 422, "POST", "/pr/scan", string(body)); !strings.Contains(got, `"/repo_name"`) {
+		t.Errorf("%s repo_name %q: %s", vcType, name, got)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 func TestCancelledTransactionsLeaveTheStoreWhole(t *testing.T) {
 	t.Parallel()
 	e := startUploads(t, nil)
-	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"r","webhook_id":3,` +
+	scan := `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,` +
 		`"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"status":"completed","findings":[{"name":"sha256:aa"}]}`
 	if resp, body := do(t, "POST", e.api+"/pr/scan", e.admin, fmt.Sprintf(scan, 1)); resp.StatusCode != 201 {
 		t.Fatalf("record: %d %s", resp.StatusCode, body)

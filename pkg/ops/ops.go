@@ -45,7 +45,7 @@ type Deps interface {
 	S3() *s3.Client      // the dashboard's publisher writes its bucket with it
 	Queues() lane.Queues // the delivery queues
 	Bus() dispatch.Bus   // the event bus
-	Box() *seal.Box      // seals and opens webhook secrets and integration tokens (SECRETS_KEY)
+	Box() *seal.Box      // seals and opens webhook secrets and integration tokens (the secrets key, SECRETS_KEY_ID)
 	// Egress is the outbound rules of webhooks (Config's LoopbackHTTP, and
 	// the resolver tests replace).
 	Egress() egress.Policy

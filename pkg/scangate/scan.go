@@ -196,24 +196,34 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 		}
 	}
 	text("/vc_type", s.VcType, 1, 64)
+	checkHidden(p, "/vc_type", s.VcType)
 	positive("/vc_id", s.VcID)
 	text("/vc_name", s.VcName, 1, MaxNameLen)
+	checkControl(p, "/vc_name", s.VcName)
 	positive("/repo_id", s.RepoID)
-	text("/repo_name", s.RepoName, 1, MaxNameLen)
+	checkRepoName(p, s.VcType, s.RepoName)
 	positive("/webhook_id", s.WebhookID)
 	positive("/pr/pr_id", s.PR.Number)
 	text("/pr/pr_name", s.PR.Name, 1, MaxTextLen)
+	checkControl(p, "/pr/pr_name", s.PR.Name)
 	text("/pr/pr_link", s.PR.Link, 1, MaxTextLen)
+	checkControl(p, "/pr/pr_link", s.PR.Link)
 	if s.StatURL != nil {
 		text("/stat_url", *s.StatURL, 0, MaxTextLen)
+		checkControl(p, "/stat_url", *s.StatURL)
 	}
 	if len(s.OtherDetails) > MaxOtherDetails {
 		p.Add("/other_details", "must be at most %d bytes of JSON", MaxOtherDetails)
+	} else if len(s.OtherDetails) > 0 {
+		var v any
+		if json.Unmarshal(s.OtherDetails, &v) == nil {
+			checkControlIn(p, "/other_details", v)
+		}
 	}
 	if s.Category != "" && !ValidCategory(s.Category) {
 		p.Add("/category", "must be 1 to %d characters of A-Z a-z 0-9 . _ / -", MaxCategoryLen)
 	}
-	if s.CommitSHA != "" && !validSHA(s.CommitSHA) {
+	if s.CommitSHA != "" && !ValidSHA(s.CommitSHA) {
 		p.Add("/commit_sha", "must be a commit's hash: 40 or 64 hexadecimal digits")
 	}
 	if s.Ref != "" {
@@ -225,8 +235,8 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 // MaxRefLen bounds a scan's ref, in characters.
 const MaxRefLen = 255
 
-// validSHA reports a SHA-1 or SHA-256 commit hash: 40 or 64 hex digits.
-func validSHA(s string) bool {
+// ValidSHA reports a SHA-1 or SHA-256 commit hash: 40 or 64 hex digits.
+func ValidSHA(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}
@@ -261,7 +271,9 @@ func (s NewScan) validateFindings(p *Problems) {
 			}
 		}
 		text(ptr+"/rule", f.Rule, 0, MaxNameLen)
+		checkHidden(p, ptr+"/rule", f.Rule)
 		text(ptr+"/path", f.Path, 0, MaxTextLen)
+		checkHidden(p, ptr+"/path", f.Path)
 		if f.Line != nil && *f.Line < 1 {
 			p.Add(ptr+"/line", "must be a positive integer")
 		}
@@ -280,6 +292,30 @@ func checkName(p *Problems, ptr, s string) {
 		return
 	}
 	checkHidden(p, ptr, s)
+}
+
+// checkControlIn checks every string of a decoded JSON value, its members'
+// names too, with checkControl: the first one found is the problem, at its
+// JSON pointer under ptr.
+func checkControlIn(p *Problems, ptr string, v any) bool {
+	switch v := v.(type) {
+	case string:
+		return checkControl(p, ptr, v)
+	case []any:
+		for i, e := range v {
+			if checkControlIn(p, ptr+"/"+itoa(i), e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			at := ptr + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+			if checkControl(p, at, k) || checkControlIn(p, at, e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func itoa(i int) string {

@@ -111,7 +111,7 @@ func TestIdentifiersRefuseControlAndFormatCharacters(t *testing.T) {
 }
 
 func validScan() scangate.NewScan {
-	return scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "gh", RepoID: 1, RepoName: "r",
+	return scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "gh", RepoID: 1, RepoName: "o/r",
 		WebhookID: 1, PR: scangate.PRRef{Number: 1, Name: "n", Link: "l"}, Status: "completed", OtherDetails: []byte("{}")}
 }
 

@@ -2,6 +2,7 @@ package seal_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -58,16 +59,43 @@ func TestSealOpens(t *testing.T) {
 	}
 }
 
-func TestFromEnv(t *testing.T) {
-	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
-	if _, err := seal.FromEnv(func(string) string { return key }); err != nil {
+// A lazy box fetches its key at its first Seal or Open, once; a fetch
+// that fails fails that call (not as ErrOpen: the value may be fine) and
+// is tried again at the next; a key too short is refused.
+func TestLazy(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 32)
+	fetches := 0
+	var fail error
+	b := seal.Lazy(func(context.Context) ([]byte, error) {
+		fetches++
+		return key, fail
+	})
+	if fetches != 0 {
+		t.Fatal("fetched when made")
+	}
+	fail = errors.New("throttled")
+	if _, err := b.Seal(seal.WebhookSecret, "whsec_x"); err == nil || errors.Is(err, seal.ErrOpen) || !strings.Contains(err.Error(), "throttled") {
+		t.Fatalf("a failed fetch: %v", err)
+	}
+	fail = nil
+	sealed, err := b.Seal(seal.WebhookSecret, "whsec_x")
+	if err != nil {
 		t.Fatal(err)
 	}
-	short := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 31))
-	for _, v := range []string{"", short, "not base64!"} {
-		_, err := seal.FromEnv(func(string) string { return v })
-		if err == nil || v != "" && strings.Contains(err.Error(), v) {
-			t.Errorf("SECRETS_KEY %q: %v", v, err)
+	for range 3 {
+		if plain, err := b.Open(seal.WebhookSecret, sealed); err != nil || plain != "whsec_x" {
+			t.Fatalf("open: %q %v", plain, err)
 		}
+	}
+	if fetches != 2 {
+		t.Fatalf("%d fetches, want 2 (one failed, one kept)", fetches)
+	}
+	fixed, _ := seal.New(key)
+	if plain, err := fixed.Open(seal.WebhookSecret, sealed); err != nil || plain != "whsec_x" {
+		t.Fatalf("the same key, not lazy: %q %v", plain, err)
+	}
+	short := seal.Lazy(func(context.Context) ([]byte, error) { return key[:31], nil })
+	if _, err := short.Seal(seal.WebhookSecret, "x"); err == nil {
+		t.Fatal("a 31-byte key sealed")
 	}
 }

@@ -143,7 +143,7 @@ func TestOutboxUploadEvents(t *testing.T) {
 	now := time.Now()
 	newUpload := func() scangate.Upload {
 		u, err := env.Store.CreateUpload(ctx, scangate.Upload{CreatedBy: 1, CreatedAt: scangate.At(now), ExpiresAt: scangate.At(now.Add(time.Minute)),
-			Envelope: scangate.NewScan{VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "r", WebhookID: 3, Status: "completed",
+			Envelope: scangate.NewScan{VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "o/r", WebhookID: 3, Status: "completed",
 				PR: scangate.PRRef{Number: 4, Name: "n", Link: "l"}}}, time.Hour)
 		if err != nil {
 			t.Fatal(err)

@@ -131,8 +131,8 @@ const (
 	Busy       = "busy"       // another post of the commit is under way: try again shortly
 )
 
-func statusKey(vcID int64, repo, sha string) item {
-	return key("STATUS#"+strconv.FormatInt(vcID, 10)+"#"+repo+"#"+sha, "STATUS")
+func statusKey(vcID, repoID int64, sha string) item {
+	return key("STATUS#"+strconv.FormatInt(vcID, 10)+"#"+strconv.FormatInt(repoID, 10)+"#"+sha, "STATUS")
 }
 
 // ClaimStatus claims the right to post the status of gate sequence seq
@@ -140,8 +140,8 @@ func statusKey(vcID int64, repo, sha string) item {
 // was claimed and no other post holds the commit (its lease ended before
 // now). So statuses of one commit are posted one at a time, the newest
 // last.
-func (s *Store) ClaimStatus(ctx context.Context, vcID int64, repo, sha string, seq int64, now time.Time, lease int64) (string, error) {
-	k := statusKey(vcID, repo, sha)
+func (s *Store) ClaimStatus(ctx context.Context, vcID, repoID int64, sha string, seq int64, now time.Time, lease int64) (string, error) {
+	k := statusKey(vcID, repoID, sha)
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key:              k,
 		UpdateExpression: aws.String("SET " + ref(aSeq) + " = :seq, " + ref(aLease) + " = :lease, " + ref(aTTL) + " = :ttl"),
@@ -168,9 +168,9 @@ func (s *Store) ClaimStatus(ctx context.Context, vcID int64, repo, sha string, s
 
 // ReleaseStatus ends the lease of the post of seq on a commit, so that the
 // next one need not wait for it to run out.
-func (s *Store) ReleaseStatus(ctx context.Context, vcID int64, repo, sha string, seq, lease int64) error {
+func (s *Store) ReleaseStatus(ctx context.Context, vcID, repoID int64, sha string, seq, lease int64) error {
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key:                       statusKey(vcID, repo, sha),
+		Key:                       statusKey(vcID, repoID, sha),
 		UpdateExpression:          aws.String("SET " + ref(aLease) + " = :zero"),
 		ConditionExpression:       aws.String(ref(aSeq) + " = :seq AND " + ref(aLease) + " = :lease"),
 		ExpressionAttributeValues: item{":zero": num(0), ":seq": num(seq), ":lease": num(lease)},

@@ -19,7 +19,7 @@ import (
 
 func vulnScan(repo int64, names ...string) scangate.NewScan {
 	ns := scangate.NewScan{Type: scangate.ScanVulnerability, VcType: "github", VcID: 1, VcName: "v", RepoID: repo,
-		RepoName: "r", WebhookID: 1, PR: scangate.PRRef{Number: repo, Name: "n", Link: "l"}, Status: "completed"}
+		RepoName: "o/r", WebhookID: 1, PR: scangate.PRRef{Number: repo, Name: "n", Link: "l"}, Status: "completed"}
 	for _, n := range names {
 		ns.Findings = append(ns.Findings, scangate.Finding{Name: n})
 	}

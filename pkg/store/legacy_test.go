@@ -73,7 +73,7 @@ func TestRecordsOfBeforeCategories(t *testing.T) {
 		changes[0].Previous == nil || !changes[0].Previous.Blocked || changes[0].Reasons[0].Count != 1 {
 		t.Fatalf("the gate changes of a record of before categories: %+v", changes)
 	}
-	ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "r", WebhookID: 3,
+	ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "o/r", WebhookID: 3,
 		PR: scangate.PRRef{Number: 7, Name: "n", Link: "l"}, Status: "completed", Category: "gitleaks"}
 	if _, _, err := env.Store.RecordScan(ctx, ns, testWho, time.Now()); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestFindingsPageOfABigScan(t *testing.T) {
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	const n = 25000
-	ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "r",
+	ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "o/r",
 		WebhookID: 3, PR: scangate.PRRef{Number: 4, Name: "n", Link: "l"}, Status: "completed"}
 	for i := range n {
 		ns.Findings = append(ns.Findings, scangate.Finding{Name: fmt.Sprintf("sha256:%02d", i%10), Rule: "rule", Path: "p", InSource: i%1000 == 7})
@@ -90,7 +90,7 @@ func TestPRByNumberIsOneGetItem(t *testing.T) {
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	sc, _, err := env.Store.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v",
-		RepoID: 2, RepoName: "r", WebhookID: 3, PR: scangate.PRRef{Number: 42, Name: "n", Link: "l"}}, testWho, time.Now())
+		RepoID: 2, RepoName: "o/r", WebhookID: 3, PR: scangate.PRRef{Number: 42, Name: "n", Link: "l"}}, testWho, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ type part struct {
 }
 
 func newUpload(pr int64) upload {
-	env := scangate.NewScan{VcType: "github", VcID: 1, VcName: "v", RepoID: 3, RepoName: "r", WebhookID: 1,
+	env := scangate.NewScan{VcType: "github", VcID: 1, VcName: "v", RepoID: 3, RepoName: "o/r", WebhookID: 1,
 		PR: scangate.PRRef{Number: pr, Name: "n", Link: "l"}, Status: "completed"}
 	sec, vul := env, env
 	sec.Type, sec.Category = scangate.ScanSecret, "gitleaks"

@@ -21,7 +21,7 @@ func TestUploadStatus(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	u, err := env.Store.CreateUpload(ctx, scangate.Upload{CreatedBy: 1, CreatedAt: scangate.At(now), ExpiresAt: scangate.At(now.Add(time.Minute)),
-		Envelope: scangate.NewScan{VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "r", WebhookID: 3, Status: "completed",
+		Envelope: scangate.NewScan{VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "o/r", WebhookID: 3, Status: "completed",
 			PR: scangate.PRRef{Number: 4, Name: "n", Link: "l"}}}, time.Hour)
 	if err != nil || u.ID != 1 || u.Status != scangate.UploadAwaiting {
 		t.Fatalf("%+v %v", u, err)

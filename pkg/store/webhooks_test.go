@@ -122,7 +122,7 @@ func TestStatusClaims(t *testing.T) {
 	lease := now.Add(15 * time.Second).UnixMilli()
 	claim := func(sha string, seq int64, at time.Time) string {
 		t.Helper()
-		r, err := env.Store.ClaimStatus(ctx, 1, "acme/api", sha, seq, at, at.Add(15*time.Second).UnixMilli())
+		r, err := env.Store.ClaimStatus(ctx, 1, 5, sha, seq, at, at.Add(15*time.Second).UnixMilli())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestStatusClaims(t *testing.T) {
 			t.Fatalf("step %d: claim %s#%d: %s, want %s", i, s.sha, s.seq, got, s.want)
 		}
 	}
-	if err := env.Store.ReleaseStatus(ctx, 1, "acme/api", "b", 1, lease); err != nil {
+	if err := env.Store.ReleaseStatus(ctx, 1, 5, "b", 1, lease); err != nil {
 		t.Fatal(err)
 	}
 	if got := claim("b", 1, now.Add(time.Second)); got != store.Claimed {
@@ -157,7 +157,7 @@ func TestStatusClaims(t *testing.T) {
 	held := 0
 	for i := range 6 {
 		wg.Go(func() {
-			r, err := env.Store.ClaimStatus(ctx, 1, "acme/api", "c", int64(i+1), now, lease)
+			r, err := env.Store.ClaimStatus(ctx, 1, 5, "c", int64(i+1), now, lease)
 			if err != nil {
 				t.Error(err)
 			}

@@ -82,7 +82,7 @@ func TestIngestObjectSize(t *testing.T) {
 		{"size misreported as small", 10, 1025},
 	} {
 		u, err := env.Store.CreateUpload(ctx, scangate.Upload{CreatedBy: 1, CreatedAt: scangate.At(time.Now()), Envelope: scangate.NewScan{
-			VcType: "github", VcID: 1, VcName: "v", RepoID: 1, RepoName: "r", WebhookID: 1, Status: "completed",
+			VcType: "github", VcID: 1, VcName: "v", RepoID: 1, RepoName: "o/r", WebhookID: 1, Status: "completed",
 			PR: scangate.PRRef{Number: 1, Name: "n", Link: "l"}}}, time.Hour)
 		if err != nil {
 			t.Fatal(err)

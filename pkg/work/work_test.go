@@ -19,7 +19,7 @@ func TestFanOut(t *testing.T) {
 	env := ddbtest.New(t)
 	ctx := context.Background()
 	for i := int64(1); i <= 120; i++ {
-		ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 1, RepoName: "r", WebhookID: 1,
+		ns := scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 1, RepoName: "o/r", WebhookID: 1,
 			PR: scangate.PRRef{Number: i, Name: "n", Link: "l"}, Status: "completed", Findings: []scangate.Finding{{Name: "sha256:aa", Severity: scangate.SeverityLow}}}
 		if _, _, err := env.Store.RecordScan(ctx, ns, scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 			t.Fatal(err)

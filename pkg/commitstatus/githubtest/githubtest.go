@@ -3,9 +3,14 @@
 // description (the npm package @octokit/openapi, pinned in
 // .ci/octokit/package-lock.json) with kin-openapi, records the commit
 // statuses posted, and answers them as GitHub does (201 and the status
-// object, itself checked against the description). Any other request is
-// refused: a path the description does not have is 404, a request it
-// does not allow is 422 as GitHub words it, a missing or wrong token 401.
+// object, itself checked against the description). It also answers GET
+// /repositories/{repository_id} for the repositories a test adds (AddRepo):
+// GitHub serves that route, and go-github calls it (GetByID), but the
+// description does not list it, so the stand-in checks it by hand (a
+// positive integer id, the token) and answers the members scangate reads.
+// Any other request is refused: a path the description does not have is
+// 404, a request it does not allow is 422 as GitHub words it, a missing or
+// wrong token 401.
 package githubtest
 
 import (
@@ -18,6 +23,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +111,25 @@ type Server struct {
 	mu       sync.Mutex
 	statuses []Status
 	refusals []Refusal
+	repos    map[int64][2]string // id -> owner, name
+	lookups  int
+}
+
+// AddRepo makes the stand-in know the repository of id as owner/name.
+func (s *Server) AddRepo(id int64, owner, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.repos == nil {
+		s.repos = map[int64][2]string{}
+	}
+	s.repos[id] = [2]string{owner, name}
+}
+
+// Lookups counts the GET /repositories/{repository_id} answered.
+func (s *Server) Lookups() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lookups
 }
 
 // New starts a stand-in that accepts requests authenticated with token.
@@ -150,6 +175,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusUnauthorized, "Bad credentials", "no token, or not the stand-in's")
 		return
 	}
+	if rest, ok := strings.CutPrefix(strings.TrimPrefix(r.URL.EscapedPath(), EnterprisePrefix), "/repositories/"); ok {
+		s.repository(w, r, rest)
+		return
+	}
 	route, params, err := s.router.FindRoute(r)
 	if err != nil {
 		s.refuse(w, r, http.StatusNotFound, "Not Found", err.Error())
@@ -166,6 +195,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.createStatus(w, r, in, params, body)
+}
+
+// repository answers GET /repositories/{repository_id}: the repository's
+// id, name, full name and owner, as GitHub's full repository has them.
+func (s *Server) repository(w http.ResponseWriter, r *http.Request, rest string) {
+	id, err := strconv.ParseInt(rest, 10, 64)
+	switch {
+	case r.Method != http.MethodGet:
+		s.refuse(w, r, http.StatusNotFound, "Not Found", "GET only")
+		return
+	case err != nil || id < 1:
+		s.refuse(w, r, http.StatusNotFound, "Not Found", "not a repository id: "+rest)
+		return
+	}
+	s.mu.Lock()
+	repo, ok := s.repos[id]
+	if ok {
+		s.lookups++
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.refuse(w, r, http.StatusNotFound, "Not Found", "no repository "+rest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "name": repo[1], "full_name": repo[0] + "/" + repo[1],
+		"owner": map[string]any{"login": repo[0], "id": 1, "type": "Organization"}, "private": true})
 }
 
 func (s *Server) authenticated(r *http.Request) bool {
