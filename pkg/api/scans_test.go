@@ -93,7 +93,7 @@ func TestScanShapeAndDefaults(t *testing.T) {
 		t.Errorf("GET answers %s\nbut the record answered %s", got.Body, resp.Body)
 	}
 	sc := decode(t, got)
-	want := []string{"block_status", "created_at", "id", "other_details", "pr", "pr_id", "repo_id", "repo_name", "scan_type", "secret_count",
+	want := []string{"block_status", "branch", "created_at", "id", "other_details", "pr", "pr_id", "repo_id", "repo_name", "scan_type", "secret_count",
 		"stat_url", "status", "vc_id", "vc_name", "vc_type", "vulnerability_count", "webhook_id"}
 	if k := sortedKeys(sc); !reflect.DeepEqual(k, want) {
 		t.Fatalf("scan fields %v; want %v", k, want)
@@ -106,7 +106,7 @@ func TestScanShapeAndDefaults(t *testing.T) {
 	checks := map[string]any{
 		"id": 1.0, "pr_id": 1.0, "vc_id": 10.0, "webhook_id": 3.0, "repo_id": 100.0, "vc_type": "github", "scan_type": "SECRET",
 		"vc_name": "acme-github", "repo_name": "acme/api", "status": "pending", "block_status": true, "stat_url": nil,
-		"secret_count": 0.0, "vulnerability_count": 0.0,
+		"secret_count": 0.0, "vulnerability_count": 0.0, "branch": nil,
 	}
 	for k, v := range checks {
 		if sc[k] != v {

@@ -1,7 +1,9 @@
 package scangate
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -55,14 +57,17 @@ type PRRef struct {
 
 // NewScan is a request to record a scan.
 type NewScan struct {
-	Type         ScanType
-	VcType       string
-	VcID         int64
-	VcName       string
-	RepoID       int64
-	RepoName     string
-	WebhookID    int64
-	PR           PRRef
+	Type      ScanType
+	VcType    string
+	VcID      int64
+	VcName    string
+	RepoID    int64
+	RepoName  string
+	WebhookID int64
+	PR        PRRef
+	// Branch is the branch a branch analysis is of (its name, a leading
+	// refs/heads/ removed): set in place of PR.
+	Branch       string
 	Status       string
 	StatURL      *string
 	OtherDetails json.RawMessage // a JSON object
@@ -95,6 +100,10 @@ type Scan struct {
 	VulnerabilityCount int64
 	Category           string
 	CommitSHA, Ref     string
+	// BranchID and Branch name the branch of a branch analysis (PRID and
+	// PRNumber are then 0); both are zero for a pull request's scan.
+	BranchID int64
+	Branch   string
 	// Sev counts its unsuppressed findings per severity: the counts above
 	// are their sum, and its block status is judged from them.
 	Sev SevCounts
@@ -201,9 +210,13 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 	positive("/repo_id", s.RepoID)
 	text("/repo_name", s.RepoName, 1, MaxNameLen)
 	positive("/webhook_id", s.WebhookID)
-	positive("/pr/pr_id", s.PR.Number)
-	text("/pr/pr_name", s.PR.Name, 1, MaxTextLen)
-	text("/pr/pr_link", s.PR.Link, 1, MaxTextLen)
+	if s.Branch == "" {
+		positive("/pr/pr_id", s.PR.Number)
+		text("/pr/pr_name", s.PR.Name, 1, MaxTextLen)
+		text("/pr/pr_link", s.PR.Link, 1, MaxTextLen)
+	} else {
+		CheckBranchName(p, "/branch", s.Branch)
+	}
 	if s.StatURL != nil {
 		text("/stat_url", *s.StatURL, 0, MaxTextLen)
 	}
@@ -220,6 +233,25 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 		text("/ref", s.Ref, 1, MaxRefLen)
 		checkHidden(p, "/ref", s.Ref)
 	}
+}
+
+// IsBranch reports whether the scan to record is a branch analysis.
+func (s NewScan) IsBranch() bool { return s.Branch != "" }
+
+// MaxBranchLen bounds a branch's name, in characters.
+const MaxBranchLen = 255
+
+// BranchName is a branch's name as given: without a leading refs/heads/.
+func BranchName(s string) string { return strings.TrimPrefix(s, "refs/heads/") }
+
+// CheckBranchName checks a branch's name (as BranchName leaves it): 1 to
+// MaxBranchLen characters, no control or format character.
+func CheckBranchName(p *Problems, ptr, name string) {
+	if n := len([]rune(name)); n < 1 || n > MaxBranchLen {
+		p.Add(ptr, "must be 1 to %d characters (after a leading refs/heads/)", MaxBranchLen)
+		return
+	}
+	checkHidden(p, ptr, name)
 }
 
 // MaxRefLen bounds a scan's ref, in characters.
@@ -285,4 +317,41 @@ func checkName(p *Problems, ptr, s string) {
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// Branch is a branch's record: its newest scan of each (scan type,
+// category), as branch analyses recorded them.
+type Branch struct {
+	ID         int64
+	VcID       int64
+	RepoID     int64
+	Name       string
+	LastScan   Time
+	Categories []BranchCategory
+}
+
+// BranchCategory is a branch's newest scan of one (scan type, category).
+type BranchCategory struct {
+	Type               ScanType
+	Category           string
+	ScanID             int64
+	CommitSHA          string
+	CreatedAt          Time
+	SecretCount        int64
+	VulnerabilityCount int64
+}
+
+// BranchFilter selects the branches of one repository, or the one of a
+// name.
+type BranchFilter struct {
+	VcID, RepoID int64
+	Name         string
+}
+
+// SortBranchCategories orders a branch's categories by scan type, then
+// category.
+func SortBranchCategories(cats []BranchCategory) {
+	slices.SortFunc(cats, func(a, b BranchCategory) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Category, b.Category))
+	})
 }

@@ -34,14 +34,15 @@ func ViewPR(pr PR) PRView {
 // carries it.
 type ScanView struct {
 	ID                 int64           `json:"id"`
-	PrID               int64           `json:"pr_id"`
+	PrID               *int64          `json:"pr_id"`
 	VcID               int64           `json:"vc_id"`
 	WebhookID          int64           `json:"webhook_id"`
 	RepoID             int64           `json:"repo_id"`
 	VcType             string          `json:"vc_type"`
 	ScanType           ScanType        `json:"scan_type"`
 	CreatedAt          Time            `json:"created_at"`
-	PR                 PRView          `json:"pr"`
+	PR                 *PRView         `json:"pr"`
+	Branch             *BranchRefView  `json:"branch"`
 	VcName             string          `json:"vc_name"`
 	RepoName           string          `json:"repo_name"`
 	Status             string          `json:"status"`
@@ -52,16 +53,31 @@ type ScanView struct {
 	VulnerabilityCount int64           `json:"vulnerability_count"`
 }
 
-// ViewScan is the view of a scan with its pull request.
+// BranchRefView names the branch of a branch analysis.
+type BranchRefView struct {
+	BranchID int64  `json:"branch_id"`
+	Name     string `json:"name"`
+}
+
+// ViewScan is the view of a scan with its pull request: a branch
+// analysis shows its branch, and pr_id and pr null (pr is then ignored);
+// a pull request's scan shows branch null.
 func ViewScan(sc Scan, pr PR) ScanView {
-	return ScanView{
-		ID: sc.ID, PrID: sc.PRID, VcID: sc.VcID, WebhookID: sc.WebhookID, RepoID: sc.RepoID,
+	v := ScanView{
+		ID: sc.ID, PrID: &sc.PRID, VcID: sc.VcID, WebhookID: sc.WebhookID, RepoID: sc.RepoID,
 		VcType: sc.VcType, ScanType: sc.Type, CreatedAt: sc.CreatedAt,
-		PR:     ViewPR(pr),
 		VcName: sc.VcName, RepoName: sc.RepoName, Status: sc.Status, BlockStatus: sc.BlockStatus,
 		OtherDetails: sc.OtherDetails, StatURL: sc.StatURL,
 		SecretCount: sc.SecretCount, VulnerabilityCount: sc.VulnerabilityCount,
 	}
+	if sc.BranchID != 0 {
+		v.PrID = nil
+		v.Branch = &BranchRefView{BranchID: sc.BranchID, Name: sc.Branch}
+		return v
+	}
+	p := ViewPR(pr)
+	v.PR = &p
+	return v
 }
 
 // GateCategoryView is a pull request's newest scan of one (scan type,
@@ -132,4 +148,43 @@ type GateChange struct {
 	Sequence int64         `json:"sequence"`
 	Cause    string        `json:"cause"`
 	Previous *GateDecision `json:"previous"`
+}
+
+// BranchCategoryView is a branch's newest scan of one (scan type,
+// category), as GET /branches/{branch_id} shows it.
+type BranchCategoryView struct {
+	ScanType           ScanType `json:"scan_type"`
+	Category           string   `json:"category"`
+	ScanID             int64    `json:"scan_id"`
+	CommitSHA          *string  `json:"commit_sha"`
+	CreatedAt          Time     `json:"created_at"`
+	SecretCount        int64    `json:"secret_count"`
+	VulnerabilityCount int64    `json:"vulnerability_count"`
+}
+
+// BranchView is a branch as GET /branches/{branch_id} and the listing
+// GET /branches show it.
+type BranchView struct {
+	BranchID   int64                `json:"branch_id"`
+	VcID       int64                `json:"vc_id"`
+	RepoID     int64                `json:"repo_id"`
+	Name       string               `json:"name"`
+	LastScan   Time                 `json:"last_scan"`
+	Categories []BranchCategoryView `json:"categories"`
+}
+
+// ViewBranch is the view of a branch.
+func ViewBranch(b Branch) BranchView {
+	v := BranchView{BranchID: b.ID, VcID: b.VcID, RepoID: b.RepoID, Name: b.Name, LastScan: b.LastScan,
+		Categories: make([]BranchCategoryView, 0, len(b.Categories))}
+	for _, c := range b.Categories {
+		cv := BranchCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, CreatedAt: c.CreatedAt,
+			SecretCount: c.SecretCount, VulnerabilityCount: c.VulnerabilityCount}
+		if c.CommitSHA != "" {
+			sha := c.CommitSHA
+			cv.CommitSHA = &sha
+		}
+		v.Categories = append(v.Categories, cv)
+	}
+	return v
 }

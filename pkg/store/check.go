@@ -40,6 +40,7 @@ type tableImage struct {
 	scans       map[int64]item
 	findings    []item
 	prs         map[string]item
+	branches    []item
 	policyItems []item
 	audited     map[int64]bool // scans named by a scan.record entry
 	firstRec    string         // the id of the oldest scan.record entry
@@ -82,6 +83,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 		return r, err
 	}
 	img.checkPRs(&r, want, pol)
+	img.checkBranches(&r)
 	img.checkAudit(&r)
 	img.checkEvents(&r, time.Now())
 	sort.Strings(r.Drift)
@@ -120,6 +122,8 @@ func (img *tableImage) add(it item) {
 		img.findings = append(img.findings, it)
 	case sk == "PR":
 		img.prs[pk] = it
+	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, branchSKPrefix):
+		img.branches = append(img.branches, it)
 	case pk == policyPK:
 		img.policyItems = append(img.policyItems, it)
 	case pk == auditPK && getS(it, aAction) == scangate.AuditScanRecord:
@@ -222,6 +226,9 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 	last := map[string]newest{}
 	cats := map[string]map[catKey]newest{}
 	for id, sc := range want {
+		if sc.BranchID != 0 { // a branch analysis: checkBranches
+			continue
+		}
 		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
 		if n := last[pk]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
 			last[pk] = newest{sc.CreatedAt.String(), id}
@@ -266,6 +273,61 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 			drift("counts %d/%d, its newest scans say %d/%d", getN(it, aSecretCount), getN(it, aVulnCount), secrets, vulns)
 		}
 		img.checkGate(r, pr, it, exp, want, pol.effective(pr.RepoID))
+	}
+}
+
+// checkBranches compares each branch record's newest scans and last
+// scan with its branch analyses, and checks that every branch analysis
+// names a branch that exists and that no pull request's record counts it.
+func (img tableImage) checkBranches(r *Report) {
+	type newest struct {
+		at  string
+		id  int64
+		sha string
+	}
+	last := map[int64]newest{}
+	cats := map[int64]map[catKey]newest{}
+	for id, it := range img.scans {
+		sc := scanFrom(it)
+		if sc.BranchID == 0 {
+			continue
+		}
+		if sc.PRID != 0 || sc.PRNumber != 0 {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: a branch analysis of branch %d names pull request %d", id, sc.BranchID, sc.PRID))
+		}
+		if n := last[sc.BranchID]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			last[sc.BranchID] = newest{at: sc.CreatedAt.String(), id: id}
+		}
+		if cats[sc.BranchID] == nil {
+			cats[sc.BranchID] = map[catKey]newest{}
+		}
+		if n := cats[sc.BranchID][catKeyOf(sc)]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			cats[sc.BranchID][catKeyOf(sc)] = newest{sc.CreatedAt.String(), id, sc.CommitSHA}
+		}
+	}
+	seen := map[int64]bool{}
+	for _, it := range img.branches {
+		b := branchFrom(it)
+		seen[b.id] = true
+		drift := func(format string, args ...any) {
+			r.Drift = append(r.Drift, fmt.Sprintf("branch %d (%s): ", b.id, b.name)+fmt.Sprintf(format, args...))
+		}
+		if b.lastScanID != last[b.id].id {
+			drift("last scan %d, its analyses say %d", b.lastScanID, last[b.id].id)
+		}
+		for k, n := range cats[b.id] {
+			if c := b.cats[k]; c.scanID != n.id || c.sha != n.sha {
+				drift("its newest %s scan is %d (commit %q), its analyses say %d (%q)", k.attr(), c.scanID, c.sha, n.id, n.sha)
+			}
+		}
+		if len(b.cats) != len(cats[b.id]) {
+			drift("%d newest scans, its analyses say %d", len(b.cats), len(cats[b.id]))
+		}
+	}
+	for id := range cats {
+		if !seen[id] {
+			r.Drift = append(r.Drift, fmt.Sprintf("branch %d: its analyses exist, its record does not", id))
+		}
 	}
 }
 

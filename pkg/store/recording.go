@@ -275,6 +275,9 @@ func (r *recording) pending() bool { return len(r.done) < r.commits() }
 // than it may have, before any finding is written.
 func (r *recording) admit(ctx context.Context) error {
 	first := r.scans[0]
+	if first.IsBranch() {
+		return r.admitBranch(ctx)
+	}
 	k := prKey(first.VcID, first.RepoID, first.PR.Number)
 	var recs map[string]prRecord
 	var recErr error
@@ -301,6 +304,41 @@ func (r *recording) admit(ctx context.Context) error {
 	if len(pairs) > scangate.MaxCategories {
 		return scangate.Errorf(scangate.KindConflict, "pull request %d would have %d (scan type, category) pairs; it may have at most %d",
 			recs[getS(k, aPK)].ID, len(pairs), scangate.MaxCategories)
+	}
+	return nil
+}
+
+// admitBranch is admit for branch analyses: it reads the branch record
+// and the gate policy (a scan's block status is judged by it) at once,
+// and refuses (409) a recording that would give the branch more (type,
+// category) pairs than it may have.
+func (r *recording) admitBranch(ctx context.Context) error {
+	first := r.scans[0]
+	var b branchRecord
+	var recErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { b, _, recErr = r.s.branchRecordOf(ctx, first.VcID, first.RepoID, first.Branch) })
+	var err error
+	r.pol, err = r.s.readPolicies(ctx, []int64{first.RepoID})
+	wg.Wait()
+	if err == nil {
+		err = recErr
+	}
+	if err != nil {
+		return err
+	}
+	pairs := map[catKey]bool{}
+	for c := range b.cats {
+		pairs[c] = true
+	}
+	for i, ns := range r.scans {
+		if !r.recordedBefore(i) {
+			pairs[catKeyOf(scangate.Scan{Type: ns.Type, Category: ns.Category})] = true
+		}
+	}
+	if len(pairs) > scangate.MaxCategories {
+		return scangate.Errorf(scangate.KindConflict, "branch %q would have %d (scan type, category) pairs; it may have at most %d",
+			first.Branch, len(pairs), scangate.MaxCategories)
 	}
 	return nil
 }
@@ -517,7 +555,12 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		if r.once != "" {
 			k = onceKeys(r.once, c+1)[c]
 		}
-		err := r.s.commitScans(ctx, scans, r.scans[0].PR, k, r.who, r.pol)
+		var err error
+		if r.scans[0].IsBranch() {
+			err = r.s.commitBranchScans(ctx, scans, k, r.who)
+		} else {
+			err = r.s.commitScans(ctx, scans, r.scans[0].PR, k, r.who, r.pol)
+		}
 		if failed(err, lOnce) { // a concurrent delivery recorded it first: answer with its scans
 			return r.theirs(ctx)
 		}
@@ -645,7 +688,7 @@ func (r *recording) settle(ctx context.Context, ids []int64) error {
 			return err
 		}
 	}
-	if pv == r.pol.pv {
+	if pv == r.pol.pv || r.scans[0].IsBranch() { // a branch analysis has no gate
 		return nil
 	}
 	first := r.scans[0]

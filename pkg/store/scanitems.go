@@ -44,8 +44,13 @@ func scanItem(sc scangate.Scan) item {
 		it[aRef] = str(sc.Ref)
 	}
 	it[aCountVer] = num(0)
-	// Listed with its PR's scans (GSI3), newest first.
+	// Listed with its PR's scans (GSI3), newest first; a branch
+	// analysis with its branch's.
 	it[aGSI3PK], it[aGSI3SK] = str(prScansPK(sc.PRID)), str(prScansSK(sc))
+	if sc.BranchID != 0 {
+		it[aBranchID], it[aBranch] = num(sc.BranchID), str(sc.Branch)
+		it[aGSI3PK] = str(branchScansPK(sc.BranchID))
+	}
 	return it
 }
 
@@ -75,6 +80,8 @@ func scanFrom(it item) scangate.Scan {
 		CommitSHA:          getS(it, aCommitSHA),
 		Ref:                getS(it, aRef),
 		Sev:                sevFrom(it, aSev),
+		BranchID:           getN(it, aBranchID),
+		Branch:             getS(it, aBranch),
 	}
 	if _, ok := it[aSev]; !ok {
 		sc.Sev = scangate.SevCounts{0, sc.SecretCount + sc.VulnerabilityCount}
@@ -104,6 +111,9 @@ func (s *Store) Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR,
 		return scangate.Scan{}, scangate.PR{}, scangate.Errorf(scangate.KindNotFound, "no scan has the id %d", id)
 	}
 	sc := scanFrom(it)
+	if sc.BranchID != 0 { // a branch analysis: no pull request
+		return sc, scangate.PR{}, nil
+	}
 	pr, found, err := s.prRecord(ctx, sc.VcID, sc.RepoID, sc.PRNumber)
 	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err
