@@ -121,3 +121,37 @@ func TestBranchAnalysisBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestBranchAnalysisFromSARIF: POST /pr/scan/sarif with branch records
+// the log's scans for the branch (refs/heads/ removed), none for a pull
+// request; the upload route takes branch too, and keeps it for the
+// ingest.
+func TestBranchAnalysisFromSARIF(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	b, _ := json.Marshal(golden(t, "gitleaks.sarif"))
+	env := `{"vc_type":"github","vc_id":10,"vc_name":"acme","repo_id":100,"repo_name":"acme/api","webhook_id":3,` +
+		`"branch":"refs/heads/main","sarif":` + string(b) + `}`
+	out := mustOK(t, h.send("record-sarif", &h.admin, events.APIGatewayProxyRequest{Body: env, Headers: map[string]string{"Content-Type": "application/json"}}))
+	scans := out["scans"].([]any)
+	if len(scans) == 0 {
+		t.Fatalf("no scans: %v", out)
+	}
+	for _, s := range scans {
+		sc := s.(map[string]any)
+		if sc["pr"] != nil || sc["pr_id"] != nil || !reflect.DeepEqual(sc["branch"], map[string]any{"branch_id": 1.0, "name": "main"}) {
+			t.Errorf("a SARIF branch analysis: %v", sc)
+		}
+	}
+	if prs := mustOK(t, h.read("list-prs", &h.admin, nil, "")); len(prs["items"].([]any)) != 0 {
+		t.Errorf("a branch analysis made pull requests: %v", prs)
+	}
+	up := h.call("create-sarif-upload", jsonReq(&h.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme","repo_id":100,"repo_name":"acme/api",`+
+		`"webhook_id":3,"branch":"main"}`))
+	if up.StatusCode != http.StatusCreated {
+		t.Errorf("create upload for a branch: %d %s", up.StatusCode, up.Body)
+	}
+	both := h.call("create-sarif-upload", jsonReq(&h.admin, `{"vc_type":"github","vc_id":10,"vc_name":"acme","repo_id":100,"repo_name":"acme/api",`+
+		`"webhook_id":3,"branch":"main","pr":{"pr_id":7,"pr_name":"n","pr_link":"l"}}`))
+	expectProblem(t, both, 422)
+}
