@@ -374,7 +374,7 @@ func TestGateRoute(t *testing.T) {
 	at := func(i int) string {
 		return strconv.Quote(g["categories"].([]any)[i].(map[string]any)["created_at"].(string))
 	}
-	sameJSON(t, "gate", g, `{"pr_id":1,"blocked":true,"head_sha":"`+sha[:40]+`",`+
+	sameJSON(t, "gate", g, `{"pr_id":1,"blocked":true,"head_sha":"`+sha[:40]+`","base_ref":null,`+
 		`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":1,"count":1},`+
 		`{"kind":"pending","scan_type":"VULNERABILITY","category":"trivy","scan_id":2,"count":0}],`+
 		`"categories":[{"scan_type":"SECRET","category":"gitleaks","scan_id":1,"status":"completed","block_status":true,"secret_count":1,"vulnerability_count":0,"created_at":`+at(0)+`},`+

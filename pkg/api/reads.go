@@ -43,6 +43,10 @@ type findingBody struct {
 	Severity     string   `json:"severity"`
 	Suppressed   bool     `json:"suppressed"`
 	SuppressedBy []int64  `json:"suppressed_by"`
+	// Fingerprint and FingerprintSource: null for findings recorded
+	// before fingerprints.
+	Fingerprint       *string `json:"fingerprint"`
+	FingerprintSource *string `json:"fingerprint_source"`
 }
 
 func findingJSON(f scangate.RecordedFinding) findingBody {
@@ -59,6 +63,9 @@ func findingJSON(f scangate.RecordedFinding) findingBody {
 	}
 	if f.Path != "" {
 		b.Path = &f.Path
+	}
+	if f.Fingerprint != "" {
+		b.Fingerprint, b.FingerprintSource = &f.Fingerprint, &f.FingerprintSource
 	}
 	return b
 }

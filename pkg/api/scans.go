@@ -89,6 +89,12 @@ func readScan(m members) (scangate.NewScan, error) {
 			ns.Findings = append(ns.Findings, readFinding(ff))
 		}
 	}
+	for i := range ns.Findings {
+		if fd := &ns.Findings[i]; fd.Fingerprint == "" {
+			fd.Fingerprint, fd.FingerprintSource = scangate.DerivedFingerprint(fd.Rule, fd.Path, fd.Name, nil), scangate.FingerprintDerived
+		}
+	}
+	scangate.NumberFindings(ns.Findings)
 	f.done()
 	if len(p) == 0 {
 		ns.Validate(&p)
@@ -116,6 +122,12 @@ func readEnvelope(f *fields, status string) scangate.NewScan {
 	ns.Category = f.nonEmpty("category")
 	ns.CommitSHA = f.nonEmpty("commit_sha")
 	ns.Ref = f.nonEmpty("ref")
+	if b := f.nonEmpty("base_ref"); b != "" {
+		if ns.BaseRef = scangate.BranchName(b); ns.BaseRef == "" {
+			f.p.Add(f.pointer("base_ref"), "must be 1 to %d characters (after a leading refs/heads/)", scangate.MaxBranchLen)
+		}
+	}
+	ns.BaseSHA = f.nonEmpty("base_sha")
 	return ns
 }
 
@@ -166,6 +178,14 @@ func readFinding(ff *fields) scangate.Finding {
 	fd.Path, _ = ff.str("path", false)
 	if n, ok := ff.integer("line", false); ok {
 		fd.Line = &n
+	}
+	if fp, ok := ff.str("fingerprint", false); ok {
+		fd.Fingerprint, fd.FingerprintSource = fp, scangate.FingerprintScanner
+		if n := len([]rune(fp)); n < 1 || n > scangate.MaxFingerprintLen {
+			ff.p.Add(ff.pointer("fingerprint"), "must be 1 to %d characters", scangate.MaxFingerprintLen)
+		} else if _, _, hidden := scangate.Hidden(fp); hidden {
+			ff.p.Add(ff.pointer("fingerprint"), "must not hold control or format characters")
+		}
 	}
 	fd.Severity = scangate.SeverityHigh
 	if sev, ok := ff.enum("severity", false, scangate.Severities); ok {

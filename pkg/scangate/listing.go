@@ -17,6 +17,9 @@ type RecordedFinding struct {
 	// SuppressedBy lists the allowlists that cover it, by id, ascending.
 	SuppressedBy []int64
 	Severity     Severity
+	// Fingerprint and FingerprintSource: "" for findings recorded before
+	// fingerprints.
+	Fingerprint, FingerprintSource string
 }
 
 // FindingFilter selects a scan's findings: by whether they are

@@ -217,6 +217,7 @@ type PRGate struct {
 	PRID       int64
 	RepoID     int64
 	HeadSHA    string // "" when no scan named a commit
+	BaseRef    string // "" when no scan named a base
 	Gate       Gate
 	Categories []CategoryScan
 }

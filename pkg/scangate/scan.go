@@ -46,6 +46,11 @@ type Finding struct {
 	// Severity is how severe the finding is (docs/DECISIONS.md): a SARIF
 	// log's findings always have one; "" where nothing gave one.
 	Severity Severity
+	// Fingerprint is the finding's identity across scans (with scan type,
+	// category and rule), at most MaxFingerprintLen characters, and
+	// FingerprintSource where it comes from (FingerprintLineHash,
+	// FingerprintScanner, FingerprintDerived).
+	Fingerprint, FingerprintSource string
 }
 
 // PRRef identifies a pull request as the scanner knows it.
@@ -77,6 +82,9 @@ type NewScan struct {
 	Category string
 	// CommitSHA and Ref are the commit and ref scanned, when sent.
 	CommitSHA, Ref string
+	// BaseRef and BaseSHA are a pull request's base branch (refs/heads/
+	// removed) and the merge base of its head and base, when sent.
+	BaseRef, BaseSHA string
 }
 
 // Scan is a recorded scan.
@@ -104,6 +112,8 @@ type Scan struct {
 	// PRNumber are then 0); both are zero for a pull request's scan.
 	BranchID int64
 	Branch   string
+	// BaseRef and BaseSHA are a pull request's scan's base, when sent.
+	BaseRef, BaseSHA string
 	// Sev counts its unsuppressed findings per severity: the counts above
 	// are their sum, and its block status is judged from them.
 	Sev SevCounts
@@ -122,6 +132,9 @@ type PR struct {
 	LastScan           Time
 	SecretCount        int64
 	VulnerabilityCount int64
+	// BaseRef and BaseSHA are the base of its newest scan that named one
+	// ("" when none did).
+	BaseRef, BaseSHA string
 }
 
 // Blocks reports a scan's block status: it blocks unless it completed and
@@ -216,6 +229,17 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 		text("/pr/pr_link", s.PR.Link, 1, MaxTextLen)
 	} else {
 		CheckBranchName(p, "/branch", s.Branch)
+	}
+	switch {
+	case s.Branch != "" && (s.BaseRef != "" || s.BaseSHA != ""):
+		p.Add("/base_ref", "only a pull request's scan has a base; a branch analysis takes neither base_ref nor base_sha")
+	case s.BaseSHA != "" && s.BaseRef == "":
+		p.Add("/base_ref", "is required with base_sha")
+	case s.BaseRef != "":
+		CheckBranchName(p, "/base_ref", s.BaseRef)
+	}
+	if s.BaseSHA != "" && !validSHA(s.BaseSHA) {
+		p.Add("/base_sha", "must be a commit's hash: 40 or 64 hexadecimal digits")
 	}
 	if s.StatURL != nil {
 		text("/stat_url", *s.StatURL, 0, MaxTextLen)

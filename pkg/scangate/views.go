@@ -18,6 +18,9 @@ type PRView struct {
 	LastScan           Time   `json:"last_scan"`
 	SecretCount        int64  `json:"secret_count"`
 	VulnerabilityCount int64  `json:"vulnerability_count"`
+	// BaseRef and BaseSHA: the base of its newest scan that named one.
+	BaseRef *string `json:"base_ref"`
+	BaseSHA *string `json:"base_sha"`
 }
 
 // ViewPR is the view of a pull request.
@@ -26,7 +29,16 @@ func ViewPR(pr PR) PRView {
 		ID: pr.ID, PrID: pr.Number, PrName: pr.Name, PrLink: pr.Link, RepoID: pr.RepoID, VcID: pr.VcID,
 		WebhookID: pr.WebhookID, CreatedAt: pr.CreatedAt, LastScan: pr.LastScan,
 		SecretCount: pr.SecretCount, VulnerabilityCount: pr.VulnerabilityCount,
+		BaseRef: nullable(pr.BaseRef), BaseSHA: nullable(pr.BaseSHA),
 	}
+}
+
+// nullable is a string as JSON shows an optional one: null when empty.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // ScanView is the pull-request scan of spec section 2.1, every field
@@ -98,6 +110,7 @@ type GateView struct {
 	PRID        int64              `json:"pr_id"`
 	Blocked     bool               `json:"blocked"`
 	HeadSHA     *string            `json:"head_sha"`
+	BaseRef     *string            `json:"base_ref"`
 	Reasons     []GateReason       `json:"reasons"`
 	Categories  []GateCategoryView `json:"categories"`
 	Policy      Policy             `json:"policy"`
@@ -112,6 +125,7 @@ func ViewGate(g PRGate) GateView {
 	if g.HeadSHA != "" {
 		v.HeadSHA = &g.HeadSHA
 	}
+	v.BaseRef = nullable(g.BaseRef)
 	for _, c := range g.Categories {
 		s, vu := c.Counts()
 		v.Categories = append(v.Categories, GateCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, Status: c.Status,

@@ -224,6 +224,7 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 		id int64
 	}
 	last := map[string]newest{}
+	base := map[string]newest{} // the newest scan that named a base
 	cats := map[string]map[catKey]newest{}
 	for id, sc := range want {
 		if sc.BranchID != 0 { // a branch analysis: checkBranches
@@ -232,6 +233,9 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
 		if n := last[pk]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
 			last[pk] = newest{sc.CreatedAt.String(), id}
+		}
+		if n := base[pk]; sc.BaseRef != "" && newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			base[pk] = newest{sc.CreatedAt.String(), id}
 		}
 		if cats[pk] == nil {
 			cats[pk] = map[catKey]newest{}
@@ -247,6 +251,9 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 		}
 		if pr.LastScan.String() != last[pk].at {
 			drift("last scan %s, its scans say %s", pr.LastScan, last[pk].at)
+		}
+		if b := want[base[pk].id]; pr.BaseRef != b.BaseRef || pr.BaseSHA != b.BaseSHA {
+			drift("base %q at %q, its newest scan that named one says %q at %q", pr.BaseRef, pr.BaseSHA, b.BaseRef, b.BaseSHA)
 		}
 		var exp []scangate.CategoryScan
 		for k, n := range cats[pk] {

@@ -143,7 +143,8 @@ func recordedFinding(it item) scangate.RecordedFinding {
 		Index: i, Name: getS(it, aName), Aliases: getStrings(it, aAliases),
 		Rule: getS(it, aRule), Path: getS(it, aPath), Line: getNp(it, aLine),
 		Suppressed: getBool(it, aSup, false), SuppressedBy: slices.Compact(by),
-		Severity: severityOf(scangate.Severity(getS(it, aSev))),
+		Severity:    severityOf(scangate.Severity(getS(it, aSev))),
+		Fingerprint: getS(it, aFP), FingerprintSource: getS(it, aFPSource),
 	}
 }
 

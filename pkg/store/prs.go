@@ -75,6 +75,7 @@ type prRecord struct {
 	headAt     string        // that scan's place in the order (at#id)
 	repoName   string        // the repository's name, as its newest scan gives it
 	headMoved  bool          // with gave it a new head commit, whose gate judge evaluates anew
+	baseAt     string        // the place of the scan that named its base (PR.BaseRef, BaseSHA)
 	ver        int64
 	legacy     bool // read from a record of before categories
 }
@@ -92,7 +93,7 @@ func (r prRecord) categories() []scangate.CategoryScan {
 // prGate is the record's stored gate with its newest scans and head
 // commit.
 func (r prRecord) prGate() scangate.PRGate {
-	return scangate.PRGate{PRID: r.ID, RepoID: r.RepoID, HeadSHA: r.headSHA, Gate: r.gate, Categories: r.categories()}
+	return scangate.PRGate{PRID: r.ID, RepoID: r.RepoID, HeadSHA: r.headSHA, BaseRef: r.BaseRef, Gate: r.gate, Categories: r.categories()}
 }
 
 // asPR is the pull request the record is, its counts the sums over its
@@ -163,6 +164,12 @@ func (r prRecord) item() item {
 	if r.repoName != "" {
 		it[aRepoName] = str(r.repoName)
 	}
+	if r.baseAt != "" {
+		it[aBaseRef], it[aBaseAt] = str(r.BaseRef), str(r.baseAt)
+		if r.BaseSHA != "" {
+			it[aBaseSHA] = str(r.BaseSHA)
+		}
+	}
 	it[aVer] = num(r.ver)
 	it[aGSI2PK] = str(allPRsPK)
 	it[aGSI2SK] = str(r.listingSK())
@@ -185,7 +192,10 @@ func prFrom(it item) prRecord {
 			LastScan:           getTime(it, aLastScan),
 			SecretCount:        getN(it, aSecretCount),
 			VulnerabilityCount: getN(it, aVulnCount),
+			BaseRef:            getS(it, aBaseRef),
+			BaseSHA:            getS(it, aBaseSHA),
 		},
+		baseAt:     getS(it, aBaseAt),
 		lastScanID: getN(it, aLastScanID),
 		cats:       map[catKey]catScan{},
 		gseq:       getN(it, aGateSeq),
@@ -349,6 +359,9 @@ func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 		cats[k] = catScan{CategoryScan: scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID,
 			CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev}, block: sc.BlockStatus}
 		r.cats, changed = cats, true
+	}
+	if sc.BaseRef != "" && orderOf(sc) > r.baseAt {
+		r.BaseRef, r.BaseSHA, r.baseAt, changed = sc.BaseRef, sc.BaseSHA, orderOf(sc), true
 	}
 	if sc.CommitSHA != "" && orderOf(sc) > r.headAt {
 		r.headMoved = r.headMoved || sc.CommitSHA != r.headSHA

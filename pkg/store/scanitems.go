@@ -47,6 +47,12 @@ func scanItem(sc scangate.Scan) item {
 	// Listed with its PR's scans (GSI3), newest first; a branch
 	// analysis with its branch's.
 	it[aGSI3PK], it[aGSI3SK] = str(prScansPK(sc.PRID)), str(prScansSK(sc))
+	if sc.BaseRef != "" {
+		it[aBaseRef] = str(sc.BaseRef)
+	}
+	if sc.BaseSHA != "" {
+		it[aBaseSHA] = str(sc.BaseSHA)
+	}
 	if sc.BranchID != 0 {
 		it[aBranchID], it[aBranch] = num(sc.BranchID), str(sc.Branch)
 		it[aGSI3PK] = str(branchScansPK(sc.BranchID))
@@ -82,6 +88,8 @@ func scanFrom(it item) scangate.Scan {
 		Sev:                sevFrom(it, aSev),
 		BranchID:           getN(it, aBranchID),
 		Branch:             getS(it, aBranch),
+		BaseRef:            getS(it, aBaseRef),
+		BaseSHA:            getS(it, aBaseSHA),
 	}
 	if _, ok := it[aSev]; !ok {
 		sc.Sev = scangate.SevCounts{0, sc.SecretCount + sc.VulnerabilityCount}

@@ -173,6 +173,7 @@ func newScan(id int64, ns scangate.NewScan, sev scangate.SevCounts, p scangate.P
 		VcType: ns.VcType, Type: ns.Type, CreatedAt: scangate.At(now), VcName: ns.VcName, RepoName: ns.RepoName,
 		Status: ns.Status, OtherDetails: ns.OtherDetails, StatURL: ns.StatURL,
 		Category: ns.Category, CommitSHA: ns.CommitSHA, Ref: ns.Ref, Branch: ns.Branch,
+		BaseRef: ns.BaseRef, BaseSHA: ns.BaseSHA,
 	}
 	if sc.Category == "" {
 		sc.Category = scangate.DefaultCategory
@@ -198,6 +199,8 @@ func scanDetails(details json.RawMessage, sc scangate.Scan) json.RawMessage {
 	set("category", sc.Category)
 	set("commit_sha", sc.CommitSHA)
 	set("ref", sc.Ref)
+	set("base_ref", sc.BaseRef)
+	set("base_sha", sc.BaseSHA)
 	b, _ := scangate.PlainJSON(obj) // raw JSON values only
 	return b
 }
