@@ -47,6 +47,10 @@ type findingBody struct {
 	// before fingerprints.
 	Fingerprint       *string `json:"fingerprint"`
 	FingerprintSource *string `json:"fingerprint_source"`
+	// BaselineState: new or unchanged for a pull request's scan's
+	// findings; null for a branch analysis's, and for findings recorded
+	// before classification.
+	BaselineState *string `json:"baseline_state"`
 }
 
 func findingJSON(f scangate.RecordedFinding) findingBody {
@@ -67,6 +71,9 @@ func findingJSON(f scangate.RecordedFinding) findingBody {
 	if f.Fingerprint != "" {
 		b.Fingerprint, b.FingerprintSource = &f.Fingerprint, &f.FingerprintSource
 	}
+	if f.BaselineState != "" {
+		b.BaselineState = &f.BaselineState
+	}
 	return b
 }
 
@@ -80,7 +87,8 @@ func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 				return Reply{}, err
 			}
 			q := readQuery(req)
-			f := scangate.FindingFilter{Suppressed: q.boolean("suppressed"), Severity: scangate.Severity(q.enum("severity", scangate.Severities))}
+			f := scangate.FindingFilter{Suppressed: q.boolean("suppressed"), Severity: scangate.Severity(q.enum("severity", scangate.Severities)),
+				BaselineState: q.enum("baseline_state", scangate.BaselineStates)}
 			r, err := pg.read(q, "findings", map[string]string{"pr_scan_id": strconv.FormatInt(id, 10)})
 			if err != nil {
 				return Reply{}, err

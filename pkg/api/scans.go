@@ -89,12 +89,6 @@ func readScan(m members) (scangate.NewScan, error) {
 			ns.Findings = append(ns.Findings, readFinding(ff))
 		}
 	}
-	for i := range ns.Findings {
-		if fd := &ns.Findings[i]; fd.Fingerprint == "" {
-			fd.Fingerprint, fd.FingerprintSource = scangate.DerivedFingerprint(fd.Rule, fd.Path, fd.Name, nil), scangate.FingerprintDerived
-		}
-	}
-	scangate.NumberFindings(ns.Findings)
 	f.done()
 	if len(p) == 0 {
 		ns.Validate(&p)

@@ -155,6 +155,21 @@ func (o *Occurrences) Suffix(scan int, f *Finding) {
 	f.Fingerprint += ":" + strconv.Itoa(n)
 }
 
+// FingerprintFindings gives the findings of one scan, whole, that have
+// no fingerprint a derived one (from rule, path and name: they have no
+// snippet), numbered.
+func FingerprintFindings(fs []Finding) {
+	derived := false
+	for i := range fs {
+		if f := &fs[i]; f.Fingerprint == "" {
+			f.Fingerprint, f.FingerprintSource, derived = DerivedFingerprint(f.Rule, f.Path, f.Name, nil), FingerprintDerived, true
+		}
+	}
+	if derived {
+		NumberFindings(fs)
+	}
+}
+
 // NumberFindings gives the findings of one scan, whole, their derived
 // fingerprints' suffixes.
 func NumberFindings(fs []Finding) {

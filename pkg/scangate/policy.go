@@ -159,6 +159,9 @@ type CategoryScan struct {
 	CreatedAt Time
 	Status    string
 	Sev       SevCounts // its unsuppressed findings per severity
+	// Class is its classification against its baseline (re-evaluations
+	// never change it: suppression is not identity).
+	Class Classification
 }
 
 // Counts are the scan's secret and vulnerability counts.

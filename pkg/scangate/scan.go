@@ -114,6 +114,8 @@ type Scan struct {
 	Branch   string
 	// BaseRef and BaseSHA are a pull request's scan's base, when sent.
 	BaseRef, BaseSHA string
+	// Class is its classification against its baseline (a PR's scan).
+	Class Classification
 	// Sev counts its unsuppressed findings per severity: the counts above
 	// are their sum, and its block status is judged from them.
 	Sev SevCounts
@@ -378,4 +380,32 @@ func SortBranchCategories(cats []BranchCategory) {
 	slices.SortFunc(cats, func(a, b BranchCategory) int {
 		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Category, b.Category))
 	})
+}
+
+// A finding's baseline state, as SARIF names them: new (its identity is
+// not in the baseline), unchanged (it is); absent: a baseline's finding
+// that the pull request's scan no longer has.
+const (
+	BaselineNew       = "new"
+	BaselineUnchanged = "unchanged"
+	BaselineAbsent    = "absent"
+)
+
+// BaselineStates are the states a finding of a PR's scan may have.
+var BaselineStates = []string{BaselineNew, BaselineUnchanged}
+
+// How a baseline was found: the base branch's analysis of the PR's
+// base_sha, or its newest one.
+const (
+	MatchExact  = "exact"
+	MatchNewest = "newest"
+)
+
+// Classification is a pull request's scan's classification against its
+// baseline (BaselineScanID 0 when it has none: every finding is new).
+type Classification struct {
+	Classified             bool
+	BaselineScanID         int64
+	BaselineSHA, Match     string
+	New, Unchanged, Absent int64
 }

@@ -103,6 +103,20 @@ type GateCategoryView struct {
 	SecretCount        int64    `json:"secret_count"`
 	VulnerabilityCount int64    `json:"vulnerability_count"`
 	CreatedAt          Time     `json:"created_at"`
+	// Baseline is the base branch's analysis it was classified against
+	// (null: none, every finding new); the counts are its findings new
+	// and unchanged, and the baseline's absent from it.
+	Baseline       *BaselineView `json:"baseline"`
+	NewCount       int64         `json:"new_count"`
+	UnchangedCount int64         `json:"unchanged_count"`
+	AbsentCount    int64         `json:"absent_count"`
+}
+
+// BaselineView names a scan's baseline and how it was found.
+type BaselineView struct {
+	ScanID    int64   `json:"scan_id"`
+	CommitSHA *string `json:"commit_sha"`
+	Match     string  `json:"match"`
 }
 
 // GateView is a pull request's gate as GET /pr/{pr_id}/gate shows it.
@@ -128,8 +142,13 @@ func ViewGate(g PRGate) GateView {
 	v.BaseRef = nullable(g.BaseRef)
 	for _, c := range g.Categories {
 		s, vu := c.Counts()
-		v.Categories = append(v.Categories, GateCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, Status: c.Status,
-			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev), SecretCount: s, VulnerabilityCount: vu, CreatedAt: c.CreatedAt})
+		cv := GateCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, Status: c.Status,
+			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev), SecretCount: s, VulnerabilityCount: vu, CreatedAt: c.CreatedAt,
+			NewCount: c.Class.New, UnchangedCount: c.Class.Unchanged, AbsentCount: c.Class.Absent}
+		if c.Class.BaselineScanID != 0 {
+			cv.Baseline = &BaselineView{ScanID: c.Class.BaselineScanID, CommitSHA: nullable(c.Class.BaselineSHA), Match: c.Class.Match}
+		}
+		v.Categories = append(v.Categories, cv)
 	}
 	return v
 }

@@ -34,6 +34,7 @@ const (
 const (
 	lBranch   = "branch"
 	lBranchID = "branch id"
+	lCommit   = "branch commit"
 )
 
 func branchesPK(vcID, repoID int64) string { return fmt.Sprintf("BRANCH#%d#%d", vcID, repoID) }
@@ -179,6 +180,10 @@ func (s *Store) branchRecordingTx(old branchRecord, found bool, scans []scangate
 		t.put(lScan, scanItem(scans[i]), when("attribute_not_exists("+ref(aPK)+")"))
 		s.addAudit(t, scangate.NewAudit(scangate.AuditScanRecord, who, scanTarget(scans[i].ID), scanChanges(scans[i]), first.CreatedAt.Time))
 		s.addEvent(t, scangate.NewEvent(scangate.EventScanRecorded, scans[i].CreatedAt.Time, scangate.ViewScan(scans[i], scangate.PR{})))
+		if sha := scans[i].CommitSHA; sha != "" { // the analysis of this commit: a PR's exact baseline
+			k := catKeyOf(scans[i])
+			t.put(lCommit, merge(commitKey(old.vcID, old.repoID, old.id, k, sha), item{aScanID: num(scans[i].ID), aCategory: str(k.attr())}), nil)
+		}
 		ids = append(ids, scans[i].ID)
 	}
 	if len(next.cats) > scangate.MaxCategories {

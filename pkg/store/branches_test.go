@@ -146,3 +146,37 @@ func tableItems(t *testing.T, env *ddbtest.Env) []map[string]types.AttributeValu
 	}
 	return out
 }
+
+// TestClassificationCheck: a PR's scan recorded against its base's
+// analysis is classified (check recounts it: no drift); a finding whose
+// stored state disagrees with a recount is drift.
+func TestClassificationCheck(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	t0 := time.Now().Add(-time.Hour)
+	if _, _, err := env.Store.RecordScan(ctx, branchScan("main", strings.Repeat("a", 40), "sha256:aa", "sha256:bb"), testWho, t0); err != nil {
+		t.Fatal(err)
+	}
+	ns := branchScan("", "", "sha256:aa", "sha256:cc")
+	ns.Branch, ns.PR, ns.BaseRef = "", scangate.PRRef{Number: 7, Name: "n", Link: "l"}, "main"
+	sc, _, err := env.Store.RecordScan(ctx, ns, testWho, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sc.Class; !c.Classified || c.BaselineScanID != 1 || c.Match != scangate.MatchNewest || c.New != 1 || c.Unchanged != 1 || c.Absent != 1 {
+		t.Fatalf("classification %+v", c)
+	}
+	if rep, err := env.Store.Check(ctx); err != nil || len(rep.Drift) > 0 {
+		t.Fatalf("check: %v %v", rep.Drift, err)
+	}
+	if _, err := env.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &env.Table, Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "SCAN#" + strconv.FormatInt(sc.ID, 10)}, "SK": &types.AttributeValueMemberS{Value: "FINDING#000000"}},
+		UpdateExpression: aws.String("SET bs = :n"), ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberS{Value: "new"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := env.Store.Check(ctx)
+	if err != nil || !strings.Contains(strings.Join(rep.Drift, "\n"), `FINDING#000000 is "new", its baseline says "unchanged"`) {
+		t.Errorf("check after a finding's state was altered: %v %v", rep.Drift, err)
+	}
+}

@@ -152,6 +152,13 @@ func (r prRecord) item() item {
 	for k, c := range r.cats {
 		cats[k.attr()] = &types.AttributeValueMemberM{Value: item{
 			aID: num(c.ScanID), "at": str(c.CreatedAt.String()), "st": str(c.Status), aSev: sevAttr(c.Sev), "cv": num(c.cver), "b": boolean(c.block)}}
+		if cl := c.Class; cl.Classified {
+			m := cats[k.attr()].(*types.AttributeValueMemberM).Value
+			m[aClassified], m[aNewCount], m[aUnchCount], m[aAbsentCount] = boolean(true), num(cl.New), num(cl.Unchanged), num(cl.Absent)
+			if cl.BaselineScanID != 0 {
+				m[aBaseline], m[aBaselineMatch], m[aBaselineSHA] = num(cl.BaselineScanID), str(cl.Match), str(cl.BaselineSHA)
+			}
+		}
 	}
 	it[aCats] = &types.AttributeValueMemberM{Value: cats}
 	g, _ := json.Marshal(r.gate) // plain values only
@@ -216,7 +223,7 @@ func prFrom(it item) prRecord {
 			typ, cat, _ := strings.Cut(k, "#")
 			r.cats[catKey{scangate.ScanType(typ), cat}] = catScan{CategoryScan: scangate.CategoryScan{
 				Type: scangate.ScanType(typ), Category: cat, ScanID: getN(e.Value, aID), CreatedAt: getTime(e.Value, "at"),
-				Status: getS(e.Value, "st"), Sev: sevFrom(e.Value, aSev)}, cver: getN(e.Value, "cv"), block: getBool(e.Value, "b", true)}
+				Status: getS(e.Value, "st"), Sev: sevFrom(e.Value, aSev), Class: classFrom(e.Value)}, cver: getN(e.Value, "cv"), block: getBool(e.Value, "b", true)}
 		}
 	}
 	if g := getS(it, aGate); g != "" && json.Unmarshal([]byte(g), &r.gate) == nil {
@@ -357,7 +364,7 @@ func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 			cats[kk] = v
 		}
 		cats[k] = catScan{CategoryScan: scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID,
-			CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev}, block: sc.BlockStatus}
+			CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev, Class: sc.Class}, block: sc.BlockStatus}
 		r.cats, changed = cats, true
 	}
 	if sc.BaseRef != "" && orderOf(sc) > r.baseAt {

@@ -49,6 +49,10 @@ type recording struct {
 	rules  map[groupKey]group
 	// committed are the commits this recording made.
 	committed map[int]bool
+	// base are the scans' baselines (nil: none), class their counts by
+	// baseline state (both guarded by mu while parts are written).
+	base  []*baseline
+	class []classes
 }
 
 // scanPart is what a recording keeps of one scan's findings.
@@ -178,6 +182,9 @@ func (s *Store) RecordScansFrom(ctx context.Context, scans []scangate.NewScan, w
 	if r.pending() {
 		r.w = s.newWriter(ctx, "put findings")
 		err = fill(func(i int, fs []scangate.Finding) error { return r.add(ctx, i, fs) })
+		if err == nil {
+			err = r.writeAbsent(ctx)
+		}
 		if werr := r.w.close(); err == nil {
 			err = werr
 		}
@@ -200,12 +207,14 @@ func (s *Store) RecordScansFrom(ctx context.Context, scans []scangate.NewScan, w
 }
 
 // RecordScans records scans of one pull request, their findings given
-// whole: RecordScansFrom with one part a scan.
+// whole: RecordScansFrom with one part a scan. Findings without a
+// fingerprint get a derived one (scangate.FingerprintFindings).
 func (s *Store) RecordScans(ctx context.Context, nss []scangate.NewScan, who scangate.Who, now time.Time, once string) ([]scangate.Scan, scangate.PR, bool, error) {
 	scans := make([]scangate.NewScan, len(nss))
 	for i, ns := range nss {
 		scans[i] = ns
 		scans[i].Findings = nil
+		scangate.FingerprintFindings(ns.Findings)
 	}
 	return s.RecordScansFrom(ctx, scans, who, now, once, func(add func(int, []scangate.Finding) error) error {
 		for i, ns := range nss {
@@ -226,7 +235,8 @@ func (s *Store) startRecording(ctx context.Context, scans []scangate.NewScan, wh
 		return nil, fmt.Errorf("record scans: none to record")
 	}
 	r := &recording{s: s, scans: scans, who: who, now: now, once: once, ids: make([]int64, len(scans)),
-		parts: make([]scanPart, len(scans)), groups: newGroupSet(), rules: map[groupKey]group{}, committed: map[int]bool{}}
+		parts: make([]scanPart, len(scans)), groups: newGroupSet(), rules: map[groupKey]group{}, committed: map[int]bool{},
+		base: make([]*baseline, len(scans)), class: make([]classes, len(scans))}
 	if once != "" {
 		var err error
 		if r.done, err = s.recordedOnce(ctx, onceKeys(once, r.commits())); err != nil {
@@ -305,7 +315,14 @@ func (r *recording) admit(ctx context.Context) error {
 		return scangate.Errorf(scangate.KindConflict, "pull request %d would have %d (scan type, category) pairs; it may have at most %d",
 			recs[getS(k, aPK)].ID, len(pairs), scangate.MaxCategories)
 	}
-	return nil
+	// The base: the scans' own, else the PR's (of its newest scan that
+	// named one).
+	rec := recs[getS(k, aPK)]
+	baseRef, baseSHA := rec.BaseRef, rec.BaseSHA
+	if first.BaseRef != "" {
+		baseRef, baseSHA = first.BaseRef, first.BaseSHA
+	}
+	return r.readBaselines(ctx, baseRef, baseSHA)
 }
 
 // admitBranch is admit for branch analyses: it reads the branch record
@@ -460,12 +477,22 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 		if err = r.judge(ctx, rows); err != nil {
 			break
 		}
+		var states []string
+		if !r.scans[i].IsBranch() {
+			r.mu.Lock()
+			states = r.classify(i, part)
+			r.mu.Unlock()
+		}
 		var sev scangate.SevCounts
 		for k := range rows {
 			if !rows[k].sup() {
 				sev.Add(rows[k].sev, 1)
 			}
-			for _, it := range findingItems(rows[k], base+start+k, part[k]) {
+			items := findingItems(rows[k], base+start+k, part[k])
+			if states != nil {
+				items[0][aBaselineState] = str(states[k])
+			}
+			for _, it := range items {
 				if err = put(it); err != nil {
 					break
 				}
@@ -549,7 +576,15 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		var scans []scangate.Scan
 		for i := c * scansPerCommit; i < min((c+1)*scansPerCommit, len(r.scans)); i++ {
 			ns := r.scans[i]
-			scans = append(scans, newScan(r.ids[i], ns, r.parts[i].sev, r.pol.effective(ns.RepoID), r.now))
+			sc := newScan(r.ids[i], ns, r.parts[i].sev, r.pol.effective(ns.RepoID), r.now)
+			if !ns.IsBranch() {
+				c := r.class[i]
+				sc.Class = scangate.Classification{Classified: true, New: c.newN, Unchanged: c.unch, Absent: c.absent}
+				if bl := r.base[i]; bl != nil {
+					sc.Class.BaselineScanID, sc.Class.BaselineSHA, sc.Class.Match = bl.scanID, bl.sha, bl.match
+				}
+			}
+			scans = append(scans, sc)
 		}
 		k := ""
 		if r.once != "" {

@@ -53,11 +53,28 @@ func scanItem(sc scangate.Scan) item {
 	if sc.BaseSHA != "" {
 		it[aBaseSHA] = str(sc.BaseSHA)
 	}
+	if c := sc.Class; c.Classified {
+		it[aClassified], it[aNewCount], it[aUnchCount], it[aAbsentCount] = boolean(true), num(c.New), num(c.Unchanged), num(c.Absent)
+		if c.BaselineScanID != 0 {
+			it[aBaseline], it[aBaselineMatch] = num(c.BaselineScanID), str(c.Match)
+			if c.BaselineSHA != "" {
+				it[aBaselineSHA] = str(c.BaselineSHA)
+			}
+		}
+	}
 	if sc.BranchID != 0 {
 		it[aBranchID], it[aBranch] = num(sc.BranchID), str(sc.Branch)
 		it[aGSI3PK] = str(branchScansPK(sc.BranchID))
 	}
 	return it
+}
+
+// classFrom reads a classification (of a scan item, or of a PR record's
+// cats entry).
+func classFrom(it item) scangate.Classification {
+	return scangate.Classification{Classified: getBool(it, aClassified, false), BaselineScanID: getN(it, aBaseline),
+		BaselineSHA: getS(it, aBaselineSHA), Match: getS(it, aBaselineMatch),
+		New: getN(it, aNewCount), Unchanged: getN(it, aUnchCount), Absent: getN(it, aAbsentCount)}
 }
 
 // scanFrom reads a scan item. Absent attributes read as the spec's
@@ -90,6 +107,7 @@ func scanFrom(it item) scangate.Scan {
 		Branch:             getS(it, aBranch),
 		BaseRef:            getS(it, aBaseRef),
 		BaseSHA:            getS(it, aBaseSHA),
+		Class:              classFrom(it),
 	}
 	if _, ok := it[aSev]; !ok {
 		sc.Sev = scangate.SevCounts{0, sc.SecretCount + sc.VulnerabilityCount}
