@@ -280,61 +280,26 @@ func (r *recording) recordedBefore(i int) bool {
 // pending reports whether some scan is to be recorded here.
 func (r *recording) pending() bool { return len(r.done) < r.commits() }
 
-// admit reads the PR record and the gate policy at once, and refuses
-// (409) a recording that would give the PR more (type, category) pairs
-// than it may have, before any finding is written.
+// admit reads the PR record (a branch analysis's: the branch record)
+// and the gate policy at once, and refuses (409) a recording that would
+// give the PR (or branch) more (type, category) pairs than it may have,
+// before any finding is written; then it reads a PR's scans' baselines.
 func (r *recording) admit(ctx context.Context) error {
 	first := r.scans[0]
-	if first.IsBranch() {
-		return r.admitBranch(ctx)
-	}
-	k := prKey(first.VcID, first.RepoID, first.PR.Number)
-	var recs map[string]prRecord
-	var recErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { recs, recErr = r.s.prRecords(ctx, []item{k}) })
-	var err error
-	r.pol, err = r.s.readPolicies(ctx, []int64{first.RepoID})
-	wg.Wait()
-	if err == nil {
-		err = recErr
-	}
-	if err != nil {
-		return err
-	}
-	pairs := map[catKey]bool{}
-	for c := range recs[getS(k, aPK)].cats {
-		pairs[c] = true
-	}
-	for i, ns := range r.scans {
-		if !r.recordedBefore(i) {
-			pairs[catKeyOf(scangate.Scan{Type: ns.Type, Category: ns.Category})] = true
-		}
-	}
-	if len(pairs) > scangate.MaxCategories {
-		return scangate.Errorf(scangate.KindConflict, "pull request %d would have %d (scan type, category) pairs; it may have at most %d",
-			recs[getS(k, aPK)].ID, len(pairs), scangate.MaxCategories)
-	}
-	// The base: the scans' own, else the PR's (of its newest scan that
-	// named one).
-	rec := recs[getS(k, aPK)]
-	baseRef, baseSHA := rec.BaseRef, rec.BaseSHA
-	if first.BaseRef != "" {
-		baseRef, baseSHA = first.BaseRef, first.BaseSHA
-	}
-	return r.readBaselines(ctx, baseRef, baseSHA)
-}
-
-// admitBranch is admit for branch analyses: it reads the branch record
-// and the gate policy (a scan's block status is judged by it) at once,
-// and refuses (409) a recording that would give the branch more (type,
-// category) pairs than it may have.
-func (r *recording) admitBranch(ctx context.Context) error {
-	first := r.scans[0]
+	var rec prRecord
 	var b branchRecord
 	var recErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { b, _, recErr = r.s.branchRecordOf(ctx, first.VcID, first.RepoID, first.Branch) })
+	k := prKey(first.VcID, first.RepoID, first.PR.Number)
+	wg.Go(func() {
+		if first.IsBranch() {
+			b, _, recErr = r.s.branchRecordOf(ctx, first.VcID, first.RepoID, first.Branch)
+			return
+		}
+		var recs map[string]prRecord
+		recs, recErr = r.s.prRecords(ctx, []item{k})
+		rec = recs[getS(k, aPK)]
+	})
 	var err error
 	r.pol, err = r.s.readPolicies(ctx, []int64{first.RepoID})
 	wg.Wait()
@@ -345,6 +310,9 @@ func (r *recording) admitBranch(ctx context.Context) error {
 		return err
 	}
 	pairs := map[catKey]bool{}
+	for c := range rec.cats {
+		pairs[c] = true
+	}
 	for c := range b.cats {
 		pairs[c] = true
 	}
@@ -354,10 +322,23 @@ func (r *recording) admitBranch(ctx context.Context) error {
 		}
 	}
 	if len(pairs) > scangate.MaxCategories {
-		return scangate.Errorf(scangate.KindConflict, "branch %q would have %d (scan type, category) pairs; it may have at most %d",
-			first.Branch, len(pairs), scangate.MaxCategories)
+		what := fmt.Sprintf("pull request %d", rec.ID)
+		if first.IsBranch() {
+			what = fmt.Sprintf("branch %q", first.Branch)
+		}
+		return scangate.Errorf(scangate.KindConflict, "%s would have %d (scan type, category) pairs; it may have at most %d",
+			what, len(pairs), scangate.MaxCategories)
 	}
-	return nil
+	if first.IsBranch() {
+		return nil
+	}
+	// The base: the scans' own, else the PR's (of its newest scan that
+	// named one).
+	baseRef, baseSHA := rec.BaseRef, rec.BaseSHA
+	if first.BaseRef != "" {
+		baseRef, baseSHA = first.BaseRef, first.BaseSHA
+	}
+	return r.readBaselines(ctx, baseRef, baseSHA)
 }
 
 // writtenKey is the item on which deliveries under the key once note the
