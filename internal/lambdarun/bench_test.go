@@ -220,6 +220,11 @@ func newFixture(b testing.TB) fixture {
 	if err := local.Seed(ctx, st, time.Now()); err != nil {
 		b.Fatal(err)
 	}
+	// A branch analysis: branch 1 (main) of repository 101.
+	if _, _, err := st.RecordScan(ctx, scangate.NewScan{Type: scangate.ScanSecret, VcType: "github", VcID: 1, VcName: "v", RepoID: 101,
+		RepoName: "o/r", WebhookID: 1, Branch: "main", Status: "completed"}, scangate.Who{RequestID: "test"}, time.Now()); err != nil {
+		b.Fatal(err)
+	}
 	_, reeval, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret, Name: "sha256:5f2b9c0e8d1a", Active: true}}, "", scangate.Who{RequestID: "test"}, time.Now(), 0)
 	if err != nil {
 		b.Fatal(err)
@@ -292,6 +297,13 @@ func newFixture(b testing.TB) fixture {
 				return proxy("PUT", "/api/gate/policy/repos/101", map[string]string{"repo_id": "101"}, `{"required":[{"scan_type":"SECRET","category":"gitleaks"}]}`)
 			},
 			"run-work": func(int) []byte { return step },
+			"list-branches": func(int) []byte {
+				var ev map[string]any
+				_ = json.Unmarshal(proxy("GET", "/api/branches", nil, ""), &ev)
+				ev["queryStringParameters"] = map[string]string{"vc_id": "1", "repo_id": "101"}
+				out, _ := json.Marshal(ev)
+				return out
+			},
 			"delete-repo-gate-policy": func(int) []byte {
 				return proxy("DELETE", "/api/gate/policy/repos/101", map[string]string{"repo_id": "101"}, "")
 			},

@@ -48,7 +48,7 @@ func TestUnknownNamesListAccepted(t *testing.T) {
 	if got, want := acceptedOf(t, resp, "/pr/pr_number"), []string{"pr_id", "pr_link", "pr_name"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("a scan's pr accepts %v; want %v", got, want)
 	}
-	if got, want := acceptedOf(t, resp, "/findings/0/level"), []string{"aliases", "line", "name", "path", "rule", "severity"}; !reflect.DeepEqual(got, want) {
+	if got, want := acceptedOf(t, resp, "/findings/0/level"), []string{"aliases", "fingerprint", "line", "name", "path", "rule", "severity"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("a finding accepts %v; want %v", got, want)
 	}
 	if got := acceptedOf(t, resp, "/pr/pr_id"); got != nil {

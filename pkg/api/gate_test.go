@@ -374,11 +374,13 @@ func TestGateRoute(t *testing.T) {
 	at := func(i int) string {
 		return strconv.Quote(g["categories"].([]any)[i].(map[string]any)["created_at"].(string))
 	}
-	sameJSON(t, "gate", g, `{"pr_id":1,"blocked":true,"head_sha":"`+sha[:40]+`",`+
+	sameJSON(t, "gate", g, `{"pr_id":1,"blocked":true,"head_sha":"`+sha[:40]+`","base_ref":null,`+
 		`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":1,"count":1},`+
 		`{"kind":"pending","scan_type":"VULNERABILITY","category":"trivy","scan_id":2,"count":0}],`+
-		`"categories":[{"scan_type":"SECRET","category":"gitleaks","scan_id":1,"status":"completed","block_status":true,"secret_count":1,"vulnerability_count":0,"created_at":`+at(0)+`},`+
-		`{"scan_type":"VULNERABILITY","category":"trivy","scan_id":2,"status":"pending","block_status":true,"secret_count":0,"vulnerability_count":0,"created_at":`+at(1)+`}],`+
+		`"categories":[{"scan_type":"SECRET","category":"gitleaks","scan_id":1,"status":"completed","block_status":true,"secret_count":1,"vulnerability_count":0,"created_at":`+at(0)+`,`+
+		`"baseline":null,"new_count":1,"unchanged_count":0,"absent_count":0},`+
+		`{"scan_type":"VULNERABILITY","category":"trivy","scan_id":2,"status":"pending","block_status":true,"secret_count":0,"vulnerability_count":0,"created_at":`+at(1)+`,`+
+		`"baseline":null,"new_count":0,"unchanged_count":0,"absent_count":0}],`+
 		`"policy":{"block_severity":{"SECRET":"none","VULNERABILITY":"none"},"required":[],"block_on_missing":true},`+
 		`"evaluated_at":`+strconv.Quote(g["evaluated_at"].(string))+`}`)
 	if g2 := h.gate(2); g2["blocked"] != false || g2["head_sha"] != sha || len(g2["reasons"].([]any)) != 0 {

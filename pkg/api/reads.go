@@ -44,6 +44,14 @@ type findingBody struct {
 	Severity     string   `json:"severity"`
 	Suppressed   bool     `json:"suppressed"`
 	SuppressedBy []int64  `json:"suppressed_by"`
+	// Fingerprint and FingerprintSource: null for findings recorded
+	// before fingerprints.
+	Fingerprint       *string `json:"fingerprint"`
+	FingerprintSource *string `json:"fingerprint_source"`
+	// BaselineState: new or unchanged for a pull request's scan's
+	// findings; null for a branch analysis's, and for findings recorded
+	// before classification.
+	BaselineState *string `json:"baseline_state"`
 }
 
 func findingJSON(f scangate.RecordedFinding) findingBody {
@@ -60,6 +68,12 @@ func findingJSON(f scangate.RecordedFinding) findingBody {
 	}
 	if f.Path != "" {
 		b.Path = &f.Path
+	}
+	if f.Fingerprint != "" {
+		b.Fingerprint, b.FingerprintSource = &f.Fingerprint, &f.FingerprintSource
+	}
+	if f.BaselineState != "" {
+		b.BaselineState = &f.BaselineState
 	}
 	return b
 }
@@ -85,7 +99,8 @@ func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 				}
 			}
 			q := readQuery(req)
-			f := scangate.FindingFilter{Suppressed: q.boolean("suppressed"), Severity: scangate.Severity(q.enum("severity", scangate.Severities))}
+			f := scangate.FindingFilter{Suppressed: q.boolean("suppressed"), Severity: scangate.Severity(q.enum("severity", scangate.Severities)),
+				BaselineState: q.enum("baseline_state", scangate.BaselineStates)}
 			r, err := pg.read(q, "findings", map[string]string{"pr_scan_id": strconv.FormatInt(id, 10)})
 			if err != nil {
 				return Reply{}, err

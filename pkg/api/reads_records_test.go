@@ -28,7 +28,7 @@ func TestPRAndItsScans(t *testing.T) {
 		pr := mustOK(t, h.read("get-pr", c, map[string]string{"pr_id": "1"}, ""))
 		b, _ := json.Marshal(last["pr"])
 		sameJSON(t, "GET /pr/1", pr, string(b))
-		if got := sortedKeys(pr); !slices.Equal(got, []string{"created_at", "id", "last_scan", "pr_id", "pr_link", "pr_name",
+		if got := sortedKeys(pr); !slices.Equal(got, []string{"base_ref", "base_sha", "created_at", "id", "last_scan", "pr_id", "pr_link", "pr_name",
 			"repo_id", "secret_count", "vc_id", "vulnerability_count", "webhook_id"}) {
 			t.Errorf("PR members %v", got)
 		}

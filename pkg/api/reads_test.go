@@ -170,10 +170,13 @@ func TestFindingsShowWhyAPRIsBlocked(t *testing.T) {
 		t.Helper()
 		all := findings("")
 		sup := func(by string) string { return strconv.FormatBool(by != "[]") }
+		fp := func(rule, path, name string) string {
+			return `,"fingerprint":"` + scangate.DerivedFingerprint(rule, path, name, nil) + `:1","fingerprint_source":"derived","baseline_state":"new"`
+		}
 		sameJSON(t, step+": findings", all, `[`+
-			`{"id":1,"name":"CVE-2021-44228","aliases":["GHSA-jfh8-c2jp-5v3q"],"rule":"log4j","path":"pom.xml","line":12,"severity":"high","suppressed":`+sup(by1)+`,"suppressed_by":`+by1+`},`+
-			`{"id":2,"name":"CVE-2022-0001","aliases":[],"rule":null,"path":null,"line":null,"severity":"high","suppressed":`+sup(by2)+`,"suppressed_by":`+by2+`},`+
-			`{"id":3,"name":"cve-2021-44228","aliases":[],"rule":null,"path":"lib/pom.xml","line":null,"severity":"high","suppressed":`+sup(by3)+`,"suppressed_by":`+by3+`}]`)
+			`{"id":1,"name":"CVE-2021-44228","aliases":["GHSA-jfh8-c2jp-5v3q"],"rule":"log4j","path":"pom.xml","line":12,"severity":"high","suppressed":`+sup(by1)+`,"suppressed_by":`+by1+fp("log4j", "pom.xml", "CVE-2021-44228")+`},`+
+			`{"id":2,"name":"CVE-2022-0001","aliases":[],"rule":null,"path":null,"line":null,"severity":"high","suppressed":`+sup(by2)+`,"suppressed_by":`+by2+fp("", "", "CVE-2022-0001")+`},`+
+			`{"id":3,"name":"cve-2021-44228","aliases":[],"rule":null,"path":"lib/pom.xml","line":null,"severity":"high","suppressed":`+sup(by3)+`,"suppressed_by":`+by3+fp("", "lib/pom.xml", "cve-2021-44228")+`}]`)
 		var suppressed, open []int
 		for _, f := range all {
 			if f["suppressed"].(bool) {

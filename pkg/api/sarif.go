@@ -184,7 +184,7 @@ var errLogChanged = errors.New("the SARIF log read differently the second time")
 // read (store's RecordScansFrom), while the next run is read. The scans
 // and the PR record are committed after the last run, in one commit.
 func RecordLog(ctx context.Context, st ScanStore, read LogReader, r Recording) (uploadBody, error) {
-	plan := &logPlan{at: map[string]int{}}
+	plan := &logPlan{at: map[string]int{}, occ: scangate.NewOccurrences()}
 	env, counts, err := read(plan.add)
 	out := uploadBody{Scans: []scangate.ScanView{}, Results: counts.Results, Skipped: counts.Skipped,
 		Recorded: counts.Recorded, SuppressedInSource: counts.SuppressedInSource}
@@ -198,6 +198,7 @@ func RecordLog(ctx context.Context, st ScanStore, read LogReader, r Recording) (
 	if err != nil {
 		return out, err
 	}
+	plan.occ.Seal()
 	recorded, pr, _, err := st.RecordScansFrom(ctx, nss, r.Who, r.At, r.Once, func(add func(int, []scangate.Finding) error) error {
 		return plan.record(read, counts, add)
 	})
@@ -215,6 +216,9 @@ func RecordLog(ctx context.Context, st ScanStore, read LogReader, r Recording) (
 type logPlan struct {
 	scans []planScan
 	at    map[string]int // a scan's index, by type#category
+	// occ numbers the derived fingerprints of each scan: noted by the
+	// first read, suffixed by the second.
+	occ *scangate.Occurrences
 }
 
 type planScan struct {
@@ -235,6 +239,10 @@ func (p *logPlan) add(run *sarif.Run) error {
 		}
 		if sc := &p.scans[i]; !slices.Contains(sc.tools, run.Tool) {
 			sc.tools = append(sc.tools, run.Tool)
+		}
+		fs := run.Findings(t)
+		for k := range fs {
+			p.occ.Note(i, &fs[k])
 		}
 	}
 	return nil
@@ -286,7 +294,11 @@ func (p *logPlan) record(read LogReader, counts sarif.Counts, add func(int, []sc
 					i, ok := p.at[string(t)+"#"+run.Category]
 					err := errLogChanged
 					if ok {
-						err = add(i, run.Findings(t))
+						fs := run.Findings(t)
+						for k := range fs {
+							p.occ.Suffix(i, &fs[k])
+						}
+						err = add(i, fs)
 					}
 					if err != nil {
 						fail(err)

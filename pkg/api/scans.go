@@ -112,12 +112,7 @@ func readEnvelope(f *fields, status string) scangate.NewScan {
 	ns.RepoID, _ = f.integer("repo_id", true)
 	ns.RepoName, _ = f.str("repo_name", true)
 	ns.WebhookID, _ = f.integer("webhook_id", true)
-	if pf := f.object("pr", true); pf != nil {
-		ns.PR.Number, _ = pf.integer("pr_id", true)
-		ns.PR.Name, _ = pf.str("pr_name", true)
-		ns.PR.Link, _ = pf.str("pr_link", true)
-		pf.done()
-	}
+	readTarget(f, &ns)
 	ns.Status = status
 	if s, ok := f.enum("status", false, scangate.ScanStatuses); ok {
 		ns.Status = s
@@ -127,7 +122,42 @@ func readEnvelope(f *fields, status string) scangate.NewScan {
 	ns.Category = f.nonEmpty("category")
 	ns.CommitSHA = f.nonEmpty("commit_sha")
 	ns.Ref = f.nonEmpty("ref")
+	if b := f.nonEmpty("base_ref"); b != "" {
+		if ns.BaseRef = scangate.BranchName(b); ns.BaseRef == "" {
+			f.p.Add(f.pointer("base_ref"), "must be 1 to %d characters (after a leading refs/heads/)", scangate.MaxBranchLen)
+		}
+	}
+	ns.BaseSHA = f.nonEmpty("base_sha")
 	return ns
+}
+
+// readTarget reads what a scan is recorded for: a pull request (pr) or a
+// branch (branch), exactly one of the two. A branch's leading refs/heads/
+// is removed; its bounds are checked with the rest.
+func readTarget(f *fields, ns *scangate.NewScan) {
+	_, hasPR := f.m["pr"]
+	_, hasBranch := f.m["branch"]
+	switch {
+	case hasPR && hasBranch:
+		f.known["pr"], f.known["branch"] = true, true
+		f.p.Add(f.pointer("branch"), "send either pr (a pull request's scan) or branch (a branch analysis), not both")
+		return
+	case hasBranch:
+		if b, ok := f.str("branch", true); ok {
+			ns.Branch = scangate.BranchName(b)
+			if ns.Branch == "" {
+				f.p.Add(f.pointer("branch"), "must be 1 to %d characters (after a leading refs/heads/)", scangate.MaxBranchLen)
+			}
+		}
+		return
+	}
+	f.known["branch"] = true
+	if pf := f.object("pr", true); pf != nil {
+		ns.PR.Number, _ = pf.integer("pr_id", true)
+		ns.PR.Name, _ = pf.str("pr_name", true)
+		ns.PR.Link, _ = pf.str("pr_link", true)
+		pf.done()
+	}
 }
 
 // nonEmpty reads an optional string member that, when sent, may not be
@@ -148,6 +178,14 @@ func readFinding(ff *fields) scangate.Finding {
 	fd.Path, _ = ff.str("path", false)
 	if n, ok := ff.integer("line", false); ok {
 		fd.Line = &n
+	}
+	if fp, ok := ff.str("fingerprint", false); ok {
+		fd.Fingerprint, fd.FingerprintSource = fp, scangate.FingerprintScanner
+		if n := len([]rune(fp)); n < 1 || n > scangate.MaxFingerprintLen {
+			ff.p.Add(ff.pointer("fingerprint"), "must be 1 to %d characters", scangate.MaxFingerprintLen)
+		} else if _, _, hidden := scangate.Hidden(fp); hidden {
+			ff.p.Add(ff.pointer("fingerprint"), "must not hold control or format characters")
+		}
 	}
 	fd.Severity = scangate.SeverityHigh
 	if sev, ok := ff.enum("severity", false, scangate.Severities); ok {

@@ -93,20 +93,21 @@ func TestScanShapeAndDefaults(t *testing.T) {
 		t.Errorf("GET answers %s\nbut the record answered %s", got.Body, resp.Body)
 	}
 	sc := decode(t, got)
-	want := []string{"block_status", "created_at", "id", "other_details", "pr", "pr_id", "repo_id", "repo_name", "scan_type", "secret_count",
+	want := []string{"block_status", "branch", "created_at", "id", "other_details", "pr", "pr_id", "repo_id", "repo_name", "scan_type", "secret_count",
 		"stat_url", "status", "vc_id", "vc_name", "vc_type", "vulnerability_count", "webhook_id"}
 	if k := sortedKeys(sc); !reflect.DeepEqual(k, want) {
 		t.Fatalf("scan fields %v; want %v", k, want)
 	}
 	pr := sc["pr"].(map[string]any)
-	wantPR := []string{"created_at", "id", "last_scan", "pr_id", "pr_link", "pr_name", "repo_id", "secret_count", "vc_id", "vulnerability_count", "webhook_id"}
+	wantPR := []string{"base_ref", "base_sha", "created_at", "id", "last_scan", "pr_id", "pr_link", "pr_name", "repo_id", "secret_count", "vc_id",
+		"vulnerability_count", "webhook_id"}
 	if k := sortedKeys(pr); !reflect.DeepEqual(k, wantPR) {
 		t.Fatalf("PR fields %v; want %v", k, wantPR)
 	}
 	checks := map[string]any{
 		"id": 1.0, "pr_id": 1.0, "vc_id": 10.0, "webhook_id": 3.0, "repo_id": 100.0, "vc_type": "github", "scan_type": "SECRET",
 		"vc_name": "acme-github", "repo_name": "acme/api", "status": "pending", "block_status": true, "stat_url": nil,
-		"secret_count": 0.0, "vulnerability_count": 0.0,
+		"secret_count": 0.0, "vulnerability_count": 0.0, "branch": nil,
 	}
 	for k, v := range checks {
 		if sc[k] != v {
@@ -118,7 +119,7 @@ func TestScanShapeAndDefaults(t *testing.T) {
 	}
 	prChecks := map[string]any{"id": 1.0, "pr_id": 7.0, "pr_name": "Add login", "pr_link": "https://github.com/acme/api/pull/7",
 		"repo_id": 100.0, "vc_id": 10.0, "webhook_id": 3.0, "last_scan": sc["created_at"], "created_at": sc["created_at"],
-		"secret_count": 0.0, "vulnerability_count": 0.0}
+		"secret_count": 0.0, "vulnerability_count": 0.0, "base_ref": nil, "base_sha": nil}
 	for k, v := range prChecks {
 		if pr[k] != v {
 			t.Errorf("pr.%s = %v; want %v", k, pr[k], v)

@@ -16,6 +16,7 @@ import (
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/logcheck"
 	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/pkg/scangate"
 )
 
 // startStack runs the whole local service as make run does, on a fresh
@@ -128,7 +129,9 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`{"id":1,"created_by":1,"updated_by":1,`,
 		`"comments":[1,2],"type":"SECRET"}`,
 		// The read side.
-		`{"items":[{"id":1,"name":"sha256:5f2b9c0e8d1a","aliases":[],"rule":"aws-access-key","path":"config/prod.env","line":3,"severity":"high","suppressed":true,"suppressed_by":[1]}],"next_cursor":null}`,
+		`{"items":[{"id":1,"name":"sha256:5f2b9c0e8d1a","aliases":[],"rule":"aws-access-key","path":"config/prod.env","line":3,"severity":"high","suppressed":true,"suppressed_by":[1],` +
+			`"fingerprint":"` + scangate.DerivedFingerprint("aws-access-key", "config/prod.env", "sha256:5f2b9c0e8d1a", nil) + `:1","fingerprint_source":"derived",` +
+			`"baseline_state":"new"}],"next_cursor":null}`,
 		"\n" + `{"id":1,"pr_id":10,"pr_name":"Rotate keys","pr_link":"https://git.example.com/acme/payments/pull/10","repo_id":101,`,
 		"Link: </api/pr/1/scans?cursor=",
 		`&limit=1&scan_type=SECRET>; rel="next"`,
@@ -148,7 +151,7 @@ func TestReadmeCurlFlow(t *testing.T) {
 		"204\n",
 		`"action":"allowlist.create","actor":{"user_id":1,"username":"admin"`,
 		// The gate and its policy.
-		`{"pr_id":1,"blocked":true,"head_sha":null,"reasons":[{"kind":"findings","scan_type":"VULNERABILITY","category":"default","scan_id":2,"count":1}],`,
+		`{"pr_id":1,"blocked":true,"head_sha":null,"base_ref":null,"reasons":[{"kind":"findings","scan_type":"VULNERABILITY","category":"default","scan_id":2,"count":1}],`,
 		`"rejudge":{"id":4,"status":"complete","prs":6}}`, // works 1 to 3: the allowlists' re-evaluations
 		`{"scan_type":"VULNERABILITY","category":"semgrep","scan_id":14,"status":"completed","block_status":false,"secret_count":0,"vulnerability_count":1,`,
 		`"head_sha":"9fceb02d0ae598e95dc970b74767f19372d61af8"`,

@@ -546,17 +546,30 @@ func TestIAMPolicies(t *testing.T) {
 	if resp.StatusCode != 204 {
 		t.Fatalf("DELETE /webhooks/2: %d %s", resp.StatusCode, body)
 	}
+	// A branch analysis: branch 1 of repository 2.
+	if resp, body := do(t, "POST", api+"/pr/scan", admin, `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,`+
+		`"repo_name":"o/r","webhook_id":3,"branch":"main","findings":[{"name":"sha256:ab"}]}`); resp.StatusCode != 201 {
+		t.Fatalf("branch analysis: %d %s", resp.StatusCode, body)
+	}
 	// Every GET route, with each path id 1 (which every kind of record has
-	// by now), so that every reading function runs.
+	// by now), and the queries a route requires, so that every reading
+	// function runs; the branches' listing also by name.
+	queries := map[string][]string{"/api/branches": {"?vc_id=1&repo_id=2", "?vc_id=1&repo_id=2&name=main"}}
 	tpl, err := gateway.ReadTemplate("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range tpl.Routes {
 		if r.Method == "GET" {
-			path := api + strings.TrimPrefix(pathParam.ReplaceAllString(r.Path, "1"), "/api")
-			if resp, body := do(t, "GET", path, admin, ""); resp.StatusCode != 200 {
-				t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+			qs, ok := queries[r.Path]
+			if !ok {
+				qs = []string{""}
+			}
+			for _, q := range qs {
+				path := api + strings.TrimPrefix(pathParam.ReplaceAllString(r.Path, "1"), "/api") + q
+				if resp, body := do(t, "GET", path, admin, ""); resp.StatusCode != 200 {
+					t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+				}
 			}
 		}
 	}

@@ -187,6 +187,9 @@ func Operations() []Operation {
 			return trigger.RunWork(d.Store().Runner(d.Now, nil), d.Log())
 		}},
 		{Name: "get-reevaluation", API: func(d Deps) api.Handler { return api.GetReevaluation(d.Store(), d.Log()).Handle }},
+		{Name: "get-branch", API: func(d Deps) api.Handler { return api.GetBranch(d.Store(), d.Log()).Handle }},
+		{Name: "list-branches", API: func(d Deps) api.Handler { return api.ListBranches(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "list-pr-absent", API: func(d Deps) api.Handler { return api.ListAbsent(d.Store(), d.Cursors(), d.Log()).Handle }},
 	}, eventOperations()...)
 }
 

@@ -151,6 +151,7 @@ func (r *reader) record(rs *runState) error {
 			f.Name, f.Aliases = advisoryName(f.Rule, d, p)
 		}
 		f.Severity = severity(t, p, d)
+		f.Fingerprint, f.FingerprintSource = fingerprint(p, &f)
 		if err := check(&f, ptr); err != nil {
 			return err
 		}
@@ -167,6 +168,26 @@ func (r *reader) record(rs *runState) error {
 	rs.results = nil
 	r.total.add(run.Counts)
 	return r.h(run)
+}
+
+// fingerprint is a result's fingerprint and its source: its
+// primaryLocationLineHash, else its scanner's other fingerprints, else
+// the base of a derived one (the recording numbers its occurrences:
+// scangate.Occurrences). A secret named by its location (loc:, which
+// holds its line) is derived without its name, so that its fingerprint
+// holds no line number.
+func fingerprint(p *pending, f *scangate.Finding) (string, string) {
+	switch {
+	case p.lineHash != "":
+		return p.lineHash, scangate.FingerprintLineHash
+	case p.scannerFP != "":
+		return p.scannerFP, scangate.FingerprintScanner
+	}
+	name := f.Name
+	if strings.HasPrefix(name, "loc:") {
+		name = ""
+	}
+	return scangate.DerivedFingerprint(f.Rule, f.Path, name, p.snippet), scangate.FingerprintDerived
 }
 
 func idOf(d *descriptor) string {

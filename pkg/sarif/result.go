@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/scangate/scangate/pkg/scangate"
 )
 
 // artifactLocation is what the reader keeps of an artifactLocation.
@@ -48,9 +50,13 @@ type pending struct {
 	component  int    // -1: the driver; else tool.extensions[component]
 	suppressed bool
 	uri, base  string
-	line       int64      // 0: none
-	value      secretText // the snippet that holds a secret's value
-	ggshield   string     // partialFingerprints["secret/v1"]
+	line       int64              // 0: none
+	value      secretText         // the snippet that holds a secret's value
+	ggshield   string             // partialFingerprints["secret/v1"]
+	lineHash   string             // partialFingerprints.primaryLocationLineHash
+	scannerFP  string             // its other partialFingerprints or fingerprints, joined (scangate.ScannerFingerprint)
+	fps        map[string]string  // those entries, while the result is read
+	snippet    *[sha256.Size]byte // the first location's snippet without whitespace (scangate.SnippetSum)
 	bag        bag
 	level      level
 }
@@ -98,7 +104,9 @@ func (r *reader) result(rs *runState, i int) error {
 		case "suppressions":
 			err = r.array(true, func(int) error { return r.suppression(&p) })
 		case "partialFingerprints":
-			p.ggshield, err = r.member("secret/v1")
+			err = r.fingerprints(&p, partial)
+		case "fingerprints":
+			err = r.fingerprints(&p, whole)
 		case "properties":
 			err = r.properties(&p.bag)
 		default:
@@ -115,6 +123,8 @@ func (r *reader) result(rs *runState, i int) error {
 		rs.counts.Skipped++
 		return nil
 	}
+	p.scannerFP = scangate.ScannerFingerprint(p.fps)
+	p.fps = nil
 	p.ruleID = cmp.Or(p.ruleID, refID)
 	p.ruleIndex = ruleIndex
 	if p.ruleIndex < 0 {
@@ -152,6 +162,44 @@ func (r *reader) member(name string) (string, error) {
 		return err
 	})
 	return s, err
+}
+
+// Which of a result's fingerprint members is read.
+const (
+	partial = iota // partialFingerprints
+	whole          // fingerprints
+)
+
+// fingerprints reads a result's partialFingerprints or fingerprints: the
+// primaryLocationLineHash (kept as given when it is 1 to
+// scangate.MaxFingerprintLen characters), ggshield's secret/v1 (also
+// kept for the secret's name), and every other entry, which the result's
+// scanner fingerprint joins (partial ones first read win on a key both
+// name).
+func (r *reader) fingerprints(p *pending, which int) error {
+	return r.object(true, func(n []byte) error {
+		v, err := r.str()
+		if err != nil || v == "" {
+			return err
+		}
+		switch name := string(n); {
+		case which == partial && name == "primaryLocationLineHash":
+			if len([]rune(v)) <= scangate.MaxFingerprintLen {
+				p.lineHash = v
+			}
+		default:
+			if which == partial && name == "secret/v1" {
+				p.ggshield = v
+			}
+			if p.fps == nil {
+				p.fps = map[string]string{}
+			}
+			if _, ok := p.fps[name]; !ok {
+				p.fps[name] = v
+			}
+		}
+		return nil
+	})
 }
 
 // index reads an index: an integer of least or more (null: absent, -1).
@@ -258,6 +306,10 @@ func (r *reader) region(p *pending, first, own bool) error {
 				v, _, err := r.text()
 				if first && (own || !p.value.set) {
 					p.value.hash(v)
+					if len(v) > 0 {
+						sum := scangate.SnippetSum(v)
+						p.snippet = &sum
+					}
 				}
 				clear(r.scratch) // the value, when it had escapes
 				return err

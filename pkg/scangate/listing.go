@@ -17,6 +17,11 @@ type RecordedFinding struct {
 	// SuppressedBy lists the allowlists that cover it, by id, ascending.
 	SuppressedBy []int64
 	Severity     Severity
+	// Fingerprint and FingerprintSource: "" for findings recorded before
+	// fingerprints.
+	Fingerprint, FingerprintSource string
+	// BaselineState is new or unchanged ("" when not classified).
+	BaselineState string
 }
 
 // FindingFilter selects a scan's findings: by whether they are
@@ -24,6 +29,8 @@ type RecordedFinding struct {
 type FindingFilter struct {
 	Suppressed *bool
 	Severity   Severity
+	// BaselineState selects findings of that baseline state.
+	BaselineState string
 }
 
 // Comment is one comment of an allowlist.
@@ -72,4 +79,22 @@ type Page[T any] struct {
 	After []map[string]string
 	// Next is where the next page starts; nil at the end of the listing.
 	Next map[string]string
+}
+
+// AbsentFinding is a finding of a pull request's scan's baseline that
+// the scan no longer has (fixed by the pull request).
+type AbsentFinding struct {
+	ScanType       ScanType
+	Category       string
+	ScanID         int64 // the pull request's scan
+	BaselineScanID int64
+	Index          int // its place in the baseline scan, from 0
+	Name           string
+	Aliases        []string
+	Rule, Path     string
+	Line           *int64
+	Severity       Severity
+	Fingerprint    string
+	// FingerprintSource is where its fingerprint came from.
+	FingerprintSource string
 }

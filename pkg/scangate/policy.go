@@ -159,6 +159,9 @@ type CategoryScan struct {
 	CreatedAt Time
 	Status    string
 	Sev       SevCounts // its unsuppressed findings per severity
+	// Class is its classification against its baseline (re-evaluations
+	// never change it: suppression is not identity).
+	Class Classification
 }
 
 // Counts are the scan's secret and vulnerability counts.
@@ -218,6 +221,7 @@ type PRGate struct {
 	VcID       int64
 	RepoID     int64
 	HeadSHA    string // "" when no scan named a commit
+	BaseRef    string // "" when no scan named a base
 	Gate       Gate
 	Categories []CategoryScan
 }

@@ -1,7 +1,9 @@
 package scangate
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -44,6 +46,11 @@ type Finding struct {
 	// Severity is how severe the finding is (docs/DECISIONS.md): a SARIF
 	// log's findings always have one; "" where nothing gave one.
 	Severity Severity
+	// Fingerprint is the finding's identity across scans (with scan type,
+	// category and rule), at most MaxFingerprintLen characters, and
+	// FingerprintSource where it comes from (FingerprintLineHash,
+	// FingerprintScanner, FingerprintDerived).
+	Fingerprint, FingerprintSource string
 }
 
 // PRRef identifies a pull request as the scanner knows it.
@@ -55,14 +62,17 @@ type PRRef struct {
 
 // NewScan is a request to record a scan.
 type NewScan struct {
-	Type         ScanType
-	VcType       string
-	VcID         int64
-	VcName       string
-	RepoID       int64
-	RepoName     string
-	WebhookID    int64
-	PR           PRRef
+	Type      ScanType
+	VcType    string
+	VcID      int64
+	VcName    string
+	RepoID    int64
+	RepoName  string
+	WebhookID int64
+	PR        PRRef
+	// Branch is the branch a branch analysis is of (its name, a leading
+	// refs/heads/ removed): set in place of PR.
+	Branch       string
 	Status       string
 	StatURL      *string
 	OtherDetails json.RawMessage // a JSON object
@@ -72,6 +82,9 @@ type NewScan struct {
 	Category string
 	// CommitSHA and Ref are the commit and ref scanned, when sent.
 	CommitSHA, Ref string
+	// BaseRef and BaseSHA are a pull request's base branch (refs/heads/
+	// removed) and the merge base of its head and base, when sent.
+	BaseRef, BaseSHA string
 }
 
 // Scan is a recorded scan.
@@ -95,6 +108,14 @@ type Scan struct {
 	VulnerabilityCount int64
 	Category           string
 	CommitSHA, Ref     string
+	// BranchID and Branch name the branch of a branch analysis (PRID and
+	// PRNumber are then 0); both are zero for a pull request's scan.
+	BranchID int64
+	Branch   string
+	// BaseRef and BaseSHA are a pull request's scan's base, when sent.
+	BaseRef, BaseSHA string
+	// Class is its classification against its baseline (a PR's scan).
+	Class Classification
 	// Sev counts its unsuppressed findings per severity: the counts above
 	// are their sum, and its block status is judged from them.
 	Sev SevCounts
@@ -113,6 +134,9 @@ type PR struct {
 	LastScan           Time
 	SecretCount        int64
 	VulnerabilityCount int64
+	// BaseRef and BaseSHA are the base of its newest scan that named one
+	// ("" when none did).
+	BaseRef, BaseSHA string
 }
 
 // Blocks reports a scan's block status: it blocks unless it completed and
@@ -203,11 +227,26 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 	positive("/repo_id", s.RepoID)
 	checkRepoName(p, s.VcType, s.RepoName)
 	positive("/webhook_id", s.WebhookID)
-	positive("/pr/pr_id", s.PR.Number)
-	text("/pr/pr_name", s.PR.Name, 1, MaxTextLen)
-	checkControl(p, "/pr/pr_name", s.PR.Name)
-	text("/pr/pr_link", s.PR.Link, 1, MaxTextLen)
-	checkControl(p, "/pr/pr_link", s.PR.Link)
+	if s.Branch == "" {
+		positive("/pr/pr_id", s.PR.Number)
+		text("/pr/pr_name", s.PR.Name, 1, MaxTextLen)
+		checkControl(p, "/pr/pr_name", s.PR.Name)
+		text("/pr/pr_link", s.PR.Link, 1, MaxTextLen)
+		checkControl(p, "/pr/pr_link", s.PR.Link)
+	} else {
+		CheckBranchName(p, "/branch", s.Branch)
+	}
+	switch {
+	case s.Branch != "" && (s.BaseRef != "" || s.BaseSHA != ""):
+		p.Add("/base_ref", "only a pull request's scan has a base; a branch analysis takes neither base_ref nor base_sha")
+	case s.BaseSHA != "" && s.BaseRef == "":
+		p.Add("/base_ref", "is required with base_sha")
+	case s.BaseRef != "":
+		CheckBranchName(p, "/base_ref", s.BaseRef)
+	}
+	if s.BaseSHA != "" && !ValidSHA(s.BaseSHA) {
+		p.Add("/base_sha", "must be a commit's hash: 40 or 64 hexadecimal digits")
+	}
 	if s.StatURL != nil {
 		text("/stat_url", *s.StatURL, 0, MaxTextLen)
 		checkControl(p, "/stat_url", *s.StatURL)
@@ -230,6 +269,25 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 		text("/ref", s.Ref, 1, MaxRefLen)
 		checkHidden(p, "/ref", s.Ref)
 	}
+}
+
+// IsBranch reports whether the scan to record is a branch analysis.
+func (s NewScan) IsBranch() bool { return s.Branch != "" }
+
+// MaxBranchLen bounds a branch's name, in characters.
+const MaxBranchLen = 255
+
+// BranchName is a branch's name as given: without a leading refs/heads/.
+func BranchName(s string) string { return strings.TrimPrefix(s, "refs/heads/") }
+
+// CheckBranchName checks a branch's name (as BranchName leaves it): 1 to
+// MaxBranchLen characters, no control or format character.
+func CheckBranchName(p *Problems, ptr, name string) {
+	if n := len([]rune(name)); n < 1 || n > MaxBranchLen {
+		p.Add(ptr, "must be 1 to %d characters (after a leading refs/heads/)", MaxBranchLen)
+		return
+	}
+	checkHidden(p, ptr, name)
 }
 
 // MaxRefLen bounds a scan's ref, in characters.
@@ -321,4 +379,69 @@ func checkControlIn(p *Problems, ptr string, v any) bool {
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// Branch is a branch's record: its newest scan of each (scan type,
+// category), as branch analyses recorded them.
+type Branch struct {
+	ID         int64
+	VcID       int64
+	RepoID     int64
+	Name       string
+	LastScan   Time
+	Categories []BranchCategory
+}
+
+// BranchCategory is a branch's newest scan of one (scan type, category).
+type BranchCategory struct {
+	Type               ScanType
+	Category           string
+	ScanID             int64
+	CommitSHA          string
+	CreatedAt          Time
+	SecretCount        int64
+	VulnerabilityCount int64
+}
+
+// BranchFilter selects the branches of one repository, or the one of a
+// name.
+type BranchFilter struct {
+	VcID, RepoID int64
+	Name         string
+}
+
+// SortBranchCategories orders a branch's categories by scan type, then
+// category.
+func SortBranchCategories(cats []BranchCategory) {
+	slices.SortFunc(cats, func(a, b BranchCategory) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.Category, b.Category))
+	})
+}
+
+// A finding's baseline state, as SARIF names them: new (its identity is
+// not in the baseline), unchanged (it is); absent: a baseline's finding
+// that the pull request's scan no longer has.
+const (
+	BaselineNew       = "new"
+	BaselineUnchanged = "unchanged"
+	BaselineAbsent    = "absent"
+)
+
+// BaselineStates are the states a finding of a PR's scan may have.
+var BaselineStates = []string{BaselineNew, BaselineUnchanged}
+
+// How a baseline was found: the base branch's analysis of the PR's
+// base_sha, or its newest one.
+const (
+	MatchExact  = "exact"
+	MatchNewest = "newest"
+)
+
+// Classification is a pull request's scan's classification against its
+// baseline (BaselineScanID 0 when it has none: every finding is new).
+type Classification struct {
+	Classified             bool
+	BaselineScanID         int64
+	BaselineSHA, Match     string
+	New, Unchanged, Absent int64
 }

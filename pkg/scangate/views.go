@@ -18,6 +18,9 @@ type PRView struct {
 	LastScan           Time   `json:"last_scan"`
 	SecretCount        int64  `json:"secret_count"`
 	VulnerabilityCount int64  `json:"vulnerability_count"`
+	// BaseRef and BaseSHA: the base of its newest scan that named one.
+	BaseRef *string `json:"base_ref"`
+	BaseSHA *string `json:"base_sha"`
 }
 
 // ViewPR is the view of a pull request.
@@ -26,7 +29,16 @@ func ViewPR(pr PR) PRView {
 		ID: pr.ID, PrID: pr.Number, PrName: pr.Name, PrLink: pr.Link, RepoID: pr.RepoID, VcID: pr.VcID,
 		WebhookID: pr.WebhookID, CreatedAt: pr.CreatedAt, LastScan: pr.LastScan,
 		SecretCount: pr.SecretCount, VulnerabilityCount: pr.VulnerabilityCount,
+		BaseRef: nullable(pr.BaseRef), BaseSHA: nullable(pr.BaseSHA),
 	}
+}
+
+// nullable is a string as JSON shows an optional one: null when empty.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // ScanView is the pull-request scan of spec section 2.1, every field
@@ -34,14 +46,15 @@ func ViewPR(pr PR) PRView {
 // carries it.
 type ScanView struct {
 	ID                 int64           `json:"id"`
-	PrID               int64           `json:"pr_id"`
+	PrID               *int64          `json:"pr_id"`
 	VcID               int64           `json:"vc_id"`
 	WebhookID          int64           `json:"webhook_id"`
 	RepoID             int64           `json:"repo_id"`
 	VcType             string          `json:"vc_type"`
 	ScanType           ScanType        `json:"scan_type"`
 	CreatedAt          Time            `json:"created_at"`
-	PR                 PRView          `json:"pr"`
+	PR                 *PRView         `json:"pr"`
+	Branch             *BranchRefView  `json:"branch"`
 	VcName             string          `json:"vc_name"`
 	RepoName           string          `json:"repo_name"`
 	Status             string          `json:"status"`
@@ -52,16 +65,31 @@ type ScanView struct {
 	VulnerabilityCount int64           `json:"vulnerability_count"`
 }
 
-// ViewScan is the view of a scan with its pull request.
+// BranchRefView names the branch of a branch analysis.
+type BranchRefView struct {
+	BranchID int64  `json:"branch_id"`
+	Name     string `json:"name"`
+}
+
+// ViewScan is the view of a scan with its pull request: a branch
+// analysis shows its branch, and pr_id and pr null (pr is then ignored);
+// a pull request's scan shows branch null.
 func ViewScan(sc Scan, pr PR) ScanView {
-	return ScanView{
-		ID: sc.ID, PrID: sc.PRID, VcID: sc.VcID, WebhookID: sc.WebhookID, RepoID: sc.RepoID,
+	v := ScanView{
+		ID: sc.ID, PrID: &sc.PRID, VcID: sc.VcID, WebhookID: sc.WebhookID, RepoID: sc.RepoID,
 		VcType: sc.VcType, ScanType: sc.Type, CreatedAt: sc.CreatedAt,
-		PR:     ViewPR(pr),
 		VcName: sc.VcName, RepoName: sc.RepoName, Status: sc.Status, BlockStatus: sc.BlockStatus,
 		OtherDetails: sc.OtherDetails, StatURL: sc.StatURL,
 		SecretCount: sc.SecretCount, VulnerabilityCount: sc.VulnerabilityCount,
 	}
+	if sc.BranchID != 0 {
+		v.PrID = nil
+		v.Branch = &BranchRefView{BranchID: sc.BranchID, Name: sc.Branch}
+		return v
+	}
+	p := ViewPR(pr)
+	v.PR = &p
+	return v
 }
 
 // GateCategoryView is a pull request's newest scan of one (scan type,
@@ -75,6 +103,20 @@ type GateCategoryView struct {
 	SecretCount        int64    `json:"secret_count"`
 	VulnerabilityCount int64    `json:"vulnerability_count"`
 	CreatedAt          Time     `json:"created_at"`
+	// Baseline is the base branch's analysis it was classified against
+	// (null: none, every finding new); the counts are its findings new
+	// and unchanged, and the baseline's absent from it.
+	Baseline       *BaselineView `json:"baseline"`
+	NewCount       int64         `json:"new_count"`
+	UnchangedCount int64         `json:"unchanged_count"`
+	AbsentCount    int64         `json:"absent_count"`
+}
+
+// BaselineView names a scan's baseline and how it was found.
+type BaselineView struct {
+	ScanID    int64   `json:"scan_id"`
+	CommitSHA *string `json:"commit_sha"`
+	Match     string  `json:"match"`
 }
 
 // GateView is a pull request's gate as GET /pr/{pr_id}/gate shows it.
@@ -82,6 +124,7 @@ type GateView struct {
 	PRID        int64              `json:"pr_id"`
 	Blocked     bool               `json:"blocked"`
 	HeadSHA     *string            `json:"head_sha"`
+	BaseRef     *string            `json:"base_ref"`
 	Reasons     []GateReason       `json:"reasons"`
 	Categories  []GateCategoryView `json:"categories"`
 	Policy      Policy             `json:"policy"`
@@ -96,10 +139,16 @@ func ViewGate(g PRGate) GateView {
 	if g.HeadSHA != "" {
 		v.HeadSHA = &g.HeadSHA
 	}
+	v.BaseRef = nullable(g.BaseRef)
 	for _, c := range g.Categories {
 		s, vu := c.Counts()
-		v.Categories = append(v.Categories, GateCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, Status: c.Status,
-			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev), SecretCount: s, VulnerabilityCount: vu, CreatedAt: c.CreatedAt})
+		cv := GateCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, Status: c.Status,
+			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev), SecretCount: s, VulnerabilityCount: vu, CreatedAt: c.CreatedAt,
+			NewCount: c.Class.New, UnchangedCount: c.Class.Unchanged, AbsentCount: c.Class.Absent}
+		if c.Class.BaselineScanID != 0 {
+			cv.Baseline = &BaselineView{ScanID: c.Class.BaselineScanID, CommitSHA: nullable(c.Class.BaselineSHA), Match: c.Class.Match}
+		}
+		v.Categories = append(v.Categories, cv)
 	}
 	return v
 }
@@ -132,4 +181,43 @@ type GateChange struct {
 	Sequence int64         `json:"sequence"`
 	Cause    string        `json:"cause"`
 	Previous *GateDecision `json:"previous"`
+}
+
+// BranchCategoryView is a branch's newest scan of one (scan type,
+// category), as GET /branches/{branch_id} shows it.
+type BranchCategoryView struct {
+	ScanType           ScanType `json:"scan_type"`
+	Category           string   `json:"category"`
+	ScanID             int64    `json:"scan_id"`
+	CommitSHA          *string  `json:"commit_sha"`
+	CreatedAt          Time     `json:"created_at"`
+	SecretCount        int64    `json:"secret_count"`
+	VulnerabilityCount int64    `json:"vulnerability_count"`
+}
+
+// BranchView is a branch as GET /branches/{branch_id} and the listing
+// GET /branches show it.
+type BranchView struct {
+	BranchID   int64                `json:"branch_id"`
+	VcID       int64                `json:"vc_id"`
+	RepoID     int64                `json:"repo_id"`
+	Name       string               `json:"name"`
+	LastScan   Time                 `json:"last_scan"`
+	Categories []BranchCategoryView `json:"categories"`
+}
+
+// ViewBranch is the view of a branch.
+func ViewBranch(b Branch) BranchView {
+	v := BranchView{BranchID: b.ID, VcID: b.VcID, RepoID: b.RepoID, Name: b.Name, LastScan: b.LastScan,
+		Categories: make([]BranchCategoryView, 0, len(b.Categories))}
+	for _, c := range b.Categories {
+		cv := BranchCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, CreatedAt: c.CreatedAt,
+			SecretCount: c.SecretCount, VulnerabilityCount: c.VulnerabilityCount}
+		if c.CommitSHA != "" {
+			sha := c.CommitSHA
+			cv.CommitSHA = &sha
+		}
+		v.Categories = append(v.Categories, cv)
+	}
+	return v
 }

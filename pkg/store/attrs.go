@@ -70,6 +70,9 @@ const (
 	aGateSeq      = "gseq"     // the number of changes of a PR's decision
 	aHeadSHA      = "head_sha" // the commit of a PR's newest scan that named one
 	aHeadAt       = "head_at"  // that scan's place in the PR's order
+	aBaseRef      = "base_ref" // a PR scan's base branch; a PR's, of its newest scan that named one
+	aBaseSHA      = "base_sha" // the merge base with that branch
+	aBaseAt       = "base_at"  // the place in the PR's order of the scan that named the PR's base
 	aPolicyVer    = "pv"       // the gate policy's version
 	aPolicy       = "policy"   // a gate policy (JSON)
 
@@ -83,6 +86,8 @@ const (
 	aBy       = "by"  // allowlist ids covering it, by the index of its group
 	aFindVer  = "fv"  // version of the finding's judgement
 	aJudgedAt = "gvs" // the group version of each group's judgement, by group index
+	aFP       = "fp"  // its fingerprint
+	aFPSource = "fps" // where its fingerprint comes from
 
 	// Allowlists, their rules and groups.
 	aGlobal    = "global"

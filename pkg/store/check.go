@@ -40,6 +40,8 @@ type tableImage struct {
 	scans       map[int64]item
 	findings    []item
 	prs         map[string]item
+	branches    []item
+	absent      map[int64]int64 // ABSENT items, by scan
 	policyItems []item
 	audited     map[int64]bool // scans named by a scan.record entry
 	firstRec    string         // the id of the oldest scan.record entry
@@ -82,6 +84,8 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 		return r, err
 	}
 	img.checkPRs(&r, want, pol)
+	img.checkBranches(&r)
+	img.checkClasses(&r)
 	img.checkAudit(&r)
 	img.checkEvents(&r, time.Now())
 	sort.Strings(r.Drift)
@@ -91,7 +95,8 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 
 // image reads the table with a consistent Scan.
 func (s *Store) image(ctx context.Context) (tableImage, error) {
-	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]item{}, audited: map[int64]bool{}}
+	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]item{}, audited: map[int64]bool{},
+		absent: map[int64]int64{}}
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -118,8 +123,12 @@ func (img *tableImage) add(it item) {
 		img.scans[getN(it, aID)] = it
 	case strings.HasPrefix(sk, "FINDING#"):
 		img.findings = append(img.findings, it)
+	case strings.HasPrefix(sk, "ABSENT#"):
+		img.absent[parseScanPK(pk)]++
 	case sk == "PR":
 		img.prs[pk] = it
+	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, branchSKPrefix):
+		img.branches = append(img.branches, it)
 	case pk == policyPK:
 		img.policyItems = append(img.policyItems, it)
 	case pk == auditPK && getS(it, aAction) == scangate.AuditScanRecord:
@@ -220,11 +229,18 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 		id int64
 	}
 	last := map[string]newest{}
+	base := map[string]newest{} // the newest scan that named a base
 	cats := map[string]map[catKey]newest{}
 	for id, sc := range want {
+		if sc.BranchID != 0 { // a branch analysis: checkBranches
+			continue
+		}
 		pk := getS(prKey(sc.VcID, sc.RepoID, sc.PRNumber), aPK)
 		if n := last[pk]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
 			last[pk] = newest{sc.CreatedAt.String(), id}
+		}
+		if n := base[pk]; sc.BaseRef != "" && newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			base[pk] = newest{sc.CreatedAt.String(), id}
 		}
 		if cats[pk] == nil {
 			cats[pk] = map[catKey]newest{}
@@ -241,14 +257,20 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 		if pr.LastScan.String() != last[pk].at {
 			drift("last scan %s, its scans say %s", pr.LastScan, last[pk].at)
 		}
+		if b := want[base[pk].id]; pr.BaseRef != b.BaseRef || pr.BaseSHA != b.BaseSHA {
+			drift("base %q at %q, its newest scan that named one says %q at %q", pr.BaseRef, pr.BaseSHA, b.BaseRef, b.BaseSHA)
+		}
 		var exp []scangate.CategoryScan
 		for k, n := range cats[pk] {
 			sc := want[n.id]
-			exp = append(exp, scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID, CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev})
+			exp = append(exp, scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID, CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev,
+				Class: sc.Class})
 			c, ok := pr.cats[k]
 			switch {
 			case !ok || c.ScanID != n.id:
 				drift("its newest %s scan is %d, its scans say %d", k.attr(), c.ScanID, n.id)
+			case c.Class != sc.Class:
+				drift("its newest %s scan %d reads classification %+v; the scan says %+v", k.attr(), n.id, c.Class, sc.Class)
 			case c.Sev != sc.Sev || !pr.legacy && (c.Status != sc.Status || c.cver != getN(img.scans[n.id], aCountVer) || c.block != sc.BlockStatus):
 				drift("its newest %s scan %d reads %v %s (count version %d, block %v); the scan says %v %s (%d, %v)", k.attr(), n.id,
 					c.Sev, c.Status, c.cver, c.block, sc.Sev, sc.Status, getN(img.scans[n.id], aCountVer), sc.BlockStatus)
@@ -266,6 +288,137 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 			drift("counts %d/%d, its newest scans say %d/%d", getN(it, aSecretCount), getN(it, aVulnCount), secrets, vulns)
 		}
 		img.checkGate(r, pr, it, exp, want, pol.effective(pr.RepoID))
+	}
+}
+
+// checkBranches compares each branch record's newest scans and last
+// scan with its branch analyses, and checks that every branch analysis
+// names a branch that exists and that no pull request's record counts it.
+func (img tableImage) checkBranches(r *Report) {
+	type newest struct {
+		at  string
+		id  int64
+		sha string
+	}
+	last := map[int64]newest{}
+	cats := map[int64]map[catKey]newest{}
+	for id, it := range img.scans {
+		sc := scanFrom(it)
+		if sc.BranchID == 0 {
+			continue
+		}
+		if sc.PRID != 0 || sc.PRNumber != 0 {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: a branch analysis of branch %d names pull request %d", id, sc.BranchID, sc.PRID))
+		}
+		if n := last[sc.BranchID]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			last[sc.BranchID] = newest{at: sc.CreatedAt.String(), id: id}
+		}
+		if cats[sc.BranchID] == nil {
+			cats[sc.BranchID] = map[catKey]newest{}
+		}
+		if n := cats[sc.BranchID][catKeyOf(sc)]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			cats[sc.BranchID][catKeyOf(sc)] = newest{sc.CreatedAt.String(), id, sc.CommitSHA}
+		}
+	}
+	seen := map[int64]bool{}
+	for _, it := range img.branches {
+		b := branchFrom(it)
+		seen[b.id] = true
+		drift := func(format string, args ...any) {
+			r.Drift = append(r.Drift, fmt.Sprintf("branch %d (%s): ", b.id, b.name)+fmt.Sprintf(format, args...))
+		}
+		if b.lastScanID != last[b.id].id {
+			drift("last scan %d, its analyses say %d", b.lastScanID, last[b.id].id)
+		}
+		for k, n := range cats[b.id] {
+			if c := b.cats[k]; c.scanID != n.id || c.sha != n.sha {
+				drift("its newest %s scan is %d (commit %q), its analyses say %d (%q)", k.attr(), c.scanID, c.sha, n.id, n.sha)
+			}
+		}
+		if len(b.cats) != len(cats[b.id]) {
+			drift("%d newest scans, its analyses say %d", len(b.cats), len(cats[b.id]))
+		}
+	}
+	for id := range cats {
+		if !seen[id] {
+			r.Drift = append(r.Drift, fmt.Sprintf("branch %d: its analyses exist, its record does not", id))
+		}
+	}
+}
+
+// checkClasses recounts the classification of every pull request's
+// scan against its baseline: each finding's baseline state (new unless
+// its (rule, fingerprint) is among the baseline's), the scan's new,
+// unchanged and absent counts, and its ABSENT items (one for each of the
+// baseline's findings whose identity the scan lacks). A scan that names
+// a baseline that no longer exists is drift.
+func (img tableImage) checkClasses(r *Report) {
+	idsOf := map[int64]map[identity]bool{}
+	byScan := map[int64][]item{}
+	for _, it := range img.findings {
+		id := parseScanPK(getS(it, aPK))
+		if _, ok := img.scans[id]; ok {
+			byScan[id] = append(byScan[id], it)
+		}
+	}
+	identities := func(scan int64) map[identity]bool {
+		if m, ok := idsOf[scan]; ok {
+			return m
+		}
+		m := map[identity]bool{}
+		for _, it := range byScan[scan] {
+			if fp := getS(it, aFP); fp != "" {
+				m[identityOf(getS(it, aRule), fp)] = true
+			}
+		}
+		idsOf[scan] = m
+		return m
+	}
+	for id, it := range img.scans {
+		sc := scanFrom(it)
+		c := sc.Class
+		if !c.Classified {
+			continue
+		}
+		drift := func(format string, args ...any) {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: ", id)+fmt.Sprintf(format, args...))
+		}
+		var base map[identity]bool
+		if c.BaselineScanID != 0 {
+			if _, ok := img.scans[c.BaselineScanID]; !ok {
+				drift("its baseline %d does not exist", c.BaselineScanID)
+				continue
+			}
+			base = identities(c.BaselineScanID)
+		}
+		var newN, unch int64
+		for _, f := range byScan[id] {
+			want := scangate.BaselineNew
+			if fp := getS(f, aFP); fp != "" && base[identityOf(getS(f, aRule), fp)] {
+				want = scangate.BaselineUnchanged
+			}
+			if got := getS(f, aBaselineState); got != want {
+				drift("%s is %q, its baseline says %q", getS(f, aSK), got, want)
+			}
+			if want == scangate.BaselineNew {
+				newN++
+			} else {
+				unch++
+			}
+		}
+		var absent int64
+		if c.BaselineScanID != 0 {
+			mine := identities(id)
+			for _, f := range byScan[c.BaselineScanID] {
+				if fp := getS(f, aFP); fp == "" || !mine[identityOf(getS(f, aRule), fp)] {
+					absent++
+				}
+			}
+		}
+		if c.New != newN || c.Unchanged != unch || c.Absent != absent || img.absent[id] != absent {
+			drift("classified %d new, %d unchanged, %d absent (%d listed); its findings and baseline say %d, %d, %d",
+				c.New, c.Unchanged, c.Absent, img.absent[id], newN, unch, absent)
+		}
 	}
 }
 

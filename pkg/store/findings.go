@@ -172,6 +172,9 @@ func findingItems(r findingRow, i int, f scangate.Finding) []item {
 	if f.Line != nil {
 		it[aLine] = num(*f.Line)
 	}
+	if f.Fingerprint != "" {
+		it[aFP], it[aFPSource] = str(f.Fingerprint), str(f.FingerprintSource)
+	}
 	setStrings(it, aAliases, r.ref.Aliases)
 	it[aRepoID] = num(r.ref.RepoID)
 	it[aVcID] = num(r.ref.VcID)

@@ -112,6 +112,9 @@ func (s *Store) FindingsPage(ctx context.Context, scanID int64, ff scangate.Find
 	if ff.Severity != "" {
 		f = append(f, func(it item) bool { return severityOf(scangate.Severity(getS(it, aSev))).AtLeast(ff.Severity) })
 	}
+	if ff.BaselineState != "" {
+		f = append(f, stringIs(aBaselineState, ff.BaselineState))
+	}
 	var scan []item
 	var scanErr error
 	var wg sync.WaitGroup
@@ -156,7 +159,9 @@ func recordedFinding(it item) scangate.RecordedFinding {
 		Index: i, Name: getS(it, aName), Aliases: getStrings(it, aAliases),
 		Rule: getS(it, aRule), Path: getS(it, aPath), Line: getNp(it, aLine),
 		Suppressed: getBool(it, aSup, false), SuppressedBy: slices.Compact(by),
-		Severity: severityOf(scangate.Severity(getS(it, aSev))),
+		Severity:    severityOf(scangate.Severity(getS(it, aSev))),
+		Fingerprint: getS(it, aFP), FingerprintSource: getS(it, aFPSource),
+		BaselineState: getS(it, aBaselineState),
 	}
 }
 

@@ -75,6 +75,7 @@ type prRecord struct {
 	headAt     string        // that scan's place in the order (at#id)
 	repoName   string        // the repository's name, as its newest scan gives it
 	headMoved  bool          // with gave it a new head commit, whose gate judge evaluates anew
+	baseAt     string        // the place of the scan that named its base (PR.BaseRef, BaseSHA)
 	ver        int64
 	legacy     bool // read from a record of before categories
 }
@@ -92,7 +93,7 @@ func (r prRecord) categories() []scangate.CategoryScan {
 // prGate is the record's stored gate with its newest scans and head
 // commit.
 func (r prRecord) prGate() scangate.PRGate {
-	return scangate.PRGate{PRID: r.ID, VcID: r.VcID, RepoID: r.RepoID, HeadSHA: r.headSHA, Gate: r.gate, Categories: r.categories()}
+	return scangate.PRGate{PRID: r.ID, VcID: r.VcID, RepoID: r.RepoID, HeadSHA: r.headSHA, BaseRef: r.BaseRef, Gate: r.gate, Categories: r.categories()}
 }
 
 // asPR is the pull request the record is, its counts the sums over its
@@ -151,6 +152,13 @@ func (r prRecord) item() item {
 	for k, c := range r.cats {
 		cats[k.attr()] = &types.AttributeValueMemberM{Value: item{
 			aID: num(c.ScanID), "at": str(c.CreatedAt.String()), "st": str(c.Status), aSev: sevAttr(c.Sev), "cv": num(c.cver), "b": boolean(c.block)}}
+		if cl := c.Class; cl.Classified {
+			m := cats[k.attr()].(*types.AttributeValueMemberM).Value
+			m[aClassified], m[aNewCount], m[aUnchCount], m[aAbsentCount] = boolean(true), num(cl.New), num(cl.Unchanged), num(cl.Absent)
+			if cl.BaselineScanID != 0 {
+				m[aBaseline], m[aBaselineMatch], m[aBaselineSHA] = num(cl.BaselineScanID), str(cl.Match), str(cl.BaselineSHA)
+			}
+		}
 	}
 	it[aCats] = &types.AttributeValueMemberM{Value: cats}
 	g, _ := json.Marshal(r.gate) // plain values only
@@ -162,6 +170,12 @@ func (r prRecord) item() item {
 	}
 	if r.repoName != "" {
 		it[aRepoName] = str(r.repoName)
+	}
+	if r.baseAt != "" {
+		it[aBaseRef], it[aBaseAt] = str(r.BaseRef), str(r.baseAt)
+		if r.BaseSHA != "" {
+			it[aBaseSHA] = str(r.BaseSHA)
+		}
 	}
 	it[aVer] = num(r.ver)
 	it[aGSI2PK] = str(allPRsPK)
@@ -185,7 +199,10 @@ func prFrom(it item) prRecord {
 			LastScan:           getTime(it, aLastScan),
 			SecretCount:        getN(it, aSecretCount),
 			VulnerabilityCount: getN(it, aVulnCount),
+			BaseRef:            getS(it, aBaseRef),
+			BaseSHA:            getS(it, aBaseSHA),
 		},
+		baseAt:     getS(it, aBaseAt),
 		lastScanID: getN(it, aLastScanID),
 		cats:       map[catKey]catScan{},
 		gseq:       getN(it, aGateSeq),
@@ -206,7 +223,7 @@ func prFrom(it item) prRecord {
 			typ, cat, _ := strings.Cut(k, "#")
 			r.cats[catKey{scangate.ScanType(typ), cat}] = catScan{CategoryScan: scangate.CategoryScan{
 				Type: scangate.ScanType(typ), Category: cat, ScanID: getN(e.Value, aID), CreatedAt: getTime(e.Value, "at"),
-				Status: getS(e.Value, "st"), Sev: sevFrom(e.Value, aSev)}, cver: getN(e.Value, "cv"), block: getBool(e.Value, "b", true)}
+				Status: getS(e.Value, "st"), Sev: sevFrom(e.Value, aSev), Class: classFrom(e.Value)}, cver: getN(e.Value, "cv"), block: getBool(e.Value, "b", true)}
 		}
 	}
 	if g := getS(it, aGate); g != "" && json.Unmarshal([]byte(g), &r.gate) == nil {
@@ -347,8 +364,11 @@ func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 			cats[kk] = v
 		}
 		cats[k] = catScan{CategoryScan: scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID,
-			CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev}, block: sc.BlockStatus}
+			CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev, Class: sc.Class}, block: sc.BlockStatus}
 		r.cats, changed = cats, true
+	}
+	if sc.BaseRef != "" && orderOf(sc) > r.baseAt {
+		r.BaseRef, r.BaseSHA, r.baseAt, changed = sc.BaseRef, sc.BaseSHA, orderOf(sc), true
 	}
 	if sc.CommitSHA != "" && orderOf(sc) > r.headAt {
 		r.headMoved = r.headMoved || sc.CommitSHA != r.headSHA

@@ -49,6 +49,10 @@ type recording struct {
 	rules  map[groupKey]group
 	// committed are the commits this recording made.
 	committed map[int]bool
+	// base are the scans' baselines (nil: none), class their counts by
+	// baseline state (both guarded by mu while parts are written).
+	base  []*baseline
+	class []classes
 }
 
 // scanPart is what a recording keeps of one scan's findings.
@@ -178,6 +182,9 @@ func (s *Store) RecordScansFrom(ctx context.Context, scans []scangate.NewScan, w
 	if r.pending() {
 		r.w = s.newWriter(ctx, "put findings")
 		err = fill(func(i int, fs []scangate.Finding) error { return r.add(ctx, i, fs) })
+		if err == nil {
+			err = r.writeAbsent(ctx)
+		}
 		if werr := r.w.close(); err == nil {
 			err = werr
 		}
@@ -200,12 +207,14 @@ func (s *Store) RecordScansFrom(ctx context.Context, scans []scangate.NewScan, w
 }
 
 // RecordScans records scans of one pull request, their findings given
-// whole: RecordScansFrom with one part a scan.
+// whole: RecordScansFrom with one part a scan. Findings without a
+// fingerprint get a derived one (scangate.FingerprintFindings).
 func (s *Store) RecordScans(ctx context.Context, nss []scangate.NewScan, who scangate.Who, now time.Time, once string) ([]scangate.Scan, scangate.PR, bool, error) {
 	scans := make([]scangate.NewScan, len(nss))
 	for i, ns := range nss {
 		scans[i] = ns
 		scans[i].Findings = nil
+		scangate.FingerprintFindings(ns.Findings)
 	}
 	return s.RecordScansFrom(ctx, scans, who, now, once, func(add func(int, []scangate.Finding) error) error {
 		for i, ns := range nss {
@@ -226,7 +235,8 @@ func (s *Store) startRecording(ctx context.Context, scans []scangate.NewScan, wh
 		return nil, fmt.Errorf("record scans: none to record")
 	}
 	r := &recording{s: s, scans: scans, who: who, now: now, once: once, ids: make([]int64, len(scans)),
-		parts: make([]scanPart, len(scans)), groups: newGroupSet(), rules: map[groupKey]group{}, committed: map[int]bool{}}
+		parts: make([]scanPart, len(scans)), groups: newGroupSet(), rules: map[groupKey]group{}, committed: map[int]bool{},
+		base: make([]*baseline, len(scans)), class: make([]classes, len(scans))}
 	if once != "" {
 		var err error
 		if r.done, err = s.recordedOnce(ctx, onceKeys(once, r.commits())); err != nil {
@@ -270,16 +280,26 @@ func (r *recording) recordedBefore(i int) bool {
 // pending reports whether some scan is to be recorded here.
 func (r *recording) pending() bool { return len(r.done) < r.commits() }
 
-// admit reads the PR record and the gate policy at once, and refuses
-// (409) a recording that would give the PR more (type, category) pairs
-// than it may have, before any finding is written.
+// admit reads the PR record (a branch analysis's: the branch record)
+// and the gate policy at once, and refuses (409) a recording that would
+// give the PR (or branch) more (type, category) pairs than it may have,
+// before any finding is written; then it reads a PR's scans' baselines.
 func (r *recording) admit(ctx context.Context) error {
 	first := r.scans[0]
-	k := prKey(first.VcID, first.RepoID, first.PR.Number)
-	var recs map[string]prRecord
+	var rec prRecord
+	var b branchRecord
 	var recErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { recs, recErr = r.s.prRecords(ctx, []item{k}) })
+	k := prKey(first.VcID, first.RepoID, first.PR.Number)
+	wg.Go(func() {
+		if first.IsBranch() {
+			b, _, recErr = r.s.branchRecordOf(ctx, first.VcID, first.RepoID, first.Branch)
+			return
+		}
+		var recs map[string]prRecord
+		recs, recErr = r.s.prRecords(ctx, []item{k})
+		rec = recs[getS(k, aPK)]
+	})
 	var err error
 	r.pol, err = r.s.readPolicies(ctx, []int64{first.RepoID})
 	wg.Wait()
@@ -290,7 +310,10 @@ func (r *recording) admit(ctx context.Context) error {
 		return err
 	}
 	pairs := map[catKey]bool{}
-	for c := range recs[getS(k, aPK)].cats {
+	for c := range rec.cats {
+		pairs[c] = true
+	}
+	for c := range b.cats {
 		pairs[c] = true
 	}
 	for i, ns := range r.scans {
@@ -299,10 +322,23 @@ func (r *recording) admit(ctx context.Context) error {
 		}
 	}
 	if len(pairs) > scangate.MaxCategories {
-		return scangate.Errorf(scangate.KindConflict, "pull request %d would have %d (scan type, category) pairs; it may have at most %d",
-			recs[getS(k, aPK)].ID, len(pairs), scangate.MaxCategories)
+		what := fmt.Sprintf("pull request %d", rec.ID)
+		if first.IsBranch() {
+			what = fmt.Sprintf("branch %q", first.Branch)
+		}
+		return scangate.Errorf(scangate.KindConflict, "%s would have %d (scan type, category) pairs; it may have at most %d",
+			what, len(pairs), scangate.MaxCategories)
 	}
-	return nil
+	if first.IsBranch() {
+		return nil
+	}
+	// The base: the scans' own, else the PR's (of its newest scan that
+	// named one).
+	baseRef, baseSHA := rec.BaseRef, rec.BaseSHA
+	if first.BaseRef != "" {
+		baseRef, baseSHA = first.BaseRef, first.BaseSHA
+	}
+	return r.readBaselines(ctx, baseRef, baseSHA)
 }
 
 // writtenKey is the item on which deliveries under the key once note the
@@ -422,12 +458,22 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 		if err = r.judge(ctx, rows); err != nil {
 			break
 		}
+		var states []string
+		if !r.scans[i].IsBranch() {
+			r.mu.Lock()
+			states = r.classify(i, part)
+			r.mu.Unlock()
+		}
 		var sev scangate.SevCounts
 		for k := range rows {
 			if !rows[k].sup() {
 				sev.Add(rows[k].sev, 1)
 			}
-			for _, it := range findingItems(rows[k], base+start+k, part[k]) {
+			items := findingItems(rows[k], base+start+k, part[k])
+			if states != nil {
+				items[0][aBaselineState] = str(states[k])
+			}
+			for _, it := range items {
 				if err = put(it); err != nil {
 					break
 				}
@@ -511,13 +557,26 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		var scans []scangate.Scan
 		for i := c * scansPerCommit; i < min((c+1)*scansPerCommit, len(r.scans)); i++ {
 			ns := r.scans[i]
-			scans = append(scans, newScan(r.ids[i], ns, r.parts[i].sev, r.pol.effective(ns.RepoID), r.now))
+			sc := newScan(r.ids[i], ns, r.parts[i].sev, r.pol.effective(ns.RepoID), r.now)
+			if !ns.IsBranch() {
+				c := r.class[i]
+				sc.Class = scangate.Classification{Classified: true, New: c.newN, Unchanged: c.unch, Absent: c.absent}
+				if bl := r.base[i]; bl != nil {
+					sc.Class.BaselineScanID, sc.Class.BaselineSHA, sc.Class.Match = bl.scanID, bl.sha, bl.match
+				}
+			}
+			scans = append(scans, sc)
 		}
 		k := ""
 		if r.once != "" {
 			k = onceKeys(r.once, c+1)[c]
 		}
-		err := r.s.commitScans(ctx, scans, r.scans[0].PR, k, r.who, r.pol)
+		var err error
+		if r.scans[0].IsBranch() {
+			err = r.s.commitBranchScans(ctx, scans, k, r.who)
+		} else {
+			err = r.s.commitScans(ctx, scans, r.scans[0].PR, k, r.who, r.pol)
+		}
 		if failed(err, lOnce) { // a concurrent delivery recorded it first: answer with its scans
 			return r.theirs(ctx)
 		}
@@ -645,7 +704,7 @@ func (r *recording) settle(ctx context.Context, ids []int64) error {
 			return err
 		}
 	}
-	if pv == r.pol.pv {
+	if pv == r.pol.pv || r.scans[0].IsBranch() { // a branch analysis has no gate
 		return nil
 	}
 	first := r.scans[0]

@@ -44,9 +44,37 @@ func scanItem(sc scangate.Scan) item {
 		it[aRef] = str(sc.Ref)
 	}
 	it[aCountVer] = num(0)
-	// Listed with its PR's scans (GSI3), newest first.
+	// Listed with its PR's scans (GSI3), newest first; a branch
+	// analysis with its branch's.
 	it[aGSI3PK], it[aGSI3SK] = str(prScansPK(sc.PRID)), str(prScansSK(sc))
+	if sc.BaseRef != "" {
+		it[aBaseRef] = str(sc.BaseRef)
+	}
+	if sc.BaseSHA != "" {
+		it[aBaseSHA] = str(sc.BaseSHA)
+	}
+	if c := sc.Class; c.Classified {
+		it[aClassified], it[aNewCount], it[aUnchCount], it[aAbsentCount] = boolean(true), num(c.New), num(c.Unchanged), num(c.Absent)
+		if c.BaselineScanID != 0 {
+			it[aBaseline], it[aBaselineMatch] = num(c.BaselineScanID), str(c.Match)
+			if c.BaselineSHA != "" {
+				it[aBaselineSHA] = str(c.BaselineSHA)
+			}
+		}
+	}
+	if sc.BranchID != 0 {
+		it[aBranchID], it[aBranch] = num(sc.BranchID), str(sc.Branch)
+		it[aGSI3PK] = str(branchScansPK(sc.BranchID))
+	}
 	return it
+}
+
+// classFrom reads a classification (of a scan item, or of a PR record's
+// cats entry).
+func classFrom(it item) scangate.Classification {
+	return scangate.Classification{Classified: getBool(it, aClassified, false), BaselineScanID: getN(it, aBaseline),
+		BaselineSHA: getS(it, aBaselineSHA), Match: getS(it, aBaselineMatch),
+		New: getN(it, aNewCount), Unchanged: getN(it, aUnchCount), Absent: getN(it, aAbsentCount)}
 }
 
 // scanFrom reads a scan item. Absent attributes read as the spec's
@@ -75,6 +103,11 @@ func scanFrom(it item) scangate.Scan {
 		CommitSHA:          getS(it, aCommitSHA),
 		Ref:                getS(it, aRef),
 		Sev:                sevFrom(it, aSev),
+		BranchID:           getN(it, aBranchID),
+		Branch:             getS(it, aBranch),
+		BaseRef:            getS(it, aBaseRef),
+		BaseSHA:            getS(it, aBaseSHA),
+		Class:              classFrom(it),
 	}
 	if _, ok := it[aSev]; !ok {
 		sc.Sev = scangate.SevCounts{0, sc.SecretCount + sc.VulnerabilityCount}
@@ -104,6 +137,9 @@ func (s *Store) Scan(ctx context.Context, id int64) (scangate.Scan, scangate.PR,
 		return scangate.Scan{}, scangate.PR{}, scangate.Errorf(scangate.KindNotFound, "no scan has the id %d", id)
 	}
 	sc := scanFrom(it)
+	if sc.BranchID != 0 { // a branch analysis: no pull request
+		return sc, scangate.PR{}, nil
+	}
 	pr, found, err := s.prRecord(ctx, sc.VcID, sc.RepoID, sc.PRNumber)
 	if err != nil {
 		return scangate.Scan{}, scangate.PR{}, err

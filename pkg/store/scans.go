@@ -97,6 +97,9 @@ func (s *Store) scansOf(ctx context.Context, ids []int64) ([]scangate.Scan, scan
 		scans[i] = scanFrom(it)
 	}
 	sc := scans[0]
+	if sc.BranchID != 0 { // branch analyses: no pull request
+		return scans, scangate.PR{}, nil
+	}
 	pr, found, err := s.prRecord(ctx, sc.VcID, sc.RepoID, sc.PRNumber)
 	if err != nil {
 		return nil, scangate.PR{}, err
@@ -169,7 +172,8 @@ func newScan(id int64, ns scangate.NewScan, sev scangate.SevCounts, p scangate.P
 		ID: id, PRNumber: ns.PR.Number, VcID: ns.VcID, WebhookID: ns.WebhookID, RepoID: ns.RepoID,
 		VcType: ns.VcType, Type: ns.Type, CreatedAt: scangate.At(now), VcName: ns.VcName, RepoName: ns.RepoName,
 		Status: ns.Status, OtherDetails: ns.OtherDetails, StatURL: ns.StatURL,
-		Category: ns.Category, CommitSHA: ns.CommitSHA, Ref: ns.Ref,
+		Category: ns.Category, CommitSHA: ns.CommitSHA, Ref: ns.Ref, Branch: ns.Branch,
+		BaseRef: ns.BaseRef, BaseSHA: ns.BaseSHA,
 	}
 	if sc.Category == "" {
 		sc.Category = scangate.DefaultCategory
@@ -195,6 +199,8 @@ func scanDetails(details json.RawMessage, sc scangate.Scan) json.RawMessage {
 	set("category", sc.Category)
 	set("commit_sha", sc.CommitSHA)
 	set("ref", sc.Ref)
+	set("base_ref", sc.BaseRef)
+	set("base_sha", sc.BaseSHA)
 	b, _ := scangate.PlainJSON(obj) // raw JSON values only
 	return b
 }
@@ -281,7 +287,12 @@ func scanTarget(id int64) scangate.Target {
 // scanChanges are what a scan.record audit entry tells of the scan.
 func scanChanges(sc scangate.Scan) scangate.Changes {
 	c := scangate.Changes{}
-	c.Set("pr_id", nil, sc.PRID)
+	if sc.BranchID != 0 {
+		c.Set("branch_id", nil, sc.BranchID)
+		c.Set("branch", nil, sc.Branch)
+	} else {
+		c.Set("pr_id", nil, sc.PRID)
+	}
 	c.Set("scan_type", nil, string(sc.Type))
 	c.Set("category", nil, sc.Category)
 	c.Set("status", nil, sc.Status)

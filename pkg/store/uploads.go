@@ -60,18 +60,21 @@ type envelope struct {
 	Category     string          `json:"category,omitempty"`
 	CommitSHA    string          `json:"commit_sha,omitempty"`
 	Ref          string          `json:"ref,omitempty"`
+	Branch       string          `json:"branch,omitempty"`
+	BaseRef      string          `json:"base_ref,omitempty"`
+	BaseSHA      string          `json:"base_sha,omitempty"`
 }
 
 func envelopeOf(ns scangate.NewScan) envelope {
 	return envelope{VcType: ns.VcType, VcID: ns.VcID, VcName: ns.VcName, RepoID: ns.RepoID, RepoName: ns.RepoName,
 		WebhookID: ns.WebhookID, PRNumber: ns.PR.Number, PRName: ns.PR.Name, PRLink: ns.PR.Link, Status: ns.Status,
-		StatURL: ns.StatURL, OtherDetails: ns.OtherDetails, Category: ns.Category, CommitSHA: ns.CommitSHA, Ref: ns.Ref}
+		StatURL: ns.StatURL, OtherDetails: ns.OtherDetails, Category: ns.Category, CommitSHA: ns.CommitSHA, Ref: ns.Ref, Branch: ns.Branch, BaseRef: ns.BaseRef, BaseSHA: ns.BaseSHA}
 }
 
 func (e envelope) scan() scangate.NewScan {
 	return scangate.NewScan{VcType: e.VcType, VcID: e.VcID, VcName: e.VcName, RepoID: e.RepoID, RepoName: e.RepoName,
 		WebhookID: e.WebhookID, PR: scangate.PRRef{Number: e.PRNumber, Name: e.PRName, Link: e.PRLink}, Status: e.Status,
-		StatURL: e.StatURL, OtherDetails: e.OtherDetails, Category: e.Category, CommitSHA: e.CommitSHA, Ref: e.Ref}
+		StatURL: e.StatURL, OtherDetails: e.OtherDetails, Category: e.Category, CommitSHA: e.CommitSHA, Ref: e.Ref, Branch: e.Branch, BaseRef: e.BaseRef, BaseSHA: e.BaseSHA}
 }
 
 // CreateUpload stores a new upload awaiting its object, under the next

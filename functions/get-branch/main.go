@@ -1,0 +1,14 @@
+// Command get-branch is the Lambda of GET /api/branches/{branch_id} (a branch and its newest analyses).
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("get-branch")
+	lambda.Start(f.API(api.GetBranch(f.Store, f.Log).Handle))
+}
