@@ -92,7 +92,7 @@ test-browser:
 ## test-race: the same tests under the race detector, but for the tests of sizes and limits
 ## (RACE_SKIP: megabytes of input, each request handled in one goroutine; make test and
 ## test-dynamodb-local run them, and the same routes run under the detector in smaller tests);
-## pkg/api alone passed go test's 10-minute limit under the detector on a loaded 2-core machine
+## pkg/api alone ran past go test's default 10-minute limit under the detector on a loaded 2-core machine
 RACE_SKIP := ^(TestManyLargeAllowlistsOfOneName|TestSARIFBadInputStoresNothing|TestUploadFailures|TestUploadObjectLimit)$$
 test-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m -skip '$(RACE_SKIP)' ./...
