@@ -4,6 +4,9 @@
 # pkg/dashboard/testdata/axe/package-lock.json), then the browser tests with
 # SCANGATE_BROWSER=1, so that a missing browser or axe-core fails them
 # instead of skipping. Screenshots of every page land in .build/screenshots.
+#
+#   .ci/browser.sh install   Chromium and axe-core only (.ci/run starts it early,
+#                            in the background)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,4 +17,5 @@ if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium
 fi
 (cd pkg/dashboard/testdata/axe && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+[ "${1:-}" = install ] && exit 0
 SCANGATE_BROWSER=1 go test -count=1 -run '^(TestBrowser|TestFirstLoadBudget)$' -v ./pkg/dashboard

@@ -5,6 +5,8 @@
 # of its own (.ci/sarif_facts.py), what scangate must record.
 #
 #   .ci/scanners.sh install   pinned scanners into .build/scanners (idempotent)
+#   .ci/scanners.sh venvs     only the Python ones (semgrep, bandit, checkov): downloads,
+#                             no compiling, so .ci/run starts it early in the background
 #   .ci/scanners.sh run       SARIF files into .build/sarif/ (gitleaks also over an empty
 #                             checkout: a clean re-run) and facts.json
 #   .ci/scanners.sh check     the Go reader (pkg/sarif) against those facts
@@ -56,6 +58,12 @@ timed() {
   echo "scanners: $label $((SECONDS - start)) s" >&2
 }
 
+venvs() {
+  timed "install semgrep" venv semgrep semgrep "$SEMGREP_VERSION"
+  timed "install bandit" venv bandit 'bandit[sarif]' "$BANDIT_VERSION"
+  timed "install checkov" venv checkov checkov "$CHECKOV_VERSION"
+}
+
 install() {
   mkdir -p "$tools/bin"
   if [ "$("$tools/bin/gitleaks" version 2>/dev/null)" != "$GITLEAKS_VERSION" ]; then
@@ -63,9 +71,7 @@ install() {
       -ldflags "-X github.com/zricethezav/gitleaks/v8/version.Version=$GITLEAKS_VERSION" \
       "github.com/zricethezav/gitleaks/v8@$GITLEAKS_VERSION"
   fi
-  timed "install semgrep" venv semgrep semgrep "$SEMGREP_VERSION"
-  timed "install bandit" venv bandit 'bandit[sarif]' "$BANDIT_VERSION"
-  timed "install checkov" venv checkov checkov "$CHECKOV_VERSION"
+  venvs
 }
 
 # Each scanner runs inside its fixture directory, as a CI job runs inside its
@@ -146,10 +152,11 @@ golden() {
 
 case "${1:-all}" in
   install) install ;;
+  venvs) venvs ;;
   run) run ;;
   check) check ;;
   golden) golden ;;
   template) template ;;
   all) install && run && check ;;
-  *) echo "usage: $0 [install|run|check|golden|template|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [install|venvs|run|check|golden|template|all]" >&2; exit 2 ;;
 esac

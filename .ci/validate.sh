@@ -12,6 +12,14 @@
 #   sam build             --build-in-source (also in samconfig.toml): make runs in
 #                         the repository; without it SAM copies the whole tree
 #                         (CodeUri ./, with .venv, .build, .cache) once per function.
+#                         The binaries are linked once, by make build (one go build
+#                         for all), and sam build's makefile rule copies them
+#                         (SCANGATE_PREBUILT=.build): linking ~50 arm64 binaries
+#                         twice was most of this tier's time. .ci/run has just run
+#                         make build and says so with SCANGATE_LAMBDAS_BUILT=1.
+#
+#   .ci/validate.sh tools   only the pinned SAM CLI and cfn-lint into .venv (.ci/run
+#                           starts it early, in the background)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +51,7 @@ if [ ! -x "$VENV/bin/sam" ] || [ ! -x "$VENV/bin/cfn-lint" ] || [ "$(cat "$STAMP
 else
   ok "cached in $VENV"
 fi
+[ "${1:-}" = tools ] && exit 0
 
 step "sam validate --lint (region $AWS_DEFAULT_REGION)"
 "$VENV/bin/sam" validate --lint --region "$AWS_DEFAULT_REGION" --template template.yaml
@@ -56,10 +65,16 @@ step "checkov template.yaml (pinned, offline; every skipped check has its reason
 bash .ci/scanners.sh template
 ok
 
-step "sam build --build-in-source into $BUILD_DIR (log: $BUILD_LOG)"
+if [ -z "${SCANGATE_LAMBDAS_BUILT:-}" ]; then
+  step "make build (every function's bootstrap, once)"
+  make build
+  ok
+fi
+
+step "sam build --build-in-source --parallel into $BUILD_DIR, copying .build/<function>/bootstrap (log: $BUILD_LOG)"
 mkdir -p .aws-sam
 rm -rf "$BUILD_DIR"
-if ! "$VENV/bin/sam" build --build-in-source --template template.yaml --build-dir "$BUILD_DIR" >"$BUILD_LOG" 2>&1; then
+if ! SCANGATE_PREBUILT=$PWD/.build "$VENV/bin/sam" build --build-in-source --parallel --template template.yaml --build-dir "$BUILD_DIR" >"$BUILD_LOG" 2>&1; then
   cat "$BUILD_LOG"
   echo "sam build failed" >&2
   exit 1

@@ -29,7 +29,7 @@ import (
 // EmbeddedS3 is the in-process S3-compatible server (gofakes3, objects in
 // memory) on a loopback port, standing in for S3 as minidyn stands in for
 // DynamoDB. It does not check signatures: make test-s3 runs the same flow
-// against MinIO, which does.
+// against S3Proxy, which does.
 type EmbeddedS3 struct {
 	URL string
 	srv *http.Server

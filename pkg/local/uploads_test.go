@@ -31,7 +31,7 @@ import (
 )
 
 // The tests of large uploads run on the embedded S3 server, or, when
-// TEST_S3_ENDPOINT is set (make test-s3: MinIO, which checks presigned
+// TEST_S3_ENDPOINT is set (make test-s3: S3Proxy, which checks presigned
 // signatures as S3 does), on that server, each on a bucket of its own.
 
 const uploadAdminPassword = "admin-password-1"
@@ -536,12 +536,12 @@ func TestUploadsAtOnce(t *testing.T) {
 }
 
 // TestUploadStrictS3: on an S3 implementation that checks presigned
-// signatures (make test-s3: MinIO), a PUT with a tampered signature, with
+// signatures (make test-s3: S3Proxy), a PUT with a tampered signature, with
 // a header other than the signed one, or after its URL expired is refused,
 // and nothing is recorded; the untampered URL then works.
 func TestUploadStrictS3(t *testing.T) {
 	if os.Getenv("TEST_S3_ENDPOINT") == "" {
-		t.Skip("TEST_S3_ENDPOINT is not set: the embedded S3 server checks no signature (make test-s3 runs this on MinIO)")
+		t.Skip("TEST_S3_ENDPOINT is not set: the embedded S3 server checks no signature (make test-s3 runs this on S3Proxy)")
 	}
 	e := startUploads(t, nil)
 	up := e.create(t, 1)

@@ -1,0 +1,115 @@
+"""Schemathesis hooks of the fuzz tier (.ci/fuzz.sh): every request carries a token
+that still works when it is sent.
+
+The run is one admin's, and three operations can take that admin's power away
+partway through the run: logging out revokes the token the request carries,
+revoking a token by id can name the run's own token, and updating a user can
+demote or deactivate the admin. Once that happened, every later write answered
+401 or 403 and was never tested past the authorizer. So:
+
+  DELETE /api/auth/token             carries a personal token made for that one call
+  DELETE /api/auth/tokens/{token_id} naming the run's own token: names a token made
+                                     for that one call instead
+  PUT /api/users/{user_id}           naming the run's admin: names a second user
+                                     (made at the start) instead
+  DELETE /api/webhooks/{webhook_id}  naming the run's test subscription
+                                     (SCANGATE_FUZZ_WEBHOOK_ID, which .ci/schemathesis.toml
+                                     gives to the operations that need one): names a
+                                     subscription made for that one call instead
+  everything else                    the run's admin token
+
+The generated bodies and queries are left as generated. The server is named by
+SCANGATE_FUZZ_URL, the admin's password by SCANGATE_FUZZ_PASSWORD (username
+SCANGATE_FUZZ_USERNAME, default admin).
+"""
+
+import itertools
+import os
+
+import requests
+import schemathesis
+
+
+class Session:
+    """The run's admin: its token, the token's id, its user id and a spare user."""
+
+    def __init__(self, base, username, password):
+        self.base = base.rstrip("/")
+        self.http = requests.Session()
+        self.serial = itertools.count(1)
+        r = self.http.post(f"{self.base}/api/auth/token", json={"username": username, "password": password}, timeout=30)
+        r.raise_for_status()
+        self.token = r.json()["access_token"]
+        self.user_id = self._get("/api/users/me")["id"]
+        # Tokens are listed newest first: the first login token is the one just made.
+        own = [t for t in self._get("/api/auth/tokens")["items"] if t["kind"] == "login"]
+        if not own:
+            raise RuntimeError("the admin's login token is not listed")
+        self.token_id = own[0]["id"]
+        name = f"fuzz-spare-{os.getpid()}"
+        spare = self._post(
+            "/api/users",
+            {"username": name, "role": "user", "user_email": f"{name}@example.com", "password": "fuzz-spare-password-1"},
+        )
+        self.spare_user_id = spare["id"]
+
+    def _headers(self):
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def _get(self, path):
+        r = self.http.get(self.base + path, headers=self._headers(), timeout=30)
+        r.raise_for_status()
+        return r.json()
+
+    def _post(self, path, body):
+        r = self.http.post(self.base + path, json=body, headers=self._headers(), timeout=30)
+        r.raise_for_status()
+        return r.json()
+
+    def throwaway_webhook(self):
+        """A new subscription, for one call that may delete it: its id."""
+        return self._post("/api/webhooks", {"url": "https://hooks.example.com/throwaway", "events": ["webhook.test"]})["id"]
+
+    def throwaway(self):
+        """A new personal admin token, for one call that may revoke it: (id, secret)."""
+        t = self._post("/api/auth/tokens", {"name": f"fuzz-throwaway-{next(self.serial)}", "expires_in_days": 1})
+        return t["id"], t["access_token"]
+
+
+_session = None
+
+
+def session():
+    global _session  # one login per run, made on the first call
+    if _session is None:
+        _session = Session(
+            os.environ["SCANGATE_FUZZ_URL"],
+            os.environ.get("SCANGATE_FUZZ_USERNAME", "admin"),
+            os.environ["SCANGATE_FUZZ_PASSWORD"],
+        )
+    return _session
+
+
+def same_id(value, want):
+    return str(value) == str(want)
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    s = session()
+    token = s.token
+    op = f"{case.operation.method.upper()} {case.operation.path}"
+    params = case.path_parameters if case.path_parameters is not None else {}
+    if op == "DELETE /api/auth/token":
+        _, token = s.throwaway()
+    elif op == "DELETE /api/auth/tokens/{token_id}" and same_id(params.get("token_id"), s.token_id):
+        params["token_id"], _ = s.throwaway()
+    elif op == "PUT /api/users/{user_id}" and same_id(params.get("user_id"), s.user_id):
+        params["user_id"] = s.spare_user_id
+    elif op == "DELETE /api/webhooks/{webhook_id}" and same_id(
+        params.get("webhook_id"), os.environ.get("SCANGATE_FUZZ_WEBHOOK_ID")
+    ):
+        params["webhook_id"] = s.throwaway_webhook()
+    if case.headers is None:
+        case.headers = {}
+    case.headers["Authorization"] = f"Bearer {token}"
