@@ -44,7 +44,7 @@ func TestEmitWritesEMF(t *testing.T) {
 	d := got.Aws.CloudWatchMetrics[0]
 	if d.Namespace != "scangate" || fmt.Sprint(d.Dimensions) != "[[Route StatusClass] [StatusClass] []]" || len(d.Metrics) != 2 ||
 		d.Metrics[1].Unit != "Milliseconds" || got.Route != "/api/users/{id}" || got.StatusClass != "2xx" ||
-		got.Requests != 1 || got.Latency != 1.5 || got.Level != "INFO" {
+		got.Requests != 1 || got.Latency != 1.5 || got.Level != metrics.Level.String() {
 		t.Errorf("%+v\n%s", got, line)
 	}
 	if age := time.Since(time.UnixMilli(got.Aws.Timestamp)); age < 0 || age > time.Minute {
