@@ -37,6 +37,7 @@ const (
 	GateDecisions    = "GateDecisions"     // gates written (Cause, Blocked)
 	ScansRecorded    = "ScansRecorded"     // scans recorded
 	FindingsRecorded = "FindingsRecorded"  // findings of the scans recorded
+	NewFindings      = "NewFindings"       // findings of the PR scans recorded that their baseline lacks
 	WorkPending      = "WorkPending"       // durable work items not done (Kind)
 	WorkOldestAge    = "WorkOldestAge"     // age of the oldest pending work item, s (Kind)
 	Deliveries       = "Deliveries"        // webhook delivery attempts by outcome (Outcome)
@@ -54,7 +55,7 @@ const (
 )
 
 // Names are the metrics the code emits.
-var Names = []string{Requests, Latency, GateDecisions, ScansRecorded, FindingsRecorded, WorkPending, WorkOldestAge,
+var Names = []string{Requests, Latency, GateDecisions, ScansRecorded, FindingsRecorded, NewFindings, WorkPending, WorkOldestAge,
 	Deliveries, DeliveryLatency, AuthorizerDenied, DynamoDBThrottle}
 
 // Metric is one value of a metric.

@@ -96,6 +96,10 @@ func TestStoreMetrics(t *testing.T) {
 	if s, f := sum(lines, metrics.ScansRecorded, nil), sum(lines, metrics.FindingsRecorded, nil); s != 1 || f != 3 {
 		t.Errorf("%v scans and %v findings recorded, want 1 and 3", s, f)
 	}
+	// Without a base every finding is new.
+	if n := sum(lines, metrics.NewFindings, nil); n != 3 {
+		t.Errorf("%v new findings recorded, want 3", n)
+	}
 
 	// The same recording again under its idempotency key commits
 	// nothing and emits nothing.

@@ -258,6 +258,7 @@ func (s *Store) recordingTx(old prRecord, found bool, scans []scangate.Scan, pre
 		next, _ = next.with(scans[i], pref)
 		t.put(lScan, scanItem(scans[i]), when("attribute_not_exists("+ref(aPK)+")"))
 		t.scans, t.findings = t.scans+1, t.findings+int(scans[i].SecretCount+scans[i].VulnerabilityCount)
+		t.newFindings += int(scans[i].Class.New)
 		s.addAudit(t, scangate.NewAudit(scangate.AuditScanRecord, who, scanTarget(scans[i].ID), scanChanges(scans[i]), first.CreatedAt.Time))
 		ids = append(ids, scans[i].ID)
 	}

@@ -64,9 +64,9 @@ type tx struct {
 	labels []string
 	// gates are the gates the transaction writes (putPR), scans and
 	// findings what it records: the metrics its commit emits.
-	gates           []scangate.Gate
-	causes          []string
-	scans, findings int
+	gates                        []scangate.Gate
+	causes                       []string
+	scans, findings, newFindings int
 }
 
 func (s *Store) newTx() *tx { return &tx{table: s.table} }
@@ -233,6 +233,7 @@ func (s *Store) measure(ctx context.Context, t *tx) {
 			metrics.CountOf(metrics.GateDecisions, 1))
 	}
 	if t.scans > 0 {
-		s.metrics.Emit(ctx, nil, metrics.CountOf(metrics.ScansRecorded, t.scans), metrics.CountOf(metrics.FindingsRecorded, t.findings))
+		s.metrics.Emit(ctx, nil, metrics.CountOf(metrics.ScansRecorded, t.scans), metrics.CountOf(metrics.FindingsRecorded, t.findings),
+			metrics.CountOf(metrics.NewFindings, t.newFindings))
 	}
 }
