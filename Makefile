@@ -62,9 +62,13 @@ dist:
 	cd $(DIST_DIR) && sha256sum scangate-* > SHA256SUMS
 
 ## run: the API on http://127.0.0.1:3000/api on an embedded DynamoDB-API server, the dashboard on
-## http://127.0.0.1:3000/
+## http://127.0.0.1:3000/; its table is kept in .build/local-state.json across restarts
+## (make run FRESH=1 starts empty)
 run:
-	$(GO) run ./cmd/scangate-local
+	@echo 'make run: building cmd/scangate-local into .build/ (the first time Go downloads the modules and compiles for a few minutes; then seconds)'
+	@$(GO) build -o .build/scangate-local ./cmd/scangate-local
+	@echo 'make run: starting it; it listens once its table and first admin are ready'
+	@SCANGATE_FRESH='$(FRESH)' SCANGATE_STATE="$${SCANGATE_STATE:-.build/local-state.json}" exec ./.build/scangate-local
 
 ## test: every test that needs only Go (the embedded DynamoDB-API server runs in process)
 test:
@@ -140,6 +144,7 @@ bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench 'Reevaluate|SARIFUpload' -benchtime 3x ./pkg/api
 	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./pkg/sarif
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./pkg/linehash
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./internal/lambdarun
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \

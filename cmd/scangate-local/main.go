@@ -5,6 +5,14 @@
 // DYNAMODB_ENDPOINT) and an embedded S3-compatible server for large uploads
 // (or S3_ENDPOINT), with the table created, the first admin bootstrapped
 // and demo data seeded before it starts listening.
+//
+// On the embedded server, with SCANGATE_STATE naming a file (make run
+// names .build/local-state.json), it keeps its state across restarts: the
+// table is loaded from that file when it starts and saved there when it
+// stops (SIGINT, SIGTERM), with the keys that seal cursors and secrets in
+// local-keys beside it; SCANGATE_FRESH=1 starts empty (and replaces
+// both). Unset or "off" (scripts that run the binary themselves, such as
+// the fuzz tier's), it keeps nothing.
 package main
 
 import (
@@ -74,16 +82,24 @@ func run() error {
 		return err
 	}
 	defer func() { _ = ln.Close() }()
+	kept, err := openState(ctx, cfg.Table, cfg.Endpoint, getenv("SCANGATE_STATE", "off"), os.Getenv("SCANGATE_FRESH") == "1")
+	if err != nil {
+		return err
+	}
+	defer kept.close()
+	fmt.Println(kept.note)
 	stack, err := local.Start(ctx, local.Options{
 		Template:      getenv("SCANGATE_TEMPLATE", "template.yaml"),
 		Table:         cfg.Table,
-		Endpoint:      cfg.Endpoint,
+		Endpoint:      kept.endpoint,
+		CursorKey:     kept.keys.Cursor,
+		SecretsKey:    kept.keys.Secrets,
 		AdminUsername: getenv("SCANGATE_ADMIN_USERNAME", "admin"),
 		AdminPassword: os.Getenv("SCANGATE_ADMIN_PASSWORD"),
 		PasswordFile:  ".build/admin-password",
 		AuthorizerTTL: ttl,
 		TokenTTL:      cfg.TokenTTL,
-		Seed:          os.Getenv("SCANGATE_SEED") != "0",
+		Seed:          os.Getenv("SCANGATE_SEED") != "0" && !kept.loaded,
 		Log:           cfg.Logger(os.Stderr),
 		S3Endpoint:    os.Getenv("S3_ENDPOINT"),
 		Bucket:        getenv("UPLOADS_BUCKET", local.DefaultBucket),
@@ -94,7 +110,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = stack.Close() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = stack.Close()
+		}
+	}()
 
 	// EventBridge's part: the scheduled functions (allowlists' expiries)
 	// run at their rate, as deployed.
@@ -102,17 +123,31 @@ func run() error {
 		return err
 	}
 	srv := &http.Server{Handler: dashboard.Local(stack.Handler), ReadHeaderTimeout: 10 * time.Second}
+	shut := make(chan struct{})
 	go func() {
+		defer close(shut)
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("scangate listening on http://%s/api\n%s\nthe dashboard: http://%s/\n", ln.Addr(), stack.AdminNote, ln.Addr())
+	if kept.loaded {
+		if w := checkKeptAdmin(stack.Handler, getenv("SCANGATE_ADMIN_USERNAME", "admin"), os.Getenv("SCANGATE_ADMIN_PASSWORD"), ".build/admin-password"); w != "" {
+			fmt.Println(w)
+		}
+	}
+	fmt.Printf("scangate listening on http://%s/api\n%s\nthe dashboard: http://%s/\n", ln.Addr(), adminNote(stack.AdminNote, kept), ln.Addr())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	// The requests under way end, then the triggers, then the table is
+	// saved: what is saved is what they left.
+	<-shut
+	stopped = true
+	if err := stack.Close(); err != nil {
+		return err
+	}
+	return kept.save(context.Background())
 }
 
 // dashboardURL is the base URL of the dashboard served on addr: its own

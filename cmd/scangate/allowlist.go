@@ -165,16 +165,17 @@ func (a *app) allowlistWrite(fs *flag.FlagSet, o *common, update bool) runFunc {
 			return writeJSON(a.stdout, ch.JSON)
 		}
 		if r := ch.Reevaluation; r != nil {
-			many := "its findings"
+			many := "its findings are"
 			if r.Findings != nil {
-				many = fmt.Sprintf("%d findings", *r.Findings)
+				many = count(*r.Findings, "finding is", "findings are")
 			}
-			_, err = fmt.Fprintf(a.stdout, "allowlist %d %s (%s %s): %s are re-evaluated in the background (GET /api/reevaluations/%d counts them once complete)\n",
-				ch.ID, verb, ch.Type, ch.Name, many, r.ID)
+			_, err = fmt.Fprintf(a.stdout, "allowlist %d %s (%s %s): %s re-evaluated in the background (GET /api/reevaluations/%d counts them once complete)\n",
+				ch.ID, verb, printable(ch.Type), printable(ch.Name), many, r.ID)
 			return err
 		}
-		_, err = fmt.Fprintf(a.stdout, "allowlist %d %s (%s %s): %d secrets and %d vulnerabilities judged anew\n",
-			ch.ID, verb, ch.Type, ch.Name, ch.SecretsUpdated, ch.VulnerabilitiesUpdated)
+		_, err = fmt.Fprintf(a.stdout, "allowlist %d %s (%s %s): %s and %s judged anew\n",
+			ch.ID, verb, printable(ch.Type), printable(ch.Name), count(ch.SecretsUpdated, "secret", "secrets"),
+			count(ch.VulnerabilitiesUpdated, "vulnerability", "vulnerabilities"))
 		return err
 	}
 }
@@ -215,7 +216,7 @@ func (a *app) printAllowlists(p client.Page[client.Allowlist]) error {
 		return err
 	}
 	if p.NextCursor != nil {
-		fmt.Fprintf(a.stderr, "more: scangate allowlist list --cursor %s\n", *p.NextCursor)
+		fmt.Fprintf(a.stderr, "more: scangate allowlist list --cursor %s\n", printable(*p.NextCursor))
 	}
 	return nil
 }

@@ -80,12 +80,9 @@ func (c *common) register(fs *flag.FlagSet) {
 // client builds the API client from the flags and the environment. The
 // token is read here and kept only in the client.
 func (a *app) client(c common) (*client.Client, error) {
-	base := c.url
-	if base == "" {
-		base = a.getenv("SCANGATE_URL")
-	}
-	if base == "" {
-		return nil, usagef("no API URL: set SCANGATE_URL (the base URL, ending in /api) or pass --url")
+	base, err := a.baseURL(c.url)
+	if err != nil {
+		return nil, err
 	}
 	token := a.getenv("SCANGATE_TOKEN")
 	if c.tokenStdin {
@@ -99,7 +96,21 @@ func (a *app) client(c common) (*client.Client, error) {
 	if token == "" {
 		return nil, usagef("no token: set SCANGATE_TOKEN or pass --token-stdin and write it to standard input")
 	}
+	a.secret, a.base = token, base
+	a.stdout, a.stderr = redactor{a.stdout, token}, redactor{a.stderr, token}
 	return client.New(base, token, "scangate-cli/"+buildInfo().Version, nil)
+}
+
+// baseURL is the API's URL: flag, else SCANGATE_URL.
+func (a *app) baseURL(flag string) (string, error) {
+	base := flag
+	if base == "" {
+		base = a.getenv("SCANGATE_URL")
+	}
+	if base == "" {
+		return "", usagef("no API URL: set SCANGATE_URL (the base URL, ending in /api) or pass --url")
+	}
+	return base, nil
 }
 
 // target are the flags that name a pull request, over what the CI's

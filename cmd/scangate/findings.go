@@ -110,7 +110,7 @@ func printFindings(w io.Writer, out []scanFindings) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d findings in %d scans\n", n, len(out))
+	fmt.Fprintf(w, "%s in %s\n", count(n, "finding", "findings"), count(len(out), "scan", "scans"))
 	return nil
 }
 

@@ -16,10 +16,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"golang.org/x/term"
 
 	"github.com/scangate/scangate/pkg/client"
+	"github.com/scangate/scangate/pkg/linehash"
 )
 
 const usage = `usage: scangate COMMAND [flags] [arguments]
@@ -31,6 +33,8 @@ commands:
   findings                 the findings of the pull request's newest scans (or of --scan)
   allowlist create|update|list
                            manage allowlists
+  login --username NAME    log in (the password from a prompt or standard input, never
+                           a flag); prints the login token alone on standard output
   token create             create a personal token; prints it, once, on standard output
   version                  the version, commit and date of this build
 
@@ -77,12 +81,20 @@ type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	readFile       func(string) ([]byte, error)
-	terminal       bool
+	terminal       bool // standard error is a terminal (progress bars)
+	stdinTerminal  bool // standard input is a terminal (login's prompt)
+	readPassword   func() ([]byte, error)
+	checkout       *linehash.Checkout // upload's, nil with --no-fingerprints
+	// token and base are the client's, once read: no text the command
+	// prints holds the token (see redactor), and an error of the service
+	// is explained against the URL it went to.
+	secret, base string
 }
 
 func main() {
 	a := app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, readFile: os.ReadFile,
-		terminal: term.IsTerminal(int(os.Stderr.Fd()))}
+		terminal: term.IsTerminal(int(os.Stderr.Fd())), stdinTerminal: term.IsTerminal(int(os.Stdin.Fd())),
+		readPassword: func() ([]byte, error) { return term.ReadPassword(int(os.Stdin.Fd())) }}
 	os.Exit(a.run(context.Background(), os.Args[1:]))
 }
 
@@ -92,6 +104,7 @@ var commands = map[string]func(*app, context.Context, []string) error{
 	"gate":      execute(gateCommand),
 	"findings":  execute(findingsCommand),
 	"allowlist": (*app).allowlist,
+	"login":     (*app).login,
 	"token":     (*app).token,
 	"version":   (*app).version,
 }
@@ -166,6 +179,35 @@ func (a *app) exit(name string, err error) int {
 		fmt.Fprintf(a.stderr, "scangate %s: %s\nRun scangate %s --help for its usage.\n", name, ue.msg, name)
 		return exitError
 	}
-	fmt.Fprintf(a.stderr, "scangate %s: %s\n", name, err)
+	fmt.Fprintf(a.stderr, "scangate %s: %s%s\n", name, client.Redact(err.Error(), a.secret), a.hint(err))
 	return exitError
+}
+
+// hint explains an error whose likely cause is the API's URL: one that
+// does not end in /api answers 404 (or, on API Gateway, 403) for every
+// route.
+func (a *app) hint(err error) string {
+	status := client.StatusOf(err)
+	if a.base == "" || (status != 404 && status != 403) {
+		return ""
+	}
+	if strings.HasSuffix(strings.TrimRight(a.base, "/"), "/api") {
+		return ""
+	}
+	return fmt.Sprintf("\nhint: the API's URL %s does not end in /api; SCANGATE_URL (or --url) is the base URL of the API, e.g. %s/api",
+		a.base, strings.TrimRight(a.base, "/"))
+}
+
+// redactor writes what it is given with the token replaced: a second
+// guard, after the client's, for text of a server that echoes it.
+type redactor struct {
+	w     io.Writer
+	token string
+}
+
+func (r redactor) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, client.Redact(string(p), r.token)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

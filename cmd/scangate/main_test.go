@@ -134,13 +134,15 @@ type cli struct {
 	env      map[string]string
 	stdin    string
 	terminal bool
+	password string // what is typed at a terminal's password prompt (terminal)
 }
 
 func (c cli) run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	a := &app{stdin: strings.NewReader(c.stdin), stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return c.env[k] },
-		readFile: os.ReadFile, terminal: c.terminal}
+		readFile: os.ReadFile, terminal: c.terminal, stdinTerminal: c.terminal,
+		readPassword: func() ([]byte, error) { return []byte(c.password), nil }}
 	code := a.run(context.Background(), args)
 	if strings.Contains(stdout.String()+stderr.String(), testToken) {
 		t.Errorf("scangate %v printed the token", args)
@@ -167,7 +169,7 @@ func TestGateBlocked(t *testing.T) {
 		"TYPE           CATEGORY  SCAN  STATUS     SECRETS  VULNERABILITIES  BLOCKS",
 		"SECRET         gitleaks  21    completed  3        0                yes",
 		"VULNERABILITY  semgrep   22    completed  0        0                no",
-		"blocked by:\n  SECRET gitleaks: scan 21 3 unsuppressed findings at or above the policy's severity\n" +
+		"blocked by:\n  SECRET gitleaks: scan 21: 3 unsuppressed findings at or above the policy's severity\n" +
 			"  VULNERABILITY trivy: no scan, and the policy requires one\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -281,7 +283,7 @@ func TestUploadChoosesBySize(t *testing.T) {
 	if code != exitBlocked || len(inline) > client.MaxInlineBody || len(inline) < client.MaxInlineBody-3 || f.put != nil {
 		t.Fatalf("largest inline: exit %d, inline body %d bytes, PUT %d bytes; stderr %s", code, len(inline), len(f.put), errOut)
 	}
-	if !strings.Contains(out, "recorded (inline): 3 results, 3 recorded") || !strings.Contains(out, "Codertocat/Hello-World#2: BLOCKED") {
+	if !strings.Contains(out, "recorded (inline): 3 results: 3 recorded") || !strings.Contains(out, "Codertocat/Hello-World#2: BLOCKED") {
 		t.Errorf("output:\n%s", out)
 	}
 	var env map[string]any
@@ -456,14 +458,14 @@ func TestHelpAndUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"help"}, {"upload", "--help"}, {"gate", "-h"}, {"findings", "--help"}, {"allowlist", "--help"},
 		{"allowlist", "create", "--help"}, {"allowlist", "update", "--help"}, {"allowlist", "list", "--help"},
-		{"token", "--help"}, {"token", "create", "--help"}, {"version", "--help"},
+		{"token", "--help"}, {"token", "create", "--help"}, {"version", "--help"}, {"login", "--help"},
 	} {
 		code, out, errOut := c.run(t, args...)
 		if code != exitOK || !strings.Contains(out, "usage: scangate") || errOut != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
-	for _, args := range [][]string{{}, {"frobnicate"}, {"upload"}, {"gate", "--bogus"}, {"gate", "extra"}, {"token"}, {"token", "create"}} {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"upload"}, {"gate", "--bogus"}, {"gate", "extra"}, {"token"}, {"token", "create"}, {"login"}} {
 		if code, out, _ := c.run(t, args...); code != exitError || out != "" {
 			t.Errorf("%v: exit %d, stdout %q", args, code, out)
 		}

@@ -11,14 +11,26 @@ import (
 	"github.com/scangate/scangate/pkg/client"
 )
 
-// writeJSON writes v as one JSON document on its own line.
+// writeJSON writes v as one JSON document on its own line, with what
+// would act on a terminal escaped (client.PrintableJSON).
 func writeJSON(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
+	_, err = fmt.Fprintf(w, "%s\n", client.PrintableJSON(b))
 	return err
+}
+
+// printable is text of the service as it may be printed (client.Printable).
+func printable(s string) string { return client.Printable(s) }
+
+// count is n with its noun: "1 secret", "2 secrets".
+func count[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // table writes rows of tab-separated cells in aligned columns.
@@ -30,7 +42,15 @@ func newTable(w io.Writer, header ...string) table {
 	return t
 }
 
-func (t table) row(cells ...string) { fmt.Fprintln(t.tw, strings.Join(cells, "\t")) }
+// row writes one row; each cell is made printable (a tab or a new line
+// of the service's text would break the table, and worse).
+func (t table) row(cells ...string) {
+	safe := make([]string, len(cells))
+	for i, c := range cells {
+		safe[i] = printable(c)
+	}
+	fmt.Fprintln(t.tw, strings.Join(safe, "\t"))
+}
 
 func (t table) flush() error { return t.tw.Flush() }
 
@@ -60,9 +80,9 @@ func printGate(w io.Writer, label string, g client.Gate) error {
 	}
 	head := ""
 	if g.HeadSHA != nil && *g.HeadSHA != "" {
-		head = ", head " + short(*g.HeadSHA)
+		head = ", head " + printable(short(*g.HeadSHA))
 	}
-	fmt.Fprintf(w, "%s: %s (gate of pull request %d%s, evaluated %s)\n", label, verdict, g.PRID, head, g.EvaluatedAt)
+	fmt.Fprintf(w, "%s: %s (gate of pull request %d%s, evaluated %s)\n", printable(label), verdict, g.PRID, head, printable(g.EvaluatedAt))
 	if len(g.Categories) > 0 {
 		t := newTable(w, "TYPE", "CATEGORY", "SCAN", "STATUS", "SECRETS", "VULNERABILITIES", "BLOCKS")
 		for _, c := range g.Categories {
@@ -76,7 +96,7 @@ func printGate(w io.Writer, label string, g client.Gate) error {
 		fmt.Fprintln(w, "blocked by:")
 	}
 	for _, r := range g.Reasons {
-		fmt.Fprintf(w, "  %s %s: %s\n", r.ScanType, orDash(r.Category), reason(r))
+		fmt.Fprintf(w, "  %s %s: %s\n", printable(r.ScanType), printable(orDash(r.Category)), reason(r))
 	}
 	return nil
 }
@@ -85,23 +105,23 @@ func printGate(w io.Writer, label string, g client.Gate) error {
 func reason(r client.GateReason) string {
 	scan := ""
 	if r.ScanID != nil {
-		scan = fmt.Sprintf("scan %d ", *r.ScanID)
+		scan = fmt.Sprintf("scan %d", *r.ScanID)
 	}
 	switch r.Kind {
 	case "findings":
-		noun := "findings"
-		if r.Count == 1 {
-			noun = "finding"
+		what := count(r.Count, "unsuppressed finding", "unsuppressed findings") + " at or above the policy's severity"
+		if scan == "" {
+			return what
 		}
-		return fmt.Sprintf("%s%d unsuppressed %s at or above the policy's severity", scan, r.Count, noun)
+		return scan + ": " + what
 	case "pending":
-		return scan + "is not processed yet"
+		return strings.TrimSpace(scan + " is not processed yet")
 	case "failed":
-		return scan + "failed"
+		return strings.TrimSpace(scan + " failed")
 	case "missing":
 		return "no scan, and the policy requires one"
 	}
-	return strings.TrimSpace(scan + r.Kind)
+	return strings.TrimSpace(scan + " " + printable(r.Kind))
 }
 
 // short is the first 12 characters of a commit hash.

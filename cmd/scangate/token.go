@@ -42,8 +42,8 @@ func (a *app) tokenSetup(fs *flag.FlagSet, o *common) runFunc {
 		if o.json {
 			return writeJSON(a.stdout, t.JSON)
 		}
-		fmt.Fprintf(a.stderr, "token %d %q (scope %s) expires %s; it is shown this once\n", t.ID, t.Name, t.Scope, t.ExpiresAt)
-		_, err = fmt.Fprintln(a.stdout, t.AccessToken)
+		fmt.Fprintf(a.stderr, "token %d %q (scope %s) expires %s; it is shown this once\n", t.ID, t.Name, printable(t.Scope), printable(t.ExpiresAt))
+		_, err = fmt.Fprintln(a.stdout, printable(t.AccessToken))
 		return err
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -24,6 +23,11 @@ through a presigned S3 upload, whose processing it waits for (bounded by --timeo
 Then it prints the pull request's gate and exits on it: 0 not blocked, 1 blocked
 (unless --no-gate). Errors of a log are printed as the service gives them, with
 pointers into the log.
+
+First, each result with a line of a file in the checkout (--checkout) and no
+partialFingerprints.primaryLocationLineHash gets the one GitHub computes from that
+line, so that it keeps its identity when lines above it move (a .gz file is then
+gzipped anew); --no-fingerprints sends the logs as they are.
 `
 
 // uploaded is what one file's upload recorded.
@@ -43,6 +47,8 @@ func (a *app) uploadSetup(fs *flag.FlagSet, o *common) runFunc {
 	noGate := fs.Bool("no-gate", false, "do not read the gate: exit 0 once every log is recorded")
 	presigned := fs.Bool("presigned", false, "send every log through a presigned S3 upload, whatever its size")
 	category := fs.String("category", "", "the analysis category of the log's scans (one file only; default each run's, as the service derives it)")
+	var fp fingerprintFlags
+	fp.register(fs)
 	return func(ctx context.Context, c *client.Client, files []string) error {
 		if len(files) == 0 {
 			return usagef("no SARIF file given")
@@ -60,6 +66,10 @@ func (a *app) uploadSetup(fs *flag.FlagSet, o *common) runFunc {
 			}
 		}
 		p.envelope.Category = *category
+		if a.checkout, err = fp.open(); err != nil {
+			return err
+		}
+		defer a.closeCheckout()
 		return a.uploadAll(ctx, c, *o, p, files, *presigned, *noGate)
 	}
 }
@@ -124,7 +134,7 @@ func (a *app) uploadGate(ctx context.Context, c *client.Client, o common, p pull
 // uploadFile gzips a log and sends it inline or through a presigned
 // upload, and waits until it is recorded.
 func (a *app) uploadFile(ctx context.Context, c *client.Client, env client.Envelope, file string, presigned bool) (uploaded, error) {
-	gz, err := gzipFile(file)
+	gz, err := a.readLog(file)
 	if err != nil {
 		return uploaded{}, err
 	}
@@ -194,13 +204,8 @@ func uploadFailed(u client.Upload) error {
 	return fmt.Errorf("%s", b.String())
 }
 
-// gzipFile reads a log and gzips it; a file that is gzip already is read
-// as it is.
-func gzipFile(file string) ([]byte, error) {
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
+// gzipLog gzips a log; a log that is gzip already is sent as it is.
+func gzipLog(raw []byte) ([]byte, error) {
 	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
 		return raw, nil
 	}
@@ -228,14 +233,19 @@ func printUploaded(w io.Writer, u uploaded) {
 	if u.UploadID > 0 {
 		via = fmt.Sprintf("presigned upload %d", u.UploadID)
 	}
-	fmt.Fprintf(w, "%s: recorded (%s): %d results, %d recorded, %d suppressed in source, %d skipped\n",
-		u.File, via, counts.Results, counts.Recorded, counts.SuppressedInSource, counts.Skipped)
+	// Every result is recorded, merged into an earlier one's finding (the
+	// same type, name, path and line) or skipped; those suppressed in
+	// source are recorded.
+	merged := counts.Results - counts.Recorded - counts.Skipped
+	fmt.Fprintf(w, "%s: recorded (%s): %s: %d recorded (%d of them suppressed in source), %s, %d skipped\n",
+		u.File, via, count(counts.Results, "result", "results"), counts.Recorded, counts.SuppressedInSource,
+		count(merged, "duplicate merged", "duplicates merged"), counts.Skipped)
 	for _, s := range u.scans {
 		cat := ""
 		if c := s.Category(); c != "" {
-			cat = " " + c
+			cat = " " + printable(c)
 		}
-		fmt.Fprintf(w, "  scan %d %s%s: %s, %d secrets, %d vulnerabilities, blocks: %s\n",
-			s.ID, s.ScanType, cat, s.Status, s.SecretCount, s.VulnerabilityCount, yesNo(s.BlockStatus))
+		fmt.Fprintf(w, "  scan %d %s%s: %s, %s, %s, blocks: %s\n", s.ID, printable(s.ScanType), cat, printable(s.Status),
+			count(s.SecretCount, "secret", "secrets"), count(s.VulnerabilityCount, "vulnerability", "vulnerabilities"), yesNo(s.BlockStatus))
 	}
 }

@@ -32,7 +32,11 @@ type Client struct {
 
 // New returns a client of the API at base (e.g.
 // https://example.execute-api.eu-west-1.amazonaws.com/prod/api) that sends
-// token as its bearer token. A nil hc is http.DefaultClient.
+// token as its bearer token, with hc's transport and timeout (nil:
+// http.DefaultClient's). It follows no redirect: a 3xx is an error that
+// names where it pointed (a *RedirectError), so that the token goes to
+// base's origin only and no other server's answer is taken for the
+// service's.
 func New(base, token, userAgent string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -41,7 +45,9 @@ func New(base, token, userAgent string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{base: strings.TrimRight(base, "/"), token: token, http: hc, userAgent: userAgent, retryWait: 10 * time.Second}, nil
+	own := *hc
+	own.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &own, userAgent: userAgent, retryWait: 10 * time.Second}, nil
 }
 
 // BaseURL is the API's base URL, without a trailing slash.
@@ -79,26 +85,66 @@ func (e *Error) Error() string {
 }
 
 // String writes the problem on one line per error: the status, title and
-// detail, then each pointer or parameter with its detail.
+// detail, then each pointer or parameter with its detail; the service's
+// text made Printable.
 func (p Problem) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s", p.Status, p.Title)
+	fmt.Fprintf(&b, "%d %s", p.Status, Printable(p.Title))
 	if p.Detail != "" {
-		fmt.Fprintf(&b, ": %s", p.Detail)
+		fmt.Fprintf(&b, ": %s", Printable(p.Detail))
 	}
 	for _, fe := range p.Errors {
+		detail := Printable(fe.Detail)
 		switch {
 		case fe.Parameter != "":
-			fmt.Fprintf(&b, "\n  parameter %s: %s", fe.Parameter, fe.Detail)
+			fmt.Fprintf(&b, "\n  parameter %s: %s", Printable(fe.Parameter), detail)
 		case fe.Pointer != nil && *fe.Pointer == "":
-			fmt.Fprintf(&b, "\n  (the whole document): %s", fe.Detail)
+			fmt.Fprintf(&b, "\n  (the whole document): %s", detail)
 		case fe.Pointer != nil:
-			fmt.Fprintf(&b, "\n  %s: %s", *fe.Pointer, fe.Detail)
+			fmt.Fprintf(&b, "\n  %s: %s", Printable(*fe.Pointer), detail)
 		default:
-			fmt.Fprintf(&b, "\n  %s", fe.Detail)
+			fmt.Fprintf(&b, "\n  %s", detail)
 		}
 	}
 	return b.String()
+}
+
+// redact drops secret from every text of the problem (a server that echoes
+// the Authorization header must not have the token printed).
+func (p Problem) redact(secret string) Problem {
+	p.Type, p.Title, p.Detail = Redact(p.Type, secret), Redact(p.Title, secret), Redact(p.Detail, secret)
+	errs := make([]FieldError, len(p.Errors))
+	for i, fe := range p.Errors {
+		fe.Parameter, fe.Detail = Redact(fe.Parameter, secret), Redact(fe.Detail, secret)
+		if fe.Pointer != nil {
+			ptr := Redact(*fe.Pointer, secret)
+			fe.Pointer = &ptr
+		}
+		errs[i] = fe
+	}
+	p.Errors = errs
+	return p
+}
+
+// RedirectError is a request the service answered with a redirect, which
+// the client does not follow.
+type RedirectError struct {
+	Method, Path string
+	Status       int
+	Location     string // as the answer gave it, Printable and without the token
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("%s %s: the service answered %d %s to %s; scangate follows no redirect "+
+		"(its token goes to the API's URL only): set the API's URL to the address that answers",
+		e.Method, e.Path, e.Status, http.StatusText(e.Status), orNone(e.Location))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no Location)"
+	}
+	return s
 }
 
 // StatusOf is the HTTP status of an error the service answered, or 0.
@@ -145,13 +191,17 @@ func (c *Client) call(ctx context.Context, r request, out any) error {
 		if resp.StatusCode/100 == 2 {
 			return decode(r, body, out)
 		}
+		if resp.StatusCode/100 == 3 {
+			return &RedirectError{Method: r.method, Path: r.path, Status: resp.StatusCode,
+				Location: Printable(Redact(resp.Header.Get("Location"), c.token))}
+		}
 		if attempt < attempts && (resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests) {
 			if err := sleep(ctx, c.backoff(resp, attempt)); err != nil {
 				return err
 			}
 			continue
 		}
-		return &Error{Method: r.method, Path: r.path, Problem: problemOf(resp, body)}
+		return &Error{Method: r.method, Path: r.path, Problem: problemOf(resp, body).redact(c.token)}
 	}
 }
 
@@ -172,7 +222,9 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	if c.userAgent != "" {
 		req.Header.Set("User-Agent", c.userAgent)
 	}

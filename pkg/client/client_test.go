@@ -248,3 +248,29 @@ func TestFindPR(t *testing.T) {
 		t.Errorf("PR 13: %v", err)
 	}
 }
+
+// No redirect is followed, for a call of the API (a *RedirectError naming
+// the location, without the token) or the PUT of an upload (its log goes to
+// the presigned URL only).
+func TestNoRedirect(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	c := newClient(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/api/pr/1/gate?echo="+token, http.StatusFound)
+	})
+	_, err := c.Gate(context.Background(), 1)
+	var re *client.RedirectError
+	if !errors.As(err, &re) || re.Status != 302 || re.Location != other.URL+"/api/pr/1/gate?echo=[redacted]" ||
+		!strings.Contains(err.Error(), "GET /pr/1/gate: the service answered 302 Found to "+other.URL) {
+		t.Errorf("error: %v", err)
+	}
+	base := strings.TrimSuffix(c.BaseURL(), "/api")
+	err = c.PutUpload(context.Background(), client.CreatedUpload{ID: 4, UploadURL: base + "/b/k?sig=1"}, bytes.NewReader([]byte("12345")), 5)
+	if err == nil || !strings.Contains(err.Error(), "answered 302") {
+		t.Errorf("PUT: %v", err)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("%d requests followed the redirects", n)
+	}
+}

@@ -105,3 +105,12 @@ func (c *Client) CreateToken(ctx context.Context, r TokenRequest) (Token, error)
 	err := c.write(ctx, http.MethodPost, "/auth/tokens", r, &t)
 	return t, err
 }
+
+// Login logs in with a username and password (POST /auth/token); the
+// client's own token, if any, is not sent.
+func (c *Client) Login(ctx context.Context, username, password string) (Login, error) {
+	var l Login
+	body := map[string]string{"username": username, "password": password}
+	err := c.write(ctx, http.MethodPost, "/auth/token", body, &l)
+	return l, err
+}

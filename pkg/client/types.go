@@ -235,3 +235,10 @@ type Token struct {
 	ExpiresAt   string `json:"expires_at"`
 	AccessToken string `json:"access_token"`
 }
+
+// Login is the answer of POST /auth/token.
+type Login struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"`
+}

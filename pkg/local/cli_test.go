@@ -15,10 +15,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/scangate/scangate/pkg/cienv/cienvtest"
 	"github.com/scangate/scangate/pkg/local"
@@ -74,7 +76,17 @@ func startCLI(t *testing.T) cliEnv {
 	t.Helper()
 	log := &syncBuffer{}
 	e := startUploads(t, func(o *local.Options) { o.Log = slog.New(slog.NewJSONHandler(log, nil)) })
-	return cliEnv{uploadEnv: e, log: log, bin: scangateBinary(t), dir: t.TempDir()}
+	dir := t.TempDir()
+	// The checkout the jobs' logs name files of (their primaryLocationLineHash
+	// is computed from them).
+	files := fstest.MapFS{"config/test.env": {Data: []byte(strings.Repeat("MODE=test\n", 10))}, "app.py": {Data: []byte(strings.Repeat("import flask\n", 10))}}
+	for i := range 3 {
+		files[fmt.Sprintf("keys/%d.pem", i)] = &fstest.MapFile{Data: []byte("-----BEGIN PRIVATE KEY-----\n")}
+	}
+	if err := os.CopyFS(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	return cliEnv{uploadEnv: e, log: log, bin: scangateBinary(t), dir: dir}
 }
 
 // job is one run of the client: its whole environment and standard input.
@@ -196,7 +208,7 @@ func TestCLIUploadInline(t *testing.T) {
 	e := startCLI(t)
 	j := e.github(t, e.admin)
 	code, out, errOut := e.run(t, j, "upload", "--no-gate", e.file(t, "gitleaks.sarif", gitleaksLog(cliSecret)), e.file(t, "semgrep.sarif", []byte(semgrepLog)))
-	if code != 0 || errOut != "" || strings.Count(out, "recorded (inline): 1 results, 1 recorded") != 2 {
+	if code != 0 || errOut != "" || strings.Count(out, "recorded (inline): 1 result: 1 recorded") != 2 {
 		t.Fatalf("upload: exit %d\n%s%s", code, out, errOut)
 	}
 	prs := e.prs(t, 1, cienvtest.GitHubRepoID)
@@ -218,11 +230,11 @@ func TestCLIUploadInline(t *testing.T) {
 	// An allowlist for the secret: it stops counting.
 	code, out, errOut = e.run(t, j, "allowlist", "create", "--type", "SECRET", "--name", name, "--repo", fmt.Sprint(cienvtest.GitHubRepoID),
 		"--reason", "used_in_tests", "--expires", "30d", "--comment", "test fixture")
-	if code != 0 || out != fmt.Sprintf("allowlist 1 created (SECRET %s): 1 secrets and 0 vulnerabilities judged anew\n", name) {
+	if code != 0 || out != fmt.Sprintf("allowlist 1 created (SECRET %s): 1 secret and 0 vulnerabilities judged anew\n", name) {
 		t.Errorf("allowlist create: exit %d %q %q", code, out, errOut)
 	}
 	code, out, _ = e.run(t, j, "findings")
-	if code != 0 || strings.Contains(out, name) || !strings.Contains(out, "1 findings in 2 scans") {
+	if code != 0 || strings.Contains(out, name) || !strings.Contains(out, "1 finding in 2 scans") {
 		t.Errorf("findings after the allowlist: exit %d\n%s", code, out)
 	}
 	code, out, _ = e.run(t, j, "findings", "--all", "--json")
@@ -250,7 +262,7 @@ func TestCLIUploadInline(t *testing.T) {
 	}
 	// Switched off, it covers nothing again; the list shows it.
 	code, out, _ = e.run(t, j, "allowlist", "update", "1", "--active=false", "--comment", "rotated")
-	if code != 0 || !strings.Contains(out, "allowlist 1 updated") || !strings.Contains(out, "1 secrets") {
+	if code != 0 || !strings.Contains(out, "allowlist 1 updated") || !strings.Contains(out, "1 secret and") {
 		t.Errorf("allowlist update: exit %d %q", code, out)
 	}
 	code, out, _ = e.run(t, j, "allowlist", "list", "--type", "SECRET")
@@ -309,7 +321,7 @@ func TestCLIUploadPresigned(t *testing.T) {
 		t.Errorf("a progress bar or a message on standard error, which is not a terminal: %q", errOut)
 	}
 	code, out, errOut = e.run(t, j, "upload", "--no-gate", "--presigned", e.file(t, "gitleaks.sarif", gitleaksLog(cliSecret)))
-	if code != 0 || !strings.Contains(out, "gitleaks.sarif: recorded (presigned upload ") || !strings.Contains(out, ": completed, 1 secrets, 0 vulnerabilities, blocks: yes") {
+	if code != 0 || !strings.Contains(out, "gitleaks.sarif: recorded (presigned upload ") || !strings.Contains(out, ": completed, 1 secret, 0 vulnerabilities, blocks: yes") {
 		t.Errorf("a small log through S3: exit %d\n%s%s", code, out, errOut)
 	}
 	prs := e.prs(t, 2, cienvtest.GitLabProjectID)
@@ -415,14 +427,18 @@ func TestReadmeCLIFlow(t *testing.T) {
 	t.Parallel()
 	bin := scangateBinary(t)
 	got := runDocBlock(t, "../../README.md", "cli-flow", []string{"PATH=" + filepath.Dir(bin) + ":" + os.Getenv("PATH")}, "sha256sum")
-	name := "sha256:" + sha256hex(cliSecret)
+	// The secret is the run's own; its name is what findings show.
+	m := regexp.MustCompile(`(sha256:[0-9a-f]{64})  generic-api-key  config/test.env:3  -\n1 finding in 1 scan\n`).FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("the CLI flow's output lacks the finding that blocks:\n%s", got)
+	}
+	name := m[1]
 	for _, want := range []string{
-		"leaks.sarif: recorded (inline): 1 results, 1 recorded, 0 suppressed in source, 0 skipped\n",
+		"leaks.sarif: recorded (inline): 1 result: 1 recorded (0 of them suppressed in source), 0 duplicates merged, 0 skipped\n",
 		"acme/payments#12: BLOCKED (gate of pull request ", "scangate upload: exit 1\n",
 		"repository 101 #12: not blocked (gate of pull request ",
-		name + "  generic-api-key  config/test.env:3  -\n1 findings in 1 scans\n",
-		"allowlist 1 created (SECRET " + name + "): 1 secrets and 0 vulnerabilities judged anew\n",
-		"config/test.env:3  allowlist 1\n1 findings in 1 scans\n",
+		"allowlist 1 created (SECRET " + name + "): 1 secret and 0 vulnerabilities judged anew\n",
+		name + "  generic-api-key  config/test.env:3  allowlist 1\n1 finding in 1 scan\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the CLI flow's output lacks %q:\n%s", want, got)

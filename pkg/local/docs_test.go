@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -41,5 +42,32 @@ func TestDocsStandAlone(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadmeGoVersion: the README names the Go that go.mod needs, exactly
+// (a Go older than go.mod's line cannot build it without fetching a
+// toolchain).
+func TestReadmeGoVersion(t *testing.T) {
+	t.Parallel()
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\d+\.\d+(\.\d+)?)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range regexp.MustCompile(`Go (\d+\.\d+(\.\d+)?)\b`).FindAllSubmatch(readme, -1) {
+		if string(v[1]) != string(m[1]) {
+			t.Errorf("the README says Go %s; go.mod needs %s", v[1], m[1])
+		}
+	}
+	if !strings.Contains(string(readme), "Go "+string(m[1])+" or later") {
+		t.Errorf("the README does not say Go %s or later", m[1])
 	}
 }

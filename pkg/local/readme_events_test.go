@@ -19,6 +19,9 @@ func TestReadmeEventsFlow(t *testing.T) {
 	if !strings.Contains(got, `{"items":[{"id":"`+id[1]+`","event_id":"`+id[1]+`","type":"webhook.test"`) {
 		t.Errorf("the events flow's deliveries lack the test event:\n%s", got)
 	}
+	if !strings.HasSuffix(got, "\n204\n") {
+		t.Errorf("the events flow did not delete its subscription:\n%s", got)
+	}
 	if strings.Contains(got, "whsec_") {
 		t.Errorf("the flow printed the signing secret, which it keeps in a variable:\n%s", got)
 	}

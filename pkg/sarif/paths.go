@@ -2,12 +2,12 @@ package sarif
 
 import (
 	"fmt"
-	"net/url"
 	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/scangate/scangate/pkg/sarifuri"
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -115,51 +115,9 @@ func (rs *runState) relative(p string) string {
 	return clean(p[len(root):])
 }
 
-// absolute reports a URI with a scheme of two characters or more (so not
-// a Windows drive letter) or an absolute path.
-func absolute(u string) bool {
-	return strings.HasPrefix(u, "/") || hasScheme(u)
-}
-
-// hasScheme reports a scheme of two characters or more before a colon:
-// a letter, then letters, digits, "+", "-" and ".".
-func hasScheme(u string) bool {
-	for i := range len(u) {
-		c := u[i]
-		switch {
-		case c == ':':
-			return i >= 2
-		case c|0x20 >= 'a' && c|0x20 <= 'z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// filePath is the decoded path of a file: URI or of an absolute path, "" for
-// any other URI.
-func filePath(u string) string {
-	if strings.HasPrefix(u, "/") {
-		return unescape(u)
-	}
-	x, err := url.Parse(u)
-	if err != nil || !strings.EqualFold(x.Scheme, "file") {
-		return ""
-	}
-	if x.Path == "" {
-		return unescape(x.Opaque)
-	}
-	return x.Path
-}
-
-func unescape(s string) string {
-	if u, err := url.PathUnescape(s); err == nil {
-		return u
-	}
-	return s
-}
+func absolute(u string) bool   { return sarifuri.Absolute(u) }
+func filePath(u string) string { return sarifuri.FilePath(u) }
+func unescape(s string) string { return sarifuri.Unescape(s) }
 
 // clean tidies a relative path: no "./", no doubled or trailing slash.
 func clean(p string) string {

@@ -1,0 +1,5 @@
+/*
+ * Blah blah
+ */
+
+#define BLAH 1234

@@ -1,0 +1,4 @@
+var a = 0;
+var b = 0;
+var c = 0;
+var d = 0;
