@@ -22,22 +22,6 @@ import (
 // keeps the installations' transports for its execution environment (in
 // its Names), so a token is minted about once an hour, not per post.
 
-// MaxAppKey bounds a GitHub App's private key (PEM), in bytes: GitHub's
-// are 2048-bit RSA keys, about 1.7 KB.
-const MaxAppKey = 16 << 10
-
-// CheckAppKey reports whether key is an RSA private key in PEM, as a
-// GitHub App's key is (PKCS #1 or PKCS #8), without keeping it.
-func CheckAppKey(key string) error {
-	if len(key) > MaxAppKey {
-		return fmt.Errorf("is longer than %d bytes", MaxAppKey)
-	}
-	if _, err := ghinstallation.NewAppsTransport(http.DefaultTransport, 1, []byte(key)); err != nil {
-		return fmt.Errorf("is not an RSA private key in PEM")
-	}
-	return nil
-}
-
 // NewGitHubApp returns a Poster for the API at in.APIURL authenticated as
 // the installation in.InstallationID of the App in.AppID, whose private
 // key is in.Token, sending (the token exchanges too) through hc's

@@ -122,22 +122,3 @@ func keyPEM(k *rsa.PrivateKey) string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
 }
 
-// CheckAppKey takes an RSA key in PEM, PKCS #1 or #8, and nothing else.
-func TestCheckAppKey(t *testing.T) {
-	k, key := appKey(t)
-	p8, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := commitstatus.CheckAppKey(key); err != nil {
-		t.Errorf("PKCS #1: %v", err)
-	}
-	if err := commitstatus.CheckAppKey(string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}))); err != nil {
-		t.Errorf("PKCS #8: %v", err)
-	}
-	for _, bad := range []string{"", "ghp_token", "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n", strings.Repeat("A", commitstatus.MaxAppKey+1)} {
-		if err := commitstatus.CheckAppKey(bad); err == nil {
-			t.Errorf("%.30q: accepted", bad)
-		}
-	}
-}

@@ -335,7 +335,8 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 		return true
 	}
 	a := scangate.Attempt{At: scangate.At(j.now)}
-	poster, err := commitstatus.New(commitstatus.Integration{Type: in.Type, APIURL: in.APIURL, Token: token}, d.Statuses, d.StatusHTTP, d.Names)
+	poster, err := commitstatus.New(commitstatus.Integration{Type: in.Type, APIURL: in.APIURL, Token: token,
+		AppID: in.AppID, InstallationID: in.InstallationID}, d.Statuses, d.StatusHTTP, d.Names)
 	if err != nil {
 		a.Error = err.Error()
 		next, wait := d.judge(j, a, false, true)
