@@ -121,4 +121,3 @@ func TestGitHubAppRefusedWithAnotherKey(t *testing.T) {
 func keyPEM(k *rsa.PrivateKey) string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
 }
-
