@@ -119,6 +119,50 @@ type Server struct {
 	app       *app
 	minted    map[string]bool // installation tokens answered, all accepted
 	exchanges []Exchange
+	runs      []CheckRun
+	requests  []string // "create" or "update <id>", in order, per check-run request
+}
+
+// CheckRun is a check run as the stand-in keeps it: its last members and
+// every annotation sent to it (GitHub appends each request's).
+type CheckRun struct {
+	ID                int64
+	Owner, Repo, SHA  string
+	Name, Status      string
+	Conclusion, Title string
+	Summary           string
+	Annotations       []Annotation
+	Updates           int // requests after its creation
+}
+
+// Annotation is an annotation the stand-in accepted.
+type Annotation struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Level     string `json:"annotation_level"`
+	Title     string `json:"title"`
+	Message   string `json:"message"`
+}
+
+// CheckRuns returns the check runs created, in order.
+func (s *Server) CheckRuns() []CheckRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]CheckRun, len(s.runs))
+	for i, r := range s.runs {
+		r.Annotations = append([]Annotation(nil), r.Annotations...)
+		out[i] = r
+	}
+	return out
+}
+
+// CheckRunRequests returns the check-run requests accepted, in order:
+// "create", or "update" and the run's id.
+func (s *Server) CheckRunRequests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
 }
 
 // app is the GitHub App whose installation tokens the stand-in mints.
@@ -232,11 +276,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", err.Error())
 		return
 	}
-	if route.Operation.OperationID != "repos/create-commit-status" {
-		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in serves repos/create-commit-status only, not "+route.Operation.OperationID)
-		return
+	switch route.Operation.OperationID {
+	case "repos/create-commit-status":
+		s.createStatus(w, r, in, params, body)
+	case "checks/create", "checks/update":
+		s.checkRun(w, r, in, params, body, route.Operation.OperationID == "checks/create")
+	default:
+		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in serves repos/create-commit-status, checks/create and checks/update only, not "+route.Operation.OperationID)
 	}
-	s.createStatus(w, r, in, params, body)
 }
 
 // repository answers GET /repositories/{repository_id}: the repository's
@@ -388,6 +435,72 @@ func (s *Server) createStatus(w http.ResponseWriter, r *http.Request, in *openap
 	h := http.Header{"Content-Type": {"application/json; charset=utf-8"}}
 	h.Set("Location", fmt.Sprintf("https://api.github.com/repos/%s/%s/statuses/%s", st.Owner, st.Repo, st.SHA))
 	s.answer(w, r, in, http.StatusCreated, h, answer)
+}
+
+// checkRun creates or updates a check run (a valid request: the
+// description said so) and answers with the check run, checked against
+// the description. GitHub takes at most 50 annotations a request.
+func (s *Server) checkRun(w http.ResponseWriter, r *http.Request, in *openapi3filter.RequestValidationInput, params map[string]string, body []byte, create bool) {
+	var req struct {
+		Name       *string `json:"name"`
+		HeadSHA    string  `json:"head_sha"`
+		Status     *string `json:"status"`
+		Conclusion *string `json:"conclusion"`
+		Output     *struct {
+			Title       string       `json:"title"`
+			Summary     string       `json:"summary"`
+			Annotations []Annotation `json:"annotations"`
+		} `json:"output"`
+	}
+	_ = json.Unmarshal(body, &req)
+	if req.Output != nil && len(req.Output.Annotations) > 50 {
+		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", "more than 50 annotations in one request")
+		return
+	}
+	s.mu.Lock()
+	var run *CheckRun
+	if create {
+		s.runs = append(s.runs, CheckRun{ID: int64(len(s.runs) + 1), Owner: params["owner"], Repo: params["repo"], SHA: req.HeadSHA, Name: deref(req.Name, "")})
+		run = &s.runs[len(s.runs)-1]
+		s.requests = append(s.requests, "create")
+	} else {
+		id, _ := strconv.ParseInt(params["check_run_id"], 10, 64)
+		if id < 1 || int(id) > len(s.runs) || s.runs[id-1].Owner != params["owner"] || s.runs[id-1].Repo != params["repo"] {
+			s.mu.Unlock()
+			s.refuse(w, r, http.StatusNotFound, "Not Found", "no check run "+params["check_run_id"]+" in "+params["owner"]+"/"+params["repo"])
+			return
+		}
+		run = &s.runs[id-1]
+		run.Updates++
+		s.requests = append(s.requests, "update "+params["check_run_id"])
+		if req.Name != nil {
+			run.Name = *req.Name
+		}
+	}
+	run.Status, run.Conclusion = deref(req.Status, run.Status), deref(req.Conclusion, run.Conclusion)
+	if req.Output != nil {
+		run.Title, run.Summary = req.Output.Title, req.Output.Summary
+		run.Annotations = append(run.Annotations, req.Output.Annotations...)
+	}
+	cur := *run
+	s.mu.Unlock()
+
+	api := "https://api.github.com"
+	now := time.Now().UTC().Format(time.RFC3339)
+	answer, _ := json.Marshal(map[string]any{
+		"id": cur.ID, "node_id": fmt.Sprintf("CR_stand-in-%d", cur.ID), "head_sha": cur.SHA, "name": cur.Name,
+		"url":      fmt.Sprintf("%s/repos/%s/%s/check-runs/%d", api, cur.Owner, cur.Repo, cur.ID),
+		"html_url": fmt.Sprintf("https://github.com/%s/%s/runs/%d", cur.Owner, cur.Repo, cur.ID), "details_url": nil,
+		"status": cur.Status, "conclusion": cur.Conclusion, "started_at": now, "completed_at": now, "external_id": nil,
+		"check_suite": map[string]any{"id": 1}, "app": nil, "pull_requests": []any{},
+		"output": map[string]any{"title": cur.Title, "summary": cur.Summary, "text": nil, "annotations_count": len(cur.Annotations),
+			"annotations_url": fmt.Sprintf("%s/repos/%s/%s/check-runs/%d/annotations", api, cur.Owner, cur.Repo, cur.ID)},
+	})
+	status := http.StatusOK
+	if create {
+		status = http.StatusCreated
+	}
+	s.answer(w, r, in, status, http.Header{"Content-Type": {"application/json; charset=utf-8"}}, answer)
 }
 
 // statusObject is a status as GitHub answers it.
