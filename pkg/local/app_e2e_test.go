@@ -68,6 +68,23 @@ func TestCommitStatusesThroughGitHubApp(t *testing.T) {
 	if got := states(gh, sha); !slices.Equal(got, []string{"failure", "success", "failure"}) {
 		t.Fatalf("statuses %v (refused %+v)", got, gh.Refusals())
 	}
+	// One check run on the head commit, created by the first gate and
+	// updated by the next two; it shows the newest gate.
+	runs := gh.CheckRuns()
+	if len(runs) != 1 || runs[0].SHA != sha || runs[0].Name != "scangate" || runs[0].Conclusion != "failure" || runs[0].Title != "Blocked: 2 secrets" {
+		t.Fatalf("check runs %+v", runs)
+	}
+	if got := strings.Join(gh.CheckRunRequests(), ","); got != "create,update 1,update 1" {
+		t.Errorf("check-run requests %s", got)
+	}
+	// The third gate's change again (a copy of its event, as an
+	// interrupted re-evaluation can leave): the run already shows it and
+	// is not sent again.
+	gateChanged(t, e, 3, true, sha)
+	drain(t, e.stack, e.clock)
+	if got := strings.Join(gh.CheckRunRequests(), ","); got != "create,update 1,update 1" {
+		t.Errorf("check-run requests after the copy %s", got)
+	}
 	if ex := gh.Exchanges(); len(ex) != 1 || ex[0].Issuer != "31" || ex[0].Installation != 4001 {
 		t.Errorf("token exchanges %+v, want one", ex)
 	}

@@ -208,3 +208,37 @@ func nullableN(n int64) any {
 	}
 	return n
 }
+
+// The check run of a commit (a GitHub App's) is kept on the commit's claim
+// item, beside the claimed sequence: its id, and the gate sequence it
+// shows.
+const (
+	aCheckRun = "check_run"
+	aCheckSeq = "check_seq"
+)
+
+// CheckRun reads the id of a commit's check run and the gate sequence it
+// shows (0, 0 when none was created).
+func (s *Store) CheckRun(ctx context.Context, vcID, repoID int64, sha string) (id, seq int64, err error) {
+	it, err := s.getItem(ctx, "get check run", statusKey(vcID, repoID, sha))
+	if err != nil || it == nil {
+		return 0, 0, err
+	}
+	return getN(it, aCheckRun), getN(it, aCheckSeq), nil
+}
+
+// SetCheckRun records the commit's check run id and the sequence it now
+// shows, while the post of seq holds the commit (its claim is seq and its
+// lease lease): a post that lost its hold records nothing.
+func (s *Store) SetCheckRun(ctx context.Context, vcID, repoID int64, sha string, seq, lease, id int64) error {
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key:                       statusKey(vcID, repoID, sha),
+		UpdateExpression:          aws.String("SET " + ref(aCheckRun) + " = :id, " + ref(aCheckSeq) + " = :seq"),
+		ConditionExpression:       aws.String(ref(aSeq) + " = :seq AND " + ref(aLease) + " = :lease"),
+		ExpressionAttributeValues: item{":id": num(id), ":seq": num(seq), ":lease": num(lease)},
+	})
+	if err != nil && !conditionFailed(err) {
+		return dbErr("record check run", err)
+	}
+	return nil
+}
