@@ -265,24 +265,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.repository(w, r, rest)
 		return
 	}
-	route, params, err := s.router.FindRoute(r)
-	if err != nil {
-		s.refuse(w, r, http.StatusNotFound, "Not Found", err.Error())
+	in, params, ok := s.validate(w, r, &openapi3filter.Options{MultiError: true})
+	if !ok {
 		return
 	}
-	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{MultiError: true}}
-	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", err.Error())
-		return
-	}
-	switch route.Operation.OperationID {
+	switch in.Route.Operation.OperationID {
 	case "repos/create-commit-status":
 		s.createStatus(w, r, in, params, body)
 	case "checks/create", "checks/update":
-		s.checkRun(w, r, in, params, body, route.Operation.OperationID == "checks/create")
+		s.checkRun(w, r, in, params, body, in.Route.Operation.OperationID == "checks/create")
 	default:
-		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in serves repos/create-commit-status, checks/create and checks/update only, not "+route.Operation.OperationID)
+		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in serves repos/create-commit-status, checks/create and checks/update only, not "+in.Route.Operation.OperationID)
 	}
 }
 
@@ -339,19 +332,12 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusNotFound, "Not Found", "the stand-in has no App")
 		return
 	}
-	route, params, err := s.router.FindRoute(r)
-	if err != nil {
-		s.refuse(w, r, http.StatusNotFound, "Not Found", err.Error())
+	in, params, ok := s.validate(w, r, &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc})
+	if !ok {
 		return
 	}
-	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", err.Error())
-		return
-	}
-	if route.Operation.OperationID != "apps/create-installation-access-token" {
-		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in's App serves apps/create-installation-access-token only, not "+route.Operation.OperationID)
+	if in.Route.Operation.OperationID != "apps/create-installation-access-token" {
+		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in's App serves apps/create-installation-access-token only, not "+in.Route.Operation.OperationID)
 		return
 	}
 	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -363,7 +349,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	// The signature, by the App's key and RS256 only; exp after now and iat
 	// not after it (RegisteredClaims.Valid).
-	_, err = jwt.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) { return a.key, nil },
+	_, err := jwt.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) { return a.key, nil },
 		jwt.WithValidMethods([]string{"RS256"}))
 	switch {
 	case err != nil:
@@ -390,6 +376,22 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) {
 	answer, _ := json.Marshal(map[string]any{"token": token, "expires_at": now.Add(a.lifetime).UTC().Format(time.RFC3339),
 		"permissions": map[string]string{"checks": "write", "statuses": "write", "metadata": "read"}, "repository_selection": "selected"})
 	s.answer(w, r, in, http.StatusCreated, http.Header{"Content-Type": {"application/json; charset=utf-8"}}, answer)
+}
+
+// validate finds a request's operation in the description and checks the
+// request against it, refusing it (404, 422) when it does not match.
+func (s *Server) validate(w http.ResponseWriter, r *http.Request, opts *openapi3filter.Options) (*openapi3filter.RequestValidationInput, map[string]string, bool) {
+	route, params, err := s.router.FindRoute(r)
+	if err != nil {
+		s.refuse(w, r, http.StatusNotFound, "Not Found", err.Error())
+		return nil, nil, false
+	}
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: opts}
+	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", err.Error())
+		return nil, nil, false
+	}
+	return in, params, true
 }
 
 // answer sends a response after checking it against the description.
