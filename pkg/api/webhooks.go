@@ -361,9 +361,11 @@ type IntegrationStore interface {
 const MaxIntegrationToken = 1024
 
 // PutIntegration is PUT /integrations/{vc_id}: {"type","api_url","token"}
-// for the commit statuses of that vc_id's pull requests. The token is
-// sealed before it is stored and never shown again; a PUT without one
-// keeps the stored token. The API's URL passes the outbound rules for
+// for the commit statuses of that vc_id's pull requests, or, for a GitHub
+// App's installation, {"type":"github_app","api_url","app_id",
+// "private_key","installation_id"}. The token or key is sealed before it
+// is stored and never shown again; a PUT without one keeps the stored one
+// (unless the type changes). The API's URL passes the outbound rules for
 // integrations (which may allow private addresses: GitHub Enterprise
 // Server).
 func PutIntegration(st IntegrationStore, box Sealer, rules egress.Policy, now func() time.Time, log *slog.Logger) Endpoint {
@@ -397,13 +399,14 @@ func PutIntegration(st IntegrationStore, box Sealer, rules egress.Policy, now fu
 
 // integrationTypes are the kinds of integration (commitstatus.Types,
 // written here so that the API links no provider's client).
-var integrationTypes = map[string]string{"github": "https://api.github.com", "gitlab": "https://gitlab.com/api/v4"}
+var integrationTypes = map[string]string{"github": "https://api.github.com", "gitlab": "https://gitlab.com/api/v4",
+	"github_app": "https://api.github.com"}
 
 func readIntegration(m members, rules egress.Policy) (scangate.Integration, string, error) {
 	var p scangate.Problems
 	f := readFields(m, "", &p)
 	var in scangate.Integration
-	in.Type, _ = f.enum("type", true, []string{"github", "gitlab"})
+	in.Type, _ = f.enum("type", true, []string{"github", "github_app", "gitlab"})
 	if u, ok := f.str("api_url", false); ok {
 		if _, err := rules.CheckAPIURL(u); err != nil {
 			p.Add("/api_url", "%s", err.Error())
@@ -412,9 +415,39 @@ func readIntegration(m members, rules egress.Policy) (scangate.Integration, stri
 	} else {
 		in.APIURL = integrationTypes[in.Type]
 	}
-	token, ok := f.str("token", false)
-	if ok && (token == "" || len(token) > MaxIntegrationToken || strings.ContainsAny(token, " \t\r\n")) {
-		p.Add("/token", "must be 1 to %d bytes without white space", MaxIntegrationToken)
+	var ids [2]int64
+	var given [3]bool // app_id, installation_id, private_key
+	for i, name := range []string{"app_id", "installation_id"} {
+		v, ok := f.integer(name, in.Type == scangate.IntegrationGitHubApp)
+		given[i] = ok
+		if ok && v < 1 {
+			p.Add("/"+name, "must be a positive integer")
+		}
+		ids[i] = v
+	}
+	key, hasKey := f.str("private_key", false)
+	given[2] = hasKey
+	token, hasToken := f.str("token", false)
+	if in.Type == scangate.IntegrationGitHubApp {
+		in.AppID, in.InstallationID = ids[0], ids[1]
+		if hasKey {
+			if err := scangate.CheckAppKey(key); err != nil {
+				p.Add("/private_key", "%s", err.Error())
+			}
+		}
+		if hasToken {
+			p.Add("/token", "is not taken by a github_app integration: it mints installation tokens with private_key")
+		}
+		token = key
+	} else {
+		for i, name := range []string{"app_id", "installation_id", "private_key"} {
+			if given[i] {
+				p.Add("/"+name, "is taken by a github_app integration only")
+			}
+		}
+		if hasToken && (token == "" || len(token) > MaxIntegrationToken || strings.ContainsAny(token, " \t\r\n")) {
+			p.Add("/token", "must be 1 to %d bytes without white space", MaxIntegrationToken)
+		}
 	}
 	f.done()
 	return in, token, p.Err()

@@ -96,19 +96,28 @@ func permanent(status int) bool {
 type Integration struct {
 	Type   string // a key of Providers
 	APIURL string // the REST API's root; "" for the provider's public one
-	Token  string
+	// Token is the access token; for a GitHub App (github_app), the App's
+	// private key (PEM).
+	Token string
+	// AppID and InstallationID name a GitHub App and its installation
+	// (github_app only).
+	AppID, InstallationID int64
 }
 
 // Provider builds the Poster of one kind of integration.
 type Provider struct {
 	DefaultAPIURL string
-	New           func(apiURL, token string, hc *http.Client, names *Names) (Poster, error)
+	// New builds the Poster of in, whose APIURL is set.
+	New func(in Integration, hc *http.Client, names *Names) (Poster, error)
 }
 
 // Providers lists the kinds of integration.
 var Providers = map[string]Provider{
 	"github": {DefaultAPIURL: "https://api.github.com", New: NewGitHub},
 	"gitlab": {DefaultAPIURL: "https://gitlab.com/api/v4", New: NewGitLab},
+	// A GitHub App's installation: the same statuses, authenticated by
+	// installation tokens the App's key mints.
+	"github_app": {DefaultAPIURL: "https://api.github.com", New: NewGitHubApp},
 }
 
 // Types lists the names of the providers, sorted.
@@ -141,7 +150,8 @@ func New(in Integration, p egress.Policy, hc *http.Client, names *Names) (Poster
 	if in.Token == "" {
 		return nil, fmt.Errorf("%s: no token", in.Type)
 	}
-	return prov.New(api, in.Token, hc, names)
+	in.APIURL = api
+	return prov.New(in, hc, names)
 }
 
 // checkCommit refuses, for good, a commit that names no repository or

@@ -34,6 +34,10 @@ type Reason struct {
 type Category struct {
 	ScanType string `json:"scan_type"`
 	Category string `json:"category"`
+	// The new-code counts, when the gate carries them (nil otherwise).
+	NewCount       *int64 `json:"new_count"`
+	UnchangedCount *int64 `json:"unchanged_count"`
+	AbsentCount    *int64 `json:"absent_count"`
 }
 
 // The kinds of reason.

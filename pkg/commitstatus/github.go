@@ -22,14 +22,20 @@ type GitHub struct {
 	names  *Names
 }
 
-// NewGitHub returns a Poster for the API at apiURL, authenticated with
-// token, sending through hc, caching repositories' names in names.
-func NewGitHub(apiURL, token string, hc *http.Client, names *Names) (Poster, error) {
+// NewGitHub returns a Poster for the API at in.APIURL, authenticated with
+// in.Token, sending through hc, caching repositories' names in names.
+func NewGitHub(in Integration, hc *http.Client, names *Names) (Poster, error) {
+	return newGitHub(in.APIURL, hc, names, func(c *github.Client) *github.Client { return c.WithAuthToken(in.Token) })
+}
+
+// newGitHub returns a Poster for the API at apiURL whose client auth
+// authenticates.
+func newGitHub(apiURL string, hc *http.Client, names *Names, auth func(*github.Client) *github.Client) (*GitHub, error) {
 	base, err := url.Parse(strings.TrimSuffix(apiURL, "/") + "/")
 	if err != nil {
 		return nil, fmt.Errorf("github api_url: %w", err)
 	}
-	c := github.NewClient(hc).WithAuthToken(token)
+	c := auth(github.NewClient(hc))
 	c.BaseURL = base
 	c.UserAgent = "scangate"
 	return &GitHub{client: c, api: base.String(), names: names}, nil

@@ -24,13 +24,13 @@ type GitLab struct {
 	hc    *http.Client
 }
 
-// NewGitLab returns a Poster for the API at apiURL, authenticated with
-// token (a personal, project or group access token), sending through hc.
-func NewGitLab(apiURL, token string, hc *http.Client, _ *Names) (Poster, error) {
-	if _, err := url.Parse(apiURL); err != nil {
+// NewGitLab returns a Poster for the API at in.APIURL, authenticated with
+// in.Token (a personal, project or group access token), sending through hc.
+func NewGitLab(in Integration, hc *http.Client, _ *Names) (Poster, error) {
+	if _, err := url.Parse(in.APIURL); err != nil {
 		return nil, fmt.Errorf("gitlab api_url: %w", err)
 	}
-	return &GitLab{api: strings.TrimSuffix(apiURL, "/"), token: token, hc: hc}, nil
+	return &GitLab{api: strings.TrimSuffix(in.APIURL, "/"), token: in.Token, hc: hc}, nil
 }
 
 // gitlabStates maps scangate's states to GitLab's.

@@ -134,7 +134,7 @@ func TestIntegrationURLs(t *testing.T) {
 		{commitstatus.Integration{Type: "github", APIURL: "https://user:pw@ghe.example.com/", Token: "t"}, egress.Policy{}, "user name or password"},
 		{commitstatus.Integration{Type: "github", APIURL: "https://ghe.example.com/api/v3?x=1", Token: "t"}, egress.Policy{}, "query or a fragment"},
 		{commitstatus.Integration{Type: "gitlab", APIURL: "https://gitlab.example.com/api/v4#", Token: "t"}, egress.Policy{}, "query or a fragment"},
-		{commitstatus.Integration{Type: "bitbucket", Token: "t"}, egress.Policy{}, `no integration of type "bitbucket" (github, gitlab)`},
+		{commitstatus.Integration{Type: "bitbucket", Token: "t"}, egress.Policy{}, `no integration of type "bitbucket" (github, github_app, gitlab)`},
 		{commitstatus.Integration{Type: "github"}, egress.Policy{}, "no token"},
 	}
 	for _, c := range cases {

@@ -3,6 +3,8 @@ package commitstatus
 import (
 	"sync"
 	"time"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
 )
 
 // Names caches repositories' full names by id, per API, for the providers
@@ -10,7 +12,9 @@ import (
 // execution environment, so a repository is looked up once per TTL rather
 // than before every status. A nil *Names caches nothing. A name is
 // forgotten when a post to it fails as a renamed or transferred repository
-// would (see GitHub.Post), so the retry looks it up again.
+// would (see GitHub.Post), so the retry looks it up again. It also keeps
+// the GitHub App installations' transports, with their installation
+// tokens (see NewGitHubApp), at most max of them.
 type Names struct {
 	ttl time.Duration
 	max int
@@ -18,6 +22,8 @@ type Names struct {
 
 	mu sync.Mutex
 	m  map[nameKey]nameEntry
+
+	apps installations
 }
 
 type nameKey struct {
@@ -32,7 +38,8 @@ type nameEntry struct {
 
 // NewNames returns a cache that keeps a name for ttl and at most max names.
 func NewNames(ttl time.Duration, max int) *Names {
-	return &Names{ttl: ttl, max: max, now: time.Now, m: map[nameKey]nameEntry{}}
+	return &Names{ttl: ttl, max: max, now: time.Now, m: map[nameKey]nameEntry{},
+		apps: installations{m: map[installKey]*ghinstallation.Transport{}, max: max}}
 }
 
 func (n *Names) get(api string, id int64) (owner, name string, ok bool) {

@@ -358,7 +358,8 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 		return true
 	}
 	a := scangate.Attempt{At: scangate.At(j.now)}
-	poster, err := commitstatus.New(commitstatus.Integration{Type: in.Type, APIURL: in.APIURL, Token: token}, d.Statuses, d.StatusHTTP, d.Names)
+	poster, err := commitstatus.New(commitstatus.Integration{Type: in.Type, APIURL: in.APIURL, Token: token,
+		AppID: in.AppID, InstallationID: in.InstallationID}, d.Statuses, d.StatusHTTP, d.Names)
 	if err != nil {
 		a.Error = err.Error()
 		next, wait := d.judge(j, a, false, true)
@@ -369,9 +370,13 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 		st.TargetURL = ""
 	}
 	claims := &claims{st: d.Store, now: d.Now}
+	key := commitstatus.Key{VcID: in.VcID, RepoID: g.RepoID, SHA: *g.HeadSHA}
+	if gh, ok := poster.(*commitstatus.GitHub); ok && in.Type == scangate.IntegrationGitHubApp {
+		poster = checked{Poster: poster, gh: gh, run: commitstatus.CheckRunOf(gate, d.Dashboard, nil), st: d.Store,
+			claims: claims, key: key, seq: g.Sequence}
+	}
 	start := time.Now()
-	posted, err := commitstatus.Ordered{Poster: poster, Claims: claims}.Post(ctx,
-		commitstatus.Key{VcID: in.VcID, RepoID: g.RepoID, SHA: *g.HeadSHA}, g.Sequence, st)
+	posted, err := commitstatus.Ordered{Poster: poster, Claims: claims}.Post(ctx, key, g.Sequence, st)
 	switch {
 	case errors.Is(err, commitstatus.ErrBusy):
 		return d.later(ctx, j, BusyWait) // not an attempt: another post of the commit is under way

@@ -65,6 +65,12 @@ func (s *fakeStore) ClaimStatus(context.Context, int64, int64, string, int64, ti
 func (s *fakeStore) ReleaseStatus(context.Context, int64, int64, string, int64, int64) error {
 	return nil
 }
+func (s *fakeStore) CheckRun(context.Context, int64, int64, string) (int64, int64, error) {
+	return 0, 0, errors.New("not expected")
+}
+func (s *fakeStore) SetCheckRun(context.Context, int64, int64, string, int64, int64, int64) error {
+	return errors.New("not expected")
+}
 
 // call is one thing the deliverer asked of the queues.
 type call struct {

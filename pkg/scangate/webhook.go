@@ -118,29 +118,44 @@ func ViewWebhook(w Webhook, now time.Time) WebhookView {
 // admin configures it (PUT /integrations/{vc_id}). Its token is held
 // sealed.
 type Integration struct {
-	VcID      int64
-	Type      string // github, gitlab
-	APIURL    string
-	Token     string // sealed
-	UpdatedBy int64
-	UpdatedAt Time
+	VcID   int64
+	Type   string // github, github_app, gitlab
+	APIURL string
+	Token  string // sealed: the access token, or a GitHub App's private key
+	// AppID and InstallationID name a GitHub App and its installation
+	// (github_app only; 0 otherwise).
+	AppID, InstallationID int64
+	UpdatedBy             int64
+	UpdatedAt             Time
 }
+
+// IntegrationGitHubApp is the type of a GitHub App installation's
+// integration.
+const IntegrationGitHubApp = "github_app"
 
 // IntegrationView is an integration as the API shows it: whether a token
 // is set, never the token.
 type IntegrationView struct {
-	VcID      int64  `json:"vc_id"`
-	Type      string `json:"type"`
-	APIURL    string `json:"api_url"`
-	TokenSet  bool   `json:"token_set"`
-	UpdatedBy int64  `json:"updated_by"`
-	UpdatedAt Time   `json:"updated_at"`
+	VcID     int64  `json:"vc_id"`
+	Type     string `json:"type"`
+	APIURL   string `json:"api_url"`
+	TokenSet bool   `json:"token_set"`
+	// AppID and InstallationID are shown for a GitHub App (github_app),
+	// whose private key is never shown (token_set says it is set).
+	AppID          *int64 `json:"app_id,omitempty"`
+	InstallationID *int64 `json:"installation_id,omitempty"`
+	UpdatedBy      int64  `json:"updated_by"`
+	UpdatedAt      Time   `json:"updated_at"`
 }
 
 // ViewIntegration is the view of an integration.
 func ViewIntegration(in Integration) IntegrationView {
-	return IntegrationView{VcID: in.VcID, Type: in.Type, APIURL: in.APIURL, TokenSet: in.Token != "",
+	v := IntegrationView{VcID: in.VcID, Type: in.Type, APIURL: in.APIURL, TokenSet: in.Token != "",
 		UpdatedBy: in.UpdatedBy, UpdatedAt: in.UpdatedAt}
+	if in.Type == IntegrationGitHubApp {
+		v.AppID, v.InstallationID = &in.AppID, &in.InstallationID
+	}
+	return v
 }
 
 // Destination is where a delivery goes: a webhook or the integration of a

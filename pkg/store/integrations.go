@@ -25,6 +25,8 @@ const (
 	aAPIURL      = "api_url"
 	aToken       = "token" // sealed
 	aSeq         = "seq"
+	aAppID       = "app_id"
+	aInstallID   = "installation_id"
 	lIntegration = "integration"
 )
 
@@ -34,7 +36,7 @@ func integrationKey(vcID int64) item { return key(integrationPK(vcID), "INTEGRAT
 
 func integrationFrom(it item) scangate.Integration {
 	return scangate.Integration{VcID: getN(it, aVcID), Type: getS(it, aType), APIURL: getS(it, aAPIURL), Token: getS(it, aToken),
-		UpdatedBy: getN(it, aUpdBy), UpdatedAt: getTime(it, aUpdatedAt)}
+		AppID: getN(it, aAppID), InstallationID: getN(it, aInstallID), UpdatedBy: getN(it, aUpdBy), UpdatedAt: getTime(it, aUpdatedAt)}
 }
 
 // Integration reads the integration of a vc_id (strongly consistent).
@@ -98,21 +100,39 @@ func (s *Store) PutIntegration(ctx context.Context, in scangate.Integration, who
 		}
 		changes := scangate.Changes{}
 		if in.Token == "" {
-			if cur.Token == "" {
+			secret := "/token"
+			if in.Type == scangate.IntegrationGitHubApp {
+				secret = "/private_key"
+			}
+			switch {
+			case cur.Token == "":
 				var p scangate.Problems
-				p.Add("/token", "is required: vc_id %d has no token yet", in.VcID)
+				p.Add(secret, "is required: vc_id %d has no token yet", in.VcID)
+				return true, p.Err()
+			case cur.Type != in.Type && (cur.Type == scangate.IntegrationGitHubApp || in.Type == scangate.IntegrationGitHubApp):
+				// A token is no App key, nor a key a token.
+				var p scangate.Problems
+				p.Add(secret, "is required: the type changes from %s to %s", cur.Type, in.Type)
 				return true, p.Err()
 			}
 			in.Token = cur.Token
+		} else if in.Type == scangate.IntegrationGitHubApp {
+			changes.Set("private_key", nil, "set")
 		} else {
 			changes.Set("token", nil, "set")
 		}
 		in.UpdatedAt, in.UpdatedBy = scangate.At(now), actorID(who)
 		changes.Set("type", nullable(cur.Type), in.Type)
 		changes.Set("api_url", nullable(cur.APIURL), in.APIURL)
+		attrs := item{aVcID: num(in.VcID), aType: str(in.Type), aAPIURL: str(in.APIURL),
+			aToken: str(in.Token), aUpdBy: num(in.UpdatedBy), aUpdatedAt: str(in.UpdatedAt.String()), aVer: num(ver + 1)}
+		if in.Type == scangate.IntegrationGitHubApp {
+			changes.Set("app_id", nullableN(cur.AppID), in.AppID)
+			changes.Set("installation_id", nullableN(cur.InstallationID), in.InstallationID)
+			attrs[aAppID], attrs[aInstallID] = num(in.AppID), num(in.InstallationID)
+		}
 		t := s.newTx()
-		t.put(lIntegration, merge(integrationKey(in.VcID), item{aVcID: num(in.VcID), aType: str(in.Type), aAPIURL: str(in.APIURL),
-			aToken: str(in.Token), aUpdBy: num(in.UpdatedBy), aUpdatedAt: str(in.UpdatedAt.String()), aVer: num(ver + 1)}), c)
+		t.put(lIntegration, merge(integrationKey(in.VcID), attrs), c)
 		s.addAudit(t, scangate.NewAudit(scangate.AuditIntegrationUpdate, who,
 			scangate.Target{Type: "integration", ID: strconv.FormatInt(in.VcID, 10)}, changes, now))
 		err = s.commit(ctx, "put integration", t)
@@ -177,6 +197,48 @@ func (s *Store) ReleaseStatus(ctx context.Context, vcID, repoID int64, sha strin
 	})
 	if err != nil && !conditionFailed(err) {
 		return dbErr("release commit status", err)
+	}
+	return nil
+}
+
+// nullableN is n, or nil for 0 (not set), for an audit entry.
+func nullableN(n int64) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+// The check run of a commit (a GitHub App's) is kept on the commit's claim
+// item, beside the claimed sequence: its id, and the gate sequence it
+// shows.
+const (
+	aCheckRun = "check_run"
+	aCheckSeq = "check_seq"
+)
+
+// CheckRun reads the id of a commit's check run and the gate sequence it
+// shows (0, 0 when none was created).
+func (s *Store) CheckRun(ctx context.Context, vcID, repoID int64, sha string) (id, seq int64, err error) {
+	it, err := s.getItem(ctx, "get check run", statusKey(vcID, repoID, sha))
+	if err != nil || it == nil {
+		return 0, 0, err
+	}
+	return getN(it, aCheckRun), getN(it, aCheckSeq), nil
+}
+
+// SetCheckRun records the commit's check run id and the sequence it now
+// shows, while the post of seq holds the commit (its claim is seq and its
+// lease lease): a post that lost its hold records nothing.
+func (s *Store) SetCheckRun(ctx context.Context, vcID, repoID int64, sha string, seq, lease, id int64) error {
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key:                       statusKey(vcID, repoID, sha),
+		UpdateExpression:          aws.String("SET " + ref(aCheckRun) + " = :id, " + ref(aCheckSeq) + " = :seq"),
+		ConditionExpression:       aws.String(ref(aSeq) + " = :seq AND " + ref(aLease) + " = :lease"),
+		ExpressionAttributeValues: item{":id": num(id), ":seq": num(seq), ":lease": num(lease)},
+	})
+	if err != nil && !conditionFailed(err) {
+		return dbErr("record check run", err)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ package githubtest
 import (
 	"bytes"
 	"context"
+	"crypto/rsa"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/golang-jwt/jwt/v4"
 )
 
 // DescriptionPath is where make test-github installs GitHub's description
@@ -113,6 +115,86 @@ type Server struct {
 	refusals []Refusal
 	repos    map[int64][2]string // id -> owner, name
 	lookups  int
+
+	app       *app
+	minted    map[string]bool // installation tokens answered, all accepted
+	exchanges []Exchange
+	runs      []CheckRun
+	requests  []string // "create" or "update <id>", in order, per check-run request
+}
+
+// CheckRun is a check run as the stand-in keeps it: its last members and
+// every annotation sent to it (GitHub appends each request's).
+type CheckRun struct {
+	ID                int64
+	Owner, Repo, SHA  string
+	Name, Status      string
+	Conclusion, Title string
+	Summary           string
+	Annotations       []Annotation
+	Updates           int // requests after its creation
+}
+
+// Annotation is an annotation the stand-in accepted.
+type Annotation struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Level     string `json:"annotation_level"`
+	Title     string `json:"title"`
+	Message   string `json:"message"`
+}
+
+// CheckRuns returns the check runs created, in order.
+func (s *Server) CheckRuns() []CheckRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]CheckRun, len(s.runs))
+	for i, r := range s.runs {
+		r.Annotations = append([]Annotation(nil), r.Annotations...)
+		out[i] = r
+	}
+	return out
+}
+
+// CheckRunRequests returns the check-run requests accepted, in order:
+// "create", or "update" and the run's id.
+func (s *Server) CheckRunRequests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+// app is the GitHub App whose installation tokens the stand-in mints.
+type app struct {
+	id, installation int64
+	key              *rsa.PublicKey
+	lifetime         time.Duration
+}
+
+// Exchange is an installation token exchange the stand-in answered.
+type Exchange struct {
+	Installation int64
+	Issuer       string // the JWT's iss
+	Token        string // the installation token answered
+}
+
+// AddApp makes the stand-in mint installation tokens for installation of
+// the App id, whose JWTs must be signed by the private key of key (RS256),
+// issued by the App (iss its id) and valid now (iat not in the future,
+// exp in at most 10 minutes, as GitHub requires). Each token is valid
+// for lifetime (an hour at GitHub).
+func (s *Server) AddApp(id, installation int64, key *rsa.PublicKey, lifetime time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.app = &app{id: id, installation: installation, key: key, lifetime: lifetime}
+}
+
+// Exchanges returns the token exchanges answered, in order.
+func (s *Server) Exchanges() []Exchange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Exchange(nil), s.exchanges...)
 }
 
 // AddRepo makes the stand-in know the repository of id as owner/name.
@@ -171,6 +253,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if strings.HasPrefix(strings.TrimPrefix(r.URL.Path, EnterprisePrefix), "/app/") {
+		s.exchange(w, r)
+		return
+	}
 	if !s.authenticated(r) {
 		s.refuse(w, r, http.StatusUnauthorized, "Bad credentials", "no token, or not the stand-in's")
 		return
@@ -179,22 +265,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.repository(w, r, rest)
 		return
 	}
-	route, params, err := s.router.FindRoute(r)
-	if err != nil {
-		s.refuse(w, r, http.StatusNotFound, "Not Found", err.Error())
+	in, params, ok := s.validate(w, r, &openapi3filter.Options{MultiError: true})
+	if !ok {
 		return
 	}
-	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{MultiError: true}}
-	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
-		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", err.Error())
-		return
+	switch in.Route.Operation.OperationID {
+	case "repos/create-commit-status":
+		s.createStatus(w, r, in, params, body)
+	case "checks/create", "checks/update":
+		s.checkRun(w, r, in, params, body, in.Route.Operation.OperationID == "checks/create")
+	default:
+		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in serves repos/create-commit-status, checks/create and checks/update only, not "+in.Route.Operation.OperationID)
 	}
-	if route.Operation.OperationID != "repos/create-commit-status" {
-		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in serves repos/create-commit-status only, not "+route.Operation.OperationID)
-		return
-	}
-	s.createStatus(w, r, in, params, body)
 }
 
 // repository answers GET /repositories/{repository_id}: the repository's
@@ -226,12 +308,105 @@ func (s *Server) repository(w http.ResponseWriter, r *http.Request, rest string)
 
 func (s *Server) authenticated(r *http.Request) bool {
 	auth := r.Header.Get("Authorization")
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, scheme := range []string{"Bearer ", "token "} {
-		if t, ok := strings.CutPrefix(auth, scheme); ok && t == s.token {
+		if t, ok := strings.CutPrefix(auth, scheme); ok && (t == s.token || s.minted[t]) {
 			return true
 		}
 	}
 	return false
+}
+
+// exchange answers POST /app/installations/{installation_id}/access_tokens
+// as GitHub does: the request valid per the description, authenticated by
+// a JWT the App signed (its signature checked with the App's public key,
+// iss the App's id, iat not in the future, exp after now and at most 10
+// minutes after iat), the installation the App's; 201 and a new
+// installation token, the answer itself checked against the description.
+func (s *Server) exchange(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	a := s.app
+	s.mu.Unlock()
+	if a == nil {
+		s.refuse(w, r, http.StatusNotFound, "Not Found", "the stand-in has no App")
+		return
+	}
+	in, params, ok := s.validate(w, r, &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc})
+	if !ok {
+		return
+	}
+	if in.Route.Operation.OperationID != "apps/create-installation-access-token" {
+		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in's App serves apps/create-installation-access-token only, not "+in.Route.Operation.OperationID)
+		return
+	}
+	raw, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		s.refuse(w, r, http.StatusUnauthorized, "A JSON web token could not be decoded", "no Bearer JWT")
+		return
+	}
+	var claims jwt.RegisteredClaims
+	now := time.Now()
+	// The signature, by the App's key and RS256 only; exp after now and iat
+	// not after it (RegisteredClaims.Valid).
+	_, err := jwt.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) { return a.key, nil },
+		jwt.WithValidMethods([]string{"RS256"}))
+	switch {
+	case err != nil:
+		s.refuse(w, r, http.StatusUnauthorized, "A JSON web token could not be decoded", err.Error())
+		return
+	case claims.Issuer != strconv.FormatInt(a.id, 10):
+		s.refuse(w, r, http.StatusUnauthorized, "A JSON web token could not be decoded", "iss "+claims.Issuer+" is not the App's id")
+		return
+	case claims.IssuedAt == nil || claims.ExpiresAt == nil || claims.ExpiresAt.Sub(claims.IssuedAt.Time) > 10*time.Minute:
+		s.refuse(w, r, http.StatusUnauthorized, "'Expiration time' claim ('exp') is too far in the future", "exp more than 10 minutes after iat")
+		return
+	case params["installation_id"] != strconv.FormatInt(a.installation, 10):
+		s.refuse(w, r, http.StatusNotFound, "Not Found", "no installation "+params["installation_id"]+" of the App")
+		return
+	}
+	s.mu.Lock()
+	token := fmt.Sprintf("ghs_standin%04d", len(s.exchanges)+1)
+	if s.minted == nil {
+		s.minted = map[string]bool{}
+	}
+	s.minted[token] = true
+	s.exchanges = append(s.exchanges, Exchange{Installation: a.installation, Issuer: claims.Issuer, Token: token})
+	s.mu.Unlock()
+	answer, _ := json.Marshal(map[string]any{"token": token, "expires_at": now.Add(a.lifetime).UTC().Format(time.RFC3339),
+		"permissions": map[string]string{"checks": "write", "statuses": "write", "metadata": "read"}, "repository_selection": "selected"})
+	s.answer(w, r, in, http.StatusCreated, http.Header{"Content-Type": {"application/json; charset=utf-8"}}, answer)
+}
+
+// validate finds a request's operation in the description and checks the
+// request against it, refusing it (404, 422) when it does not match.
+func (s *Server) validate(w http.ResponseWriter, r *http.Request, opts *openapi3filter.Options) (*openapi3filter.RequestValidationInput, map[string]string, bool) {
+	route, params, err := s.router.FindRoute(r)
+	if err != nil {
+		s.refuse(w, r, http.StatusNotFound, "Not Found", err.Error())
+		return nil, nil, false
+	}
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: opts}
+	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", err.Error())
+		return nil, nil, false
+	}
+	return in, params, true
+}
+
+// answer sends a response after checking it against the description.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, in *openapi3filter.RequestValidationInput, status int, h http.Header, answer []byte) {
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: h,
+		Body: io.NopCloser(bytes.NewReader(answer)), Options: &openapi3filter.Options{MultiError: true}}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		s.refuse(w, r, http.StatusInternalServerError, "the stand-in's answer does not match GitHub's description", err.Error())
+		return
+	}
+	for k, v := range h {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(answer)
 }
 
 // createStatus records a valid status and answers with GitHub's status
@@ -261,17 +436,73 @@ func (s *Server) createStatus(w http.ResponseWriter, r *http.Request, in *openap
 	}
 	h := http.Header{"Content-Type": {"application/json; charset=utf-8"}}
 	h.Set("Location", fmt.Sprintf("https://api.github.com/repos/%s/%s/statuses/%s", st.Owner, st.Repo, st.SHA))
-	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: http.StatusCreated, Header: h,
-		Body: io.NopCloser(bytes.NewReader(answer)), Options: &openapi3filter.Options{MultiError: true}}
-	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-		s.refuse(w, r, http.StatusInternalServerError, "the stand-in's answer does not match GitHub's description", err.Error())
+	s.answer(w, r, in, http.StatusCreated, h, answer)
+}
+
+// checkRun creates or updates a check run (a valid request: the
+// description said so) and answers with the check run, checked against
+// the description. GitHub takes at most 50 annotations a request.
+func (s *Server) checkRun(w http.ResponseWriter, r *http.Request, in *openapi3filter.RequestValidationInput, params map[string]string, body []byte, create bool) {
+	var req struct {
+		Name       *string `json:"name"`
+		HeadSHA    string  `json:"head_sha"`
+		Status     *string `json:"status"`
+		Conclusion *string `json:"conclusion"`
+		Output     *struct {
+			Title       string       `json:"title"`
+			Summary     string       `json:"summary"`
+			Annotations []Annotation `json:"annotations"`
+		} `json:"output"`
+	}
+	_ = json.Unmarshal(body, &req)
+	if req.Output != nil && len(req.Output.Annotations) > 50 {
+		s.refuse(w, r, http.StatusUnprocessableEntity, "Validation Failed", "more than 50 annotations in one request")
 		return
 	}
-	for k, v := range h {
-		w.Header()[k] = v
+	s.mu.Lock()
+	var run *CheckRun
+	if create {
+		s.runs = append(s.runs, CheckRun{ID: int64(len(s.runs) + 1), Owner: params["owner"], Repo: params["repo"], SHA: req.HeadSHA, Name: deref(req.Name, "")})
+		run = &s.runs[len(s.runs)-1]
+		s.requests = append(s.requests, "create")
+	} else {
+		id, _ := strconv.ParseInt(params["check_run_id"], 10, 64)
+		if id < 1 || int(id) > len(s.runs) || s.runs[id-1].Owner != params["owner"] || s.runs[id-1].Repo != params["repo"] {
+			s.mu.Unlock()
+			s.refuse(w, r, http.StatusNotFound, "Not Found", "no check run "+params["check_run_id"]+" in "+params["owner"]+"/"+params["repo"])
+			return
+		}
+		run = &s.runs[id-1]
+		run.Updates++
+		s.requests = append(s.requests, "update "+params["check_run_id"])
+		if req.Name != nil {
+			run.Name = *req.Name
+		}
 	}
-	w.WriteHeader(http.StatusCreated)
-	_, _ = w.Write(answer)
+	run.Status, run.Conclusion = deref(req.Status, run.Status), deref(req.Conclusion, run.Conclusion)
+	if req.Output != nil {
+		run.Title, run.Summary = req.Output.Title, req.Output.Summary
+		run.Annotations = append(run.Annotations, req.Output.Annotations...)
+	}
+	cur := *run
+	s.mu.Unlock()
+
+	api := "https://api.github.com"
+	now := time.Now().UTC().Format(time.RFC3339)
+	answer, _ := json.Marshal(map[string]any{
+		"id": cur.ID, "node_id": fmt.Sprintf("CR_stand-in-%d", cur.ID), "head_sha": cur.SHA, "name": cur.Name,
+		"url":      fmt.Sprintf("%s/repos/%s/%s/check-runs/%d", api, cur.Owner, cur.Repo, cur.ID),
+		"html_url": fmt.Sprintf("https://github.com/%s/%s/runs/%d", cur.Owner, cur.Repo, cur.ID), "details_url": nil,
+		"status": cur.Status, "conclusion": cur.Conclusion, "started_at": now, "completed_at": now, "external_id": nil,
+		"check_suite": map[string]any{"id": 1}, "app": nil, "pull_requests": []any{},
+		"output": map[string]any{"title": cur.Title, "summary": cur.Summary, "text": nil, "annotations_count": len(cur.Annotations),
+			"annotations_url": fmt.Sprintf("%s/repos/%s/%s/check-runs/%d/annotations", api, cur.Owner, cur.Repo, cur.ID)},
+	})
+	status := http.StatusOK
+	if create {
+		status = http.StatusCreated
+	}
+	s.answer(w, r, in, status, http.Header{"Content-Type": {"application/json; charset=utf-8"}}, answer)
 }
 
 // statusObject is a status as GitHub answers it.
