@@ -28,6 +28,9 @@ const (
 	AuditWebhookRedeliver  = "webhook.redeliver"
 	AuditIntegrationUpdate = "integration.update"
 	AuditIntegrationDelete = "integration.delete"
+	// Trusted CI (POST /auth/oidc/token).
+	AuditOIDCTrustPut    = "oidc.trust.put"
+	AuditOIDCTrustDelete = "oidc.trust.delete"
 )
 
 // AuditActions lists every action, for validating filters.
@@ -35,7 +38,7 @@ var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCrea
 	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
 	AuditScanRecord, AuditPolicyUpdate,
 	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
-	AuditIntegrationUpdate, AuditIntegrationDelete}
+	AuditIntegrationUpdate, AuditIntegrationDelete, AuditOIDCTrustPut, AuditOIDCTrustDelete}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
 // (failed and throttled logins), kept apart from the change log.
