@@ -9,9 +9,11 @@ import (
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
-// A trust of CI id tokens is one item:
+// A trust of CI id tokens is one item, all of them in one partition so
+// that the exchange of an id token reads every trust in one Query (an
+// admin keeps a handful):
 //
-//	OIDCTRUST#<name> / OIDCTRUST   issuer, audience, repos (scangate.FormatRepos),
+//	OIDCTRUST / TRUST#<name>   issuer, audience, repos (scangate.FormatRepos),
 //	    conditions (a JSON object of claim to glob), ...
 
 const (
@@ -21,7 +23,7 @@ const (
 	lTrust      = "trust"
 )
 
-func trustKey(name string) item { return key("OIDCTRUST#"+name, "OIDCTRUST") }
+func trustKey(name string) item { return key("OIDCTRUST", "TRUST#"+name) }
 
 func trustFrom(it item) (scangate.Trust, error) {
 	t := scangate.Trust{Name: getS(it, aName), Issuer: getS(it, aIssuer), Audience: getS(it, aAudience),
