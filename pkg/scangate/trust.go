@@ -1,8 +1,11 @@
 package scangate
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -112,4 +115,37 @@ func ViewTrust(t Trust) TrustView {
 		v.Conditions = map[string]string{}
 	}
 	return v
+}
+
+// Match tells which of the trust's repositories a verified id token of
+// its issuer and audience names, and whether its claims meet every
+// condition: repoID is the token's repository claim (GitHub's
+// repository_id, GitLab's project_id), claims all its claims. The error
+// says why the token does not match (for the audit log), never a claim's
+// whole value set.
+func (t Trust) Match(repoID string, claims map[string]any) (RepoRef, error) {
+	id, err := strconv.ParseInt(repoID, 10, 64)
+	if err != nil || id < 1 {
+		return RepoRef{}, fmt.Errorf("the id token names no repository id")
+	}
+	i := slices.IndexFunc(t.Repos, func(r RepoRef) bool { return r.RepoID == id })
+	if i < 0 {
+		return RepoRef{}, fmt.Errorf("the trust %s does not name the repository %d", t.Name, id)
+	}
+	names := make([]string, 0, len(t.Conditions))
+	for k := range t.Conditions {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v, ok := claims[k].(string)
+		if !ok {
+			return RepoRef{}, fmt.Errorf("the claim %s is absent or not a string (the trust %s's condition)", k, t.Name)
+		}
+		re, err := compileGlob(t.Conditions[k])
+		if err != nil || !re.MatchString(v) {
+			return RepoRef{}, fmt.Errorf("the claim %s does not match the trust %s's condition %q", k, t.Name, t.Conditions[k])
+		}
+	}
+	return t.Repos[i], nil
 }
