@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/scangate/scangate/pkg/scangate"
 )
 
@@ -23,7 +26,9 @@ const (
 	lTrust      = "trust"
 )
 
-func trustKey(name string) item { return key("OIDCTRUST", "TRUST#"+name) }
+const trustPK = "OIDCTRUST"
+
+func trustKey(name string) item { return key(trustPK, "TRUST#"+name) }
 
 func trustFrom(it item) (scangate.Trust, error) {
 	t := scangate.Trust{Name: getS(it, aName), Issuer: getS(it, aIssuer), Audience: getS(it, aAudience),
@@ -142,4 +147,28 @@ func (s *Store) DeleteTrust(ctx context.Context, name string, who scangate.Who, 
 		}
 		return true, err
 	})
+}
+
+// Trusts reads every trust of an issuer, by name (strongly consistent, so
+// that a trust deleted a moment ago lets nothing in): one Query of the
+// trusts' partition, with the issuer as a filter.
+func (s *Store) Trusts(ctx context.Context, issuer string) ([]scangate.Trust, error) {
+	items, err := s.queryAll(ctx, "list trusts", &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk"),
+		FilterExpression:          aws.String(ref(aIssuer) + " = :iss"),
+		ExpressionAttributeValues: item{":pk": str(trustPK), ":iss": str(issuer)},
+		ConsistentRead:            aws.Bool(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]scangate.Trust, 0, len(items))
+	for _, it := range items {
+		t, err := trustFrom(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
