@@ -71,20 +71,7 @@ func readTrust(m members, rules egress.Policy) (scangate.Trust, error) {
 		t.Issuer = u
 	}
 	t.Audience, _ = f.str("audience", true)
-	arr := f.array("repos", true)
-	if len(arr) > scangate.MaxTokenRepos {
-		p.Add("/repos", "must name 1 to %d repositories", scangate.MaxTokenRepos)
-		arr = nil
-	}
-	for i, v := range arr {
-		if rf := f.element("repos", i, v); rf != nil {
-			var r scangate.RepoRef
-			r.VcID, _ = rf.integer("vc_id", true)
-			r.RepoID, _ = rf.integer("repo_id", true)
-			rf.done()
-			t.Repos = append(t.Repos, r)
-		}
-	}
+	t.Repos = f.repoRefs("repos", true)
 	if raw := f.rawObject("conditions"); raw != nil {
 		if err := json.Unmarshal(raw, &t.Conditions); err != nil {
 			p.Add("/conditions", "must map claims' names to globs (strings)")
