@@ -95,4 +95,7 @@ func TestOIDCTrustLifecycle(t *testing.T) {
 	if strings.Count(del, `"action":"oidc.trust.delete"`) != 1 || !strings.Contains(del, `"issuer":{"from":"https://gitlab.example.com"}`) {
 		t.Errorf("audit after delete: %s", del)
 	}
+	if n := strings.Count(e.call(t, 200, "GET", "/audit?target_type=oidc_trust&target_id=gh-acme", ""), `"id":"gh-acme"`); n != 3 {
+		t.Errorf("%d audit entries of the trust gh-acme, want 3 (put, put, delete)", n)
+	}
 }

@@ -68,7 +68,7 @@ type Target struct {
 
 // AuditTargetTypes lists what audit entries are about: a gate policy's id
 // is "global" or the repository's id.
-var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration"}
+var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration", "oidc_trust"}
 
 // Change is one field's old and new value; a long list of ids is told as
 // the ids added and removed.
