@@ -68,6 +68,18 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 			b.Fatal(err)
 		}
 	}
+	// Trusts of CI id tokens: one named 1 (the GET route's derived event)
+	// and n to delete.
+	trust := scangate.Trust{Issuer: "https://token.actions.githubusercontent.com", Audience: "bench", Repos: []scangate.RepoRef{{VcID: 1, RepoID: 1}}}
+	for i := range n + 1 {
+		trust.Name = "1"
+		if i > 0 {
+			trust.Name = "del-" + strconv.Itoa(i-1)
+		}
+		if _, err := st.PutTrust(ctx, trust, who, now); err != nil {
+			b.Fatal(err)
+		}
+	}
 	sqs := httptest.NewServer(http.HandlerFunc(fakeSQS))
 	b.Cleanup(sqs.Close)
 	env := []string{"SECRETS_KEY_ID=secrets-key", // on the bench's stand-in of Secrets Manager
@@ -99,6 +111,14 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 		},
 		"put-integration": func(int) []byte {
 			return proxy("PUT", "/api/integrations/1", map[string]string{"vc_id": "1"}, `{"type":"github","token":"ghp_bench"}`)
+		},
+		"put-oidc-trust": func(int) []byte {
+			return proxy("PUT", "/api/auth/oidc/trust/1", map[string]string{"name": "1"},
+				`{"issuer":"https://token.actions.githubusercontent.com","audience":"bench","repos":[{"vc_id":1,"repo_id":1}]}`)
+		},
+		"delete-oidc-trust": func(i int) []byte {
+			name := "del-" + strconv.Itoa(i%n)
+			return proxy("DELETE", "/api/auth/oidc/trust/"+name, map[string]string{"name": name}, "")
 		},
 		"dispatch-events": func(i int) []byte {
 			return []byte(fmt.Sprintf(`{"Records":[{"eventID":"%d","eventName":"INSERT","eventSource":"aws:dynamodb",`+

@@ -181,6 +181,32 @@ func (f *fields) array(name string, required bool) []json.RawMessage {
 	return a
 }
 
+// repoRefs reads a member that is an array of repositories
+// ([{"vc_id","repo_id"}], as on tokens and trusts): nil when it is absent
+// or has more than scangate.MaxTokenRepos (a problem at the array), else
+// every element read (the ids' validity is the caller's to check).
+func (f *fields) repoRefs(name string, required bool) []scangate.RepoRef {
+	arr := f.array(name, required)
+	if arr == nil {
+		return nil
+	}
+	if len(arr) > scangate.MaxTokenRepos {
+		f.p.Add(f.pointer(name), "must name 1 to %d repositories", scangate.MaxTokenRepos)
+		return nil
+	}
+	out := []scangate.RepoRef{}
+	for i, v := range arr {
+		if rf := f.element(name, i, v); rf != nil {
+			var r scangate.RepoRef
+			r.VcID, _ = rf.integer("vc_id", true)
+			r.RepoID, _ = rf.integer("repo_id", true)
+			rf.done()
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // element reads the i-th element of an array member as an object.
 func (f *fields) element(name string, i int, v json.RawMessage) *fields {
 	ptr := f.pointer(name) + "/" + strconv.Itoa(i)

@@ -143,20 +143,7 @@ func readNewToken(m members) (scangate.NewToken, error) {
 	if s, ok := f.enum("scope", false, scangate.Scopes); ok {
 		nt.Scope = s
 	}
-	if arr := f.array("repos", false); len(arr) > scangate.MaxTokenRepos {
-		p.Add("/repos", "must name 1 to %d repositories", scangate.MaxTokenRepos)
-	} else if arr != nil {
-		nt.Repos = []scangate.RepoRef{}
-		for i, v := range arr {
-			if rf := f.element("repos", i, v); rf != nil {
-				var r scangate.RepoRef
-				r.VcID, _ = rf.integer("vc_id", true)
-				r.RepoID, _ = rf.integer("repo_id", true)
-				rf.done()
-				nt.Repos = append(nt.Repos, r)
-			}
-		}
-	}
+	nt.Repos = f.repoRefs("repos", false)
 	f.done()
 	if len(p) == 0 {
 		nt.Validate(&p)

@@ -392,6 +392,12 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/integrations/1", `{"type":"github","api_url":"` + gh.URL + `"}`}, // the token kept
 		{"PUT", "/integrations/2", `{"type":"gitlab","token":"glpat_iam"}`},
 		{"DELETE", "/integrations/2", ""},
+		// Trusted CI: a trust put, replaced and another deleted (named 1
+		// for the GET below).
+		{"PUT", "/auth/oidc/trust/1", `{"issuer":"https://token.actions.githubusercontent.com","audience":"a","repos":[{"vc_id":1,"repo_id":2}]}`},
+		{"PUT", "/auth/oidc/trust/1", `{"issuer":"https://token.actions.githubusercontent.com","audience":"a","repos":[{"vc_id":1,"repo_id":2}],"conditions":{"ref":"refs/heads/*"}}`},
+		{"PUT", "/auth/oidc/trust/2", `{"issuer":"https://gitlab.com","audience":"a","repos":[{"vc_id":1,"repo_id":2}]}`},
+		{"DELETE", "/auth/oidc/trust/2", ""},
 		{"POST", "/webhooks", `{"url":"` + recv.URL + `/hook","events":["allowlist.created","allowlist.updated","upload.completed"]}`},
 		{"PATCH", "/webhooks/1", `{"description":"iam"}`},
 		{"POST", "/webhooks/1/rotate-secret", ""},

@@ -219,6 +219,9 @@ func eventOperations() []Operation {
 		}},
 		{Name: "get-integration", API: func(d Deps) api.Handler { return api.GetIntegration(d.Store(), d.Log()).Handle }},
 		{Name: "delete-integration", API: func(d Deps) api.Handler { return api.DeleteIntegration(d.Store(), d.Now, d.Log()).Handle }},
+		{Name: "put-oidc-trust", API: func(d Deps) api.Handler { return api.PutOIDCTrust(d.Store(), d.Egress(), d.Now, d.Log()).Handle }},
+		{Name: "get-oidc-trust", API: func(d Deps) api.Handler { return api.GetOIDCTrust(d.Store(), d.Log()).Handle }},
+		{Name: "delete-oidc-trust", API: func(d Deps) api.Handler { return api.DeleteOIDCTrust(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "dispatch-events", Stream: func(d Deps) trigger.StreamHandler {
 			return dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now, d.Log())
 		}},

@@ -28,6 +28,9 @@ const (
 	AuditWebhookRedeliver  = "webhook.redeliver"
 	AuditIntegrationUpdate = "integration.update"
 	AuditIntegrationDelete = "integration.delete"
+	// Trusted CI (POST /auth/oidc/token).
+	AuditOIDCTrustPut    = "oidc.trust.put"
+	AuditOIDCTrustDelete = "oidc.trust.delete"
 )
 
 // AuditActions lists every action, for validating filters.
@@ -35,7 +38,7 @@ var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCrea
 	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
 	AuditScanRecord, AuditPolicyUpdate,
 	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
-	AuditIntegrationUpdate, AuditIntegrationDelete}
+	AuditIntegrationUpdate, AuditIntegrationDelete, AuditOIDCTrustPut, AuditOIDCTrustDelete}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
 // (failed and throttled logins), kept apart from the change log.
@@ -65,7 +68,7 @@ type Target struct {
 
 // AuditTargetTypes lists what audit entries are about: a gate policy's id
 // is "global" or the repository's id.
-var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration"}
+var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration", "oidc_trust"}
 
 // Change is one field's old and new value; a long list of ids is told as
 // the ids added and removed.

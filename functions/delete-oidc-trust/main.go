@@ -1,0 +1,17 @@
+// Command delete-oidc-trust is the Lambda of DELETE
+// /api/auth/oidc/trust/{name}.
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("delete-oidc-trust")
+	lambda.Start(f.API(api.DeleteOIDCTrust(f.Store, time.Now, f.Log).Handle))
+}

@@ -1,0 +1,14 @@
+// Command get-oidc-trust is the Lambda of GET /api/auth/oidc/trust/{name}.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("get-oidc-trust")
+	lambda.Start(f.API(api.GetOIDCTrust(f.Store, f.Log).Handle))
+}

@@ -1,0 +1,17 @@
+// Command put-oidc-trust is the Lambda of PUT /api/auth/oidc/trust/{name}
+// (which CI id tokens may be exchanged for scan tokens).
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/scangate/scangate/pkg/api"
+	"github.com/scangate/scangate/pkg/boot"
+)
+
+func main() {
+	f := boot.Open("put-oidc-trust")
+	lambda.Start(f.API(api.PutOIDCTrust(f.Store, f.Egress(), time.Now, f.Log).Handle))
+}
