@@ -16,15 +16,24 @@ demote or deactivate the admin. Once that happened, every later write answered
                                      (SCANGATE_FUZZ_WEBHOOK_ID, which .ci/schemathesis.toml
                                      gives to the operations that need one): names a
                                      subscription made for that one call instead
+  PUT /api/integrations/{vc_id}      a github_app body gets a real RSA private key
+                                     (made once per run with openssl: no generator makes
+                                     one from a schema) and loses token; a github or
+                                     gitlab body loses app_id, installation_id and
+                                     private_key (the document lists every member of both
+                                     kinds in one object: which belong to which type is
+                                     in its descriptions, not in a form generators read)
   everything else                    the run's admin token
 
-The generated bodies and queries are left as generated. The server is named by
+Other generated bodies and queries are left as generated. The server is named by
 SCANGATE_FUZZ_URL, the admin's password by SCANGATE_FUZZ_PASSWORD (username
 SCANGATE_FUZZ_USERNAME, default admin).
 """
 
+import functools
 import itertools
 import os
+import subprocess
 
 import requests
 import schemathesis
@@ -90,6 +99,27 @@ def session():
     return _session
 
 
+@functools.cache
+def app_key():
+    """An RSA private key in PEM, made once per run: a GitHub App's key for PUT /api/integrations."""
+    return subprocess.run(
+        ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+
+
+def integration_body(body):
+    """Keeps the members of the body's type: a github_app's with a real key, a token integration's."""
+    if not isinstance(body, dict):
+        return
+    if body.get("type") == "github_app":
+        body.pop("token", None)
+        body["private_key"] = app_key()
+    else:
+        for name in ("app_id", "installation_id", "private_key"):
+            body.pop(name, None)
+
+
 def same_id(value, want):
     return str(value) == str(want)
 
@@ -110,6 +140,8 @@ def before_call(ctx, case, **kwargs):
         params.get("webhook_id"), os.environ.get("SCANGATE_FUZZ_WEBHOOK_ID")
     ):
         params["webhook_id"] = s.throwaway_webhook()
+    elif op == "PUT /api/integrations/{vc_id}":
+        integration_body(case.body)
     if case.headers is None:
         case.headers = {}
     case.headers["Authorization"] = f"Bearer {token}"
