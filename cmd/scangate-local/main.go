@@ -60,19 +60,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ttl := time.Duration(-1)
-	if s := os.Getenv("SCANGATE_AUTHORIZER_TTL"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return fmt.Errorf("SCANGATE_AUTHORIZER_TTL %q is not a number of seconds", s)
-		}
-		ttl = time.Duration(n) * time.Second
-	}
-	var every time.Duration
-	if s := os.Getenv("SCANGATE_SCHEDULE_EVERY"); s != "" {
-		if every, err = time.ParseDuration(s); err != nil || every <= 0 {
-			return fmt.Errorf("SCANGATE_SCHEDULE_EVERY %q is not a positive duration such as 2s", s)
-		}
+	ttl, every, err := durations()
+	if err != nil {
+		return err
 	}
 	// Listen first: the commit statuses link to the dashboard this
 	// process serves, at the address it listens on, unless DASHBOARD_URL
@@ -88,25 +78,7 @@ func run() error {
 	}
 	defer kept.close()
 	fmt.Println(kept.note)
-	stack, err := local.Start(ctx, local.Options{
-		Template:      getenv("SCANGATE_TEMPLATE", "template.yaml"),
-		Table:         cfg.Table,
-		Endpoint:      kept.endpoint,
-		CursorKey:     kept.keys.Cursor,
-		SecretsKey:    kept.keys.Secrets,
-		AdminUsername: getenv("SCANGATE_ADMIN_USERNAME", "admin"),
-		AdminPassword: os.Getenv("SCANGATE_ADMIN_PASSWORD"),
-		PasswordFile:  ".build/admin-password",
-		AuthorizerTTL: ttl,
-		TokenTTL:      cfg.TokenTTL,
-		Seed:          os.Getenv("SCANGATE_SEED") != "0" && !kept.loaded,
-		Log:           cfg.Logger(os.Stderr),
-		S3Endpoint:    os.Getenv("S3_ENDPOINT"),
-		Bucket:        getenv("UPLOADS_BUCKET", local.DefaultBucket),
-		WorkLease:     cfg.WorkLease,
-		ScheduleEvery: every,
-		DashboardURL:  cmp.Or(cfg.DashboardURL, dashboardURL(ln.Addr())),
-	})
+	stack, err := startStack(ctx, cfg, kept, ttl, every, ln.Addr())
 	if err != nil {
 		return err
 	}
@@ -148,6 +120,51 @@ func run() error {
 		return err
 	}
 	return kept.save(context.Background())
+}
+
+// startStack starts the local stack on the kept table with the
+// program's settings; its dashboard is the one served at addr unless
+// DASHBOARD_URL names another.
+func startStack(ctx context.Context, cfg config.Config, k *kept, ttl, every time.Duration, addr net.Addr) (*local.Stack, error) {
+	return local.Start(ctx, local.Options{
+		Template:      getenv("SCANGATE_TEMPLATE", "template.yaml"),
+		Table:         cfg.Table,
+		Endpoint:      k.endpoint,
+		CursorKey:     k.keys.Cursor,
+		SecretsKey:    k.keys.Secrets,
+		AdminUsername: getenv("SCANGATE_ADMIN_USERNAME", "admin"),
+		AdminPassword: os.Getenv("SCANGATE_ADMIN_PASSWORD"),
+		PasswordFile:  ".build/admin-password",
+		AuthorizerTTL: ttl,
+		TokenTTL:      cfg.TokenTTL,
+		Seed:          os.Getenv("SCANGATE_SEED") != "0" && !k.loaded,
+		Log:           cfg.Logger(os.Stderr),
+		S3Endpoint:    os.Getenv("S3_ENDPOINT"),
+		Bucket:        getenv("UPLOADS_BUCKET", local.DefaultBucket),
+		WorkLease:     cfg.WorkLease,
+		ScheduleEvery: every,
+		DashboardURL:  cmp.Or(cfg.DashboardURL, dashboardURL(addr)),
+	})
+}
+
+// durations reads the authorizer cache's TTL (SCANGATE_AUTHORIZER_TTL in
+// seconds; -1, the stack's default, when unset) and the schedule's period
+// (SCANGATE_SCHEDULE_EVERY; 0, the deployed rate, when unset).
+func durations() (ttl, every time.Duration, err error) {
+	ttl = -1
+	if s := os.Getenv("SCANGATE_AUTHORIZER_TTL"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return 0, 0, fmt.Errorf("SCANGATE_AUTHORIZER_TTL %q is not a number of seconds", s)
+		}
+		ttl = time.Duration(n) * time.Second
+	}
+	if s := os.Getenv("SCANGATE_SCHEDULE_EVERY"); s != "" {
+		if every, err = time.ParseDuration(s); err != nil || every <= 0 {
+			return 0, 0, fmt.Errorf("SCANGATE_SCHEDULE_EVERY %q is not a positive duration such as 2s", s)
+		}
+	}
+	return ttl, every, nil
 }
 
 // dashboardURL is the base URL of the dashboard served on addr: its own

@@ -36,7 +36,6 @@ type Sink struct {
 	lines   [][]byte
 	partial []byte
 	secrets map[string]bool
-	emf     int
 }
 
 // New is the sink of t's service, checked when t ends.

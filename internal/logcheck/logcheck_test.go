@@ -34,7 +34,7 @@ func TestSinkFindsSecretsAndBadMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	s.Secret("planted-Value-4", "short")
 
 	metrics.New(log).Emit(context.Background(), nil, metrics.CountOf(metrics.Requests, 1))

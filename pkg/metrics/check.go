@@ -62,50 +62,70 @@ func Check(line []byte) error {
 		return fmt.Errorf("_aws has no CloudWatchMetrics array")
 	}
 	for i, rawD := range aws.CloudWatchMetrics {
-		var d struct {
-			Namespace  *string    `json:"Namespace"`
-			Dimensions [][]string `json:"Dimensions"`
-			Metrics    []struct {
-				Name              *string `json:"Name"`
-				Unit              *string `json:"Unit"`
-				StorageResolution *int    `json:"StorageResolution"`
-			} `json:"Metrics"`
-		}
-		if err := json.Unmarshal(rawD, &d); err != nil {
+		if err := checkDirective(root, rawD); err != nil {
 			return fmt.Errorf("directive %d: %w", i, err)
 		}
-		if d.Namespace == nil || *d.Namespace == "" || len(*d.Namespace) > 1024 {
-			return fmt.Errorf("directive %d: Namespace must be 1 to 1024 characters", i)
+	}
+	return nil
+}
+
+// checkedDirective is one member of _aws.CloudWatchMetrics as Check reads it.
+type checkedDirective struct {
+	Namespace  *string    `json:"Namespace"`
+	Dimensions [][]string `json:"Dimensions"`
+	Metrics    []struct {
+		Name              *string `json:"Name"`
+		Unit              *string `json:"Unit"`
+		StorageResolution *int    `json:"StorageResolution"`
+	} `json:"Metrics"`
+}
+
+// checkDirective checks one directive against the line's root members.
+func checkDirective(root map[string]json.RawMessage, raw json.RawMessage) error {
+	var d checkedDirective
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return err
+	}
+	if d.Namespace == nil || *d.Namespace == "" || len(*d.Namespace) > 1024 {
+		return fmt.Errorf("the Namespace must be 1 to 1024 characters")
+	}
+	if d.Dimensions == nil {
+		return fmt.Errorf("no Dimensions array")
+	}
+	if err := checkDimensions(root, d.Dimensions); err != nil {
+		return err
+	}
+	if len(d.Metrics) == 0 || len(d.Metrics) > MaxMetrics {
+		return fmt.Errorf("%d metrics (1 to %d)", len(d.Metrics), MaxMetrics)
+	}
+	for _, m := range d.Metrics {
+		if m.Name == nil || *m.Name == "" || len(*m.Name) > 1024 {
+			return fmt.Errorf("a metric without a Name of 1 to 1024 characters")
 		}
-		if d.Dimensions == nil {
-			return fmt.Errorf("directive %d: no Dimensions array", i)
+		if m.Unit != nil && !slices.Contains(units, *m.Unit) {
+			return fmt.Errorf("metric %s: unit %q is not a CloudWatch unit", *m.Name, *m.Unit)
 		}
-		for _, set := range d.Dimensions {
-			if len(set) > MaxDimensions {
-				return fmt.Errorf("directive %d: a dimension set of %d keys (at most %d)", i, len(set), MaxDimensions)
-			}
-			for _, k := range set {
-				var s string
-				if v, ok := root[k]; !ok || isNull(v) || json.Unmarshal(v, &s) != nil {
-					return fmt.Errorf("directive %d: dimension %q is not a string member of the root", i, k)
-				}
-			}
+		if m.StorageResolution != nil && *m.StorageResolution != 1 && *m.StorageResolution != 60 {
+			return fmt.Errorf("metric %s: StorageResolution %d is neither 1 nor 60", *m.Name, *m.StorageResolution)
 		}
-		if len(d.Metrics) == 0 || len(d.Metrics) > MaxMetrics {
-			return fmt.Errorf("directive %d: %d metrics (1 to %d)", i, len(d.Metrics), MaxMetrics)
+		if err := checkValue(root[*m.Name]); err != nil {
+			return fmt.Errorf("metric %s: %w", *m.Name, err)
 		}
-		for _, m := range d.Metrics {
-			if m.Name == nil || *m.Name == "" || len(*m.Name) > 1024 {
-				return fmt.Errorf("directive %d: a metric without a Name of 1 to 1024 characters", i)
-			}
-			if m.Unit != nil && !slices.Contains(units, *m.Unit) {
-				return fmt.Errorf("metric %s: unit %q is not a CloudWatch unit", *m.Name, *m.Unit)
-			}
-			if m.StorageResolution != nil && *m.StorageResolution != 1 && *m.StorageResolution != 60 {
-				return fmt.Errorf("metric %s: StorageResolution %d is neither 1 nor 60", *m.Name, *m.StorageResolution)
-			}
-			if err := checkValue(root[*m.Name]); err != nil {
-				return fmt.Errorf("metric %s: %w", *m.Name, err)
+	}
+	return nil
+}
+
+// checkDimensions checks dimension sets: at most MaxDimensions keys each,
+// every key a string member of the root.
+func checkDimensions(root map[string]json.RawMessage, sets [][]string) error {
+	for _, set := range sets {
+		if len(set) > MaxDimensions {
+			return fmt.Errorf("a dimension set of %d keys (at most %d)", len(set), MaxDimensions)
+		}
+		for _, k := range set {
+			var s string
+			if v, ok := root[k]; !ok || isNull(v) || json.Unmarshal(v, &s) != nil {
+				return fmt.Errorf("dimension %q is not a string member of the root", k)
 			}
 		}
 	}

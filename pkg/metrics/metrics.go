@@ -141,7 +141,7 @@ func (e *Emitter) Emit(ctx context.Context, dims []Dim, ms ...Metric) {
 	e.log.LogAttrs(ctx, Level, logMessage, attrs...)
 }
 
-// Count is a metric counting n.
+// CountOf is a metric counting n.
 func CountOf(name string, n int) Metric { return Metric{Name: name, Unit: Count, Value: float64(n)} }
 
 // Millis is a metric of a duration in milliseconds.

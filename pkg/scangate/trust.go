@@ -10,7 +10,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// A trust lets a CI system's id tokens be exchanged for scan tokens
+// Trust lets a CI system's id tokens be exchanged for scan tokens
 // (POST /auth/oidc/token): tokens of Issuer for Audience that name one of
 // Repos and whose claims match every condition (claim name to glob).
 type Trust struct {
@@ -109,7 +109,7 @@ func ViewTrust(t Trust) TrustView {
 	v := TrustView{Name: t.Name, Issuer: t.Issuer, Audience: t.Audience, Repos: make([]TrustRepoView, len(t.Repos)),
 		Conditions: t.Conditions, UpdatedBy: t.UpdatedBy, UpdatedAt: t.UpdatedAt}
 	for i, r := range t.Repos {
-		v.Repos[i] = TrustRepoView{VcID: r.VcID, RepoID: r.RepoID}
+		v.Repos[i] = TrustRepoView(r)
 	}
 	if v.Conditions == nil {
 		v.Conditions = map[string]string{}

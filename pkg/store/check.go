@@ -353,30 +353,9 @@ func (img tableImage) checkBranches(r *Report) {
 // baseline's findings whose identity the scan lacks). A scan that names
 // a baseline that no longer exists is drift.
 func (img tableImage) checkClasses(r *Report) {
-	idsOf := map[int64]map[identity]bool{}
-	byScan := map[int64][]item{}
-	for _, it := range img.findings {
-		id := parseScanPK(getS(it, aPK))
-		if _, ok := img.scans[id]; ok {
-			byScan[id] = append(byScan[id], it)
-		}
-	}
-	identities := func(scan int64) map[identity]bool {
-		if m, ok := idsOf[scan]; ok {
-			return m
-		}
-		m := map[identity]bool{}
-		for _, it := range byScan[scan] {
-			if fp := getS(it, aFP); fp != "" {
-				m[identityOf(getS(it, aRule), fp)] = true
-			}
-		}
-		idsOf[scan] = m
-		return m
-	}
+	x := img.classIndex()
 	for id, it := range img.scans {
-		sc := scanFrom(it)
-		c := sc.Class
+		c := scanFrom(it).Class
 		if !c.Classified {
 			continue
 		}
@@ -384,42 +363,86 @@ func (img tableImage) checkClasses(r *Report) {
 			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: ", id)+fmt.Sprintf(format, args...))
 		}
 		var base map[identity]bool
+		var absent int64
 		if c.BaselineScanID != 0 {
 			if _, ok := img.scans[c.BaselineScanID]; !ok {
 				drift("its baseline %d does not exist", c.BaselineScanID)
 				continue
 			}
-			base = identities(c.BaselineScanID)
+			base = x.identities(c.BaselineScanID)
+			absent = x.absent(id, c.BaselineScanID)
 		}
-		var newN, unch int64
-		for _, f := range byScan[id] {
-			want := scangate.BaselineNew
-			if fp := getS(f, aFP); fp != "" && base[identityOf(getS(f, aRule), fp)] {
-				want = scangate.BaselineUnchanged
-			}
-			if got := getS(f, aBaselineState); got != want {
-				drift("%s is %q, its baseline says %q", getS(f, aSK), got, want)
-			}
-			if want == scangate.BaselineNew {
-				newN++
-			} else {
-				unch++
-			}
-		}
-		var absent int64
-		if c.BaselineScanID != 0 {
-			mine := identities(id)
-			for _, f := range byScan[c.BaselineScanID] {
-				if fp := getS(f, aFP); fp == "" || !mine[identityOf(getS(f, aRule), fp)] {
-					absent++
-				}
-			}
-		}
+		newN, unch := x.states(id, base, drift)
 		if c.New != newN || c.Unchanged != unch || c.Absent != absent || img.absent[id] != absent {
 			drift("classified %d new, %d unchanged, %d absent (%d listed); its findings and baseline say %d, %d, %d",
 				c.New, c.Unchanged, c.Absent, img.absent[id], newN, unch, absent)
 		}
 	}
+}
+
+// classIndex holds the findings of each scan of the image and, once
+// asked, the identities (rule, fingerprint) of a scan's findings.
+type classIndex struct {
+	byScan map[int64][]item
+	ids    map[int64]map[identity]bool
+}
+
+func (img tableImage) classIndex() classIndex {
+	x := classIndex{byScan: map[int64][]item{}, ids: map[int64]map[identity]bool{}}
+	for _, it := range img.findings {
+		id := parseScanPK(getS(it, aPK))
+		if _, ok := img.scans[id]; ok {
+			x.byScan[id] = append(x.byScan[id], it)
+		}
+	}
+	return x
+}
+
+func (x classIndex) identities(scan int64) map[identity]bool {
+	if m, ok := x.ids[scan]; ok {
+		return m
+	}
+	m := map[identity]bool{}
+	for _, it := range x.byScan[scan] {
+		if fp := getS(it, aFP); fp != "" {
+			m[identityOf(getS(it, aRule), fp)] = true
+		}
+	}
+	x.ids[scan] = m
+	return m
+}
+
+// states counts the scan's findings new and unchanged against the
+// baseline's identities base (nil: none), and reports each finding whose
+// stored state says otherwise.
+func (x classIndex) states(scan int64, base map[identity]bool, drift func(string, ...any)) (newN, unch int64) {
+	for _, f := range x.byScan[scan] {
+		want := scangate.BaselineNew
+		if fp := getS(f, aFP); fp != "" && base[identityOf(getS(f, aRule), fp)] {
+			want = scangate.BaselineUnchanged
+		}
+		if got := getS(f, aBaselineState); got != want {
+			drift("%s is %q, its baseline says %q", getS(f, aSK), got, want)
+		}
+		if want == scangate.BaselineNew {
+			newN++
+		} else {
+			unch++
+		}
+	}
+	return newN, unch
+}
+
+// absent counts the baseline's findings whose identity the scan lacks.
+func (x classIndex) absent(scan, baseline int64) int64 {
+	mine := x.identities(scan)
+	var n int64
+	for _, f := range x.byScan[baseline] {
+		if fp := getS(f, aFP); fp == "" || !mine[identityOf(getS(f, aRule), fp)] {
+			n++
+		}
+	}
+	return n
 }
 
 // checkGate compares a PR's stored gate, and the block status of its
