@@ -23,6 +23,9 @@ demote or deactivate the admin. Once that happened, every later write answered
                                      private_key (the document lists every member of both
                                      kinds in one object: which belong to which type is
                                      in its descriptions, not in a form generators read)
+  POST /api/auth/tokens              the admin's personal tokens are revoked first (a
+                                     user holds at most 20 unexpired ones: past them every
+                                     valid request answered 409)
   everything else                    the run's admin token
 
 Other generated bodies and queries are left as generated. The server is named by
@@ -74,6 +77,15 @@ class Session:
         r = self.http.post(self.base + path, json=body, headers=self._headers(), timeout=30)
         r.raise_for_status()
         return r.json()
+
+    def revoke_personal_tokens(self):
+        """Revokes the admin's personal tokens (never its login token), so that one more fits."""
+        items = self._get("/api/auth/tokens?limit=100")["items"]
+        for t in items:
+            if t["kind"] != "login":
+                r = self.http.delete(f"{self.base}/api/auth/tokens/{t['id']}", headers=self._headers(), timeout=30)
+                if r.status_code not in (204, 404):
+                    r.raise_for_status()
 
     def throwaway_webhook(self):
         """A new subscription, for one call that may delete it: its id."""
@@ -140,6 +152,8 @@ def before_call(ctx, case, **kwargs):
         params.get("webhook_id"), os.environ.get("SCANGATE_FUZZ_WEBHOOK_ID")
     ):
         params["webhook_id"] = s.throwaway_webhook()
+    elif op == "POST /api/auth/tokens":
+        s.revoke_personal_tokens()
     elif op == "PUT /api/integrations/{vc_id}":
         integration_body(case.body)
     if case.headers is None:

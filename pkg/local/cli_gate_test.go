@@ -144,6 +144,9 @@ func TestCIDocs(t *testing.T) {
 // allowlisted.
 func runCISteps(t *testing.T, e cliEnv, env map[string]string, bin, rules string, steps []string, label string) {
 	t.Helper()
+	// A checkout of the fixtures the scanners run over, alone (startCLI's
+	// holds files of the other tests' logs).
+	e.dir = t.TempDir()
 	if err := os.CopyFS(e.dir, os.DirFS("../sarif/testdata/scanners/secrets")); err != nil {
 		t.Fatal(err)
 	}
