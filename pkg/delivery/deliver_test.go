@@ -65,11 +65,26 @@ func (s *fakeStore) ClaimStatus(context.Context, int64, int64, string, int64, ti
 func (s *fakeStore) ReleaseStatus(context.Context, int64, int64, string, int64, int64) error {
 	return nil
 }
-func (s *fakeStore) CheckRun(context.Context, int64, int64, string) (int64, int64, error) {
-	return 0, 0, errors.New("not expected")
+func (s *fakeStore) CheckRun(context.Context, int64, int64, string) (store.Shown, error) {
+	return store.Shown{}, errors.New("not expected")
 }
-func (s *fakeStore) SetCheckRun(context.Context, int64, int64, string, int64, int64, int64) error {
+func (s *fakeStore) SetCheckRun(context.Context, int64, int64, string, int64, int64, store.Shown) error {
 	return errors.New("not expected")
+}
+func (s *fakeStore) ClaimNote(context.Context, int64, int64, int64, int64, time.Time, int64) (string, error) {
+	return "", errors.New("not expected")
+}
+func (s *fakeStore) ReleaseNote(context.Context, int64, int64, int64, int64, int64) error {
+	return errors.New("not expected")
+}
+func (s *fakeStore) Note(context.Context, int64, int64, int64) (store.Shown, error) {
+	return store.Shown{}, errors.New("not expected")
+}
+func (s *fakeStore) SetNote(context.Context, int64, int64, int64, int64, int64, store.Shown) error {
+	return errors.New("not expected")
+}
+func (s *fakeStore) BlockingFindings(context.Context, []scangate.BlockingScan, int, int) ([]scangate.BlockingFinding, bool, error) {
+	return nil, false, errors.New("not expected")
 }
 
 // call is one thing the deliverer asked of the queues.

@@ -381,7 +381,7 @@ func TestIAMPolicies(t *testing.T) {
 	defer recv.Close()
 	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{}`))
+		_, _ = w.Write([]byte(`{"id":1}`)) // a note's id, for GitLab's notes
 	}))
 	defer gh.Close()
 	steps := []struct{ method, path, body string }{
@@ -425,6 +425,12 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
 		// A recording whose findings' group has rules reads them.
 		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		// A GitLab integration's gate change: its status, and its merge
+		// request's note, which reads the gate's blocking findings.
+		{"PUT", "/integrations/3", `{"type":"gitlab","api_url":"` + gh.URL + `/api/v4","token":"glpat_iam"}`},
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","status":"completed","vc_type":"gitlab","vc_id":3,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":9,"pr_name":"n","pr_link":"l"},` +
+			`"commit_sha":"` + strings.Repeat("a", 40) + `","findings":[{"name":"sha256:cc","path":"a.go","line":3}]}`},
+		{"DRAIN", "", ""},
 		// The read side: each listing's first page and a page from a
 		// cursor (followed below), and each way a read finds its keys.
 		{"GET", "/pr/scan/1/findings?suppressed=true", ""},
