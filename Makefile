@@ -143,12 +143,13 @@ $(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
 
 ## test-github: commit statuses through go-github to a stand-in that validates every request
 ## against GitHub's published OpenAPI description (npm @octokit/openapi, pinned, in .build/octokit),
-## alone and from gate changes through the local stack (with the Python webhook receiver)
+## alone and from gate changes through the local stack (with the Python webhook receiver): statuses,
+## and a GitHub App's check runs with their annotations
 test-github: $(OCTOKIT)/.installed $(WEBHOOK_VENV)/.pins
 	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
 	  $(GO) test -count=1 -run '^TestGitHub' -v ./pkg/commitstatus
 	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
-	  SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestCommitStatuses' -v ./pkg/local
+	  SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^(TestCommitStatuses|TestCheckRun)' -v ./pkg/local
 
 $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 	rm -rf $(OCTOKIT)
