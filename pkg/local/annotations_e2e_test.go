@@ -15,6 +15,7 @@ import (
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/commitstatus"
+	"github.com/scangate/scangate/pkg/commitstatus/githubtest"
 	"github.com/scangate/scangate/pkg/commitstatus/gitlabtest"
 	"github.com/scangate/scangate/pkg/scangate"
 )
@@ -64,6 +65,28 @@ func gateSteps(t *testing.T, e *eventStack, vcType string, vcID int64, sha strin
 	}
 }
 
+// gitHubApp starts the GitHub stand-in (or skips the test without its
+// description) knowing repository 5 as acme/api and App 31's
+// installation 4001, and returns it with the App's private key (PEM).
+func gitHubApp(t *testing.T) (*githubtest.Server, string) {
+	t.Helper()
+	gh := gitHub(t, "ghp_unused")
+	gh.AddRepo(5, "acme", "api")
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh.AddApp(31, 4001, &k.PublicKey, time.Hour)
+	return gh, string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+}
+
+// putApp makes vc_id 1 post through the stand-in's App installation.
+func putApp(t *testing.T, e *eventStack, gh *githubtest.Server, key string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"type": "github_app", "api_url": gh.URL, "app_id": 31, "installation_id": 4001, "private_key": key})
+	e.call(t, 200, "PUT", "/integrations/1", string(body))
+}
+
 // copyLastGateChange records again the newest pr.gate_changed event's
 // gate change (a new event id, the same sequence), as an interrupted
 // re-evaluation can leave, and delivers it.
@@ -91,17 +114,9 @@ func copyLastGateChange(t *testing.T, e *eventStack) int64 {
 // gate change sends nothing more.
 func TestCheckRunAnnotatesTheBlockingFindings(t *testing.T) {
 	t.Parallel()
-	gh := gitHub(t, "ghp_unused")
-	gh.AddRepo(5, "acme", "api")
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
-	gh.AddApp(31, 4001, &k.PublicKey, time.Hour)
+	gh, key := gitHubApp(t)
 	e := startEvents(t)
-	body, _ := json.Marshal(map[string]any{"type": "github_app", "api_url": gh.URL, "app_id": 31, "installation_id": 4001, "private_key": key})
-	e.call(t, 200, "PUT", "/integrations/1", string(body))
+	putApp(t, e, gh, key)
 	sha := strings.Repeat("c", 40)
 	type want struct {
 		requests    string
@@ -230,22 +245,14 @@ func TestMergeRequestNoteFollowsTheGate(t *testing.T) {
 // 50 the run has already: 120 annotations, each once, in one run.
 func TestCheckRunAnnotationsAfterAFailedBatch(t *testing.T) {
 	t.Parallel()
-	gh := gitHub(t, "ghp_unused")
-	gh.AddRepo(5, "acme", "api")
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
-	gh.AddApp(31, 4001, &k.PublicKey, time.Hour)
+	gh, key := gitHubApp(t)
 	e := startEvents(t)
-	body, _ := json.Marshal(map[string]any{"type": "github_app", "api_url": gh.URL, "app_id": 31, "installation_id": 4001, "private_key": key})
-	e.call(t, 200, "PUT", "/integrations/1", string(body))
+	putApp(t, e, gh, key)
 	var findings []map[string]any
 	for i := range 120 {
 		findings = append(findings, map[string]any{"name": fmt.Sprintf("sha256:%03d", i), "path": "src/config.go", "line": i + 1})
 	}
-	body, _ = json.Marshal(map[string]any{"scan_type": "SECRET", "status": "completed", "vc_type": "github", "vc_id": 1, "vc_name": "v",
+	body, _ := json.Marshal(map[string]any{"scan_type": "SECRET", "status": "completed", "vc_type": "github", "vc_id": 1, "vc_name": "v",
 		"repo_id": 5, "repo_name": "acme/api", "webhook_id": 1, "pr": map[string]any{"pr_id": 7, "pr_name": "n", "pr_link": "l"},
 		"commit_sha": strings.Repeat("e", 40), "findings": findings})
 	gh.FailCheckRun(1)
