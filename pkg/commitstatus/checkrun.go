@@ -26,6 +26,10 @@ type Annotation struct {
 	EndLine   int // StartLine when 0
 	Title     string
 	Message   string
+	// Finding names the finding annotated (its scan type, category, rule,
+	// name, path and line), so that it is annotated once whatever else
+	// changes of it (its baseline state); "" to name it by what it shows.
+	Finding string
 }
 
 // CheckRun is what a check run shows of a gate.

@@ -70,7 +70,8 @@ func AnnotationsOf(fs []scangate.BlockingFinding) []Annotation {
 		if f.BaselineState != "" {
 			msg += "\nBaseline: " + f.BaselineState
 		}
-		out = append(out, Annotation{Path: f.Path, StartLine: line, EndLine: line, Title: clip(titleOf(f), 255), Message: clip(msg, 4000)})
+		out = append(out, Annotation{Path: f.Path, StartLine: line, EndLine: line, Title: clip(titleOf(f), 255), Message: clip(msg, 4000),
+			Finding: strings.Join([]string{string(f.Type), f.Category, f.Rule, f.Name, f.Path, strconv.Itoa(line)}, "\x00")})
 	}
 	return out
 }
@@ -98,11 +99,16 @@ func clip(s string, n int) string {
 	return string(r[:n-3]) + "..."
 }
 
-// Key names an annotation among those sent to a run: a hash of what it
-// shows, so that one sent already is not appended again.
+// Key names an annotation among those sent to a run: a hash of the
+// finding it annotates (else of what it shows), so that one sent already
+// is not appended again.
 func (a Annotation) Key() string {
 	h := sha256.New()
-	for _, s := range []string{a.Path, strconv.Itoa(a.StartLine), strconv.Itoa(a.EndLine), a.Title, a.Message} {
+	parts := []string{a.Finding}
+	if a.Finding == "" {
+		parts = []string{a.Path, strconv.Itoa(a.StartLine), strconv.Itoa(a.EndLine), a.Title, a.Message}
+	}
+	for _, s := range parts {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}

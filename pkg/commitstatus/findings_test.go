@@ -57,6 +57,13 @@ func TestAnnotationsAreSentOnce(t *testing.T) {
 	if as[0].Key() == as[1].Key() || len(as[0].Key()) != 16 {
 		t.Errorf("keys %q %q", as[0].Key(), as[1].Key())
 	}
+	// The same finding, once unchanged against a moved base, is the same
+	// annotation: it is not sent again.
+	moved := fs[0]
+	moved.BaselineState = "unchanged"
+	if again := commitstatus.AnnotationsOf([]scangate.BlockingFinding{moved}); again[0].Key() != as[0].Key() || again[0].Title == as[0].Title {
+		t.Errorf("the finding's annotation after its base moved: %+v, key %s, want %s", again[0], again[0].Key(), as[0].Key())
+	}
 	if u := commitstatus.Unsent(as, []string{as[0].Key()}); len(u) != 1 || u[0] != as[1] {
 		t.Errorf("unsent %+v", u)
 	}
