@@ -87,6 +87,22 @@ func putApp(t *testing.T, e *eventStack, gh *githubtest.Server, key string) {
 	e.call(t, 200, "PUT", "/integrations/1", string(body))
 }
 
+// described reads PR 1's gate and returns its description, as its
+// status, check run and note show it, after checking that it counts
+// blocking findings.
+func described(t *testing.T, e *eventStack, blocking int64) string {
+	t.Helper()
+	var g commitstatus.Gate
+	if err := json.Unmarshal([]byte(e.call(t, 200, "GET", "/pr/1/gate", "")), &g); err != nil {
+		t.Fatal(err)
+	}
+	if n := commitstatus.Blocking(g); n != blocking || g.Blocked != (blocking > 0) {
+		t.Fatalf("the gate counts %d blocking findings (blocked %v), want %d", n, g.Blocked, blocking)
+	}
+	_, desc := commitstatus.Describe(g)
+	return desc
+}
+
 // copyLastGateChange records again the newest pr.gate_changed event's
 // gate change (a new event id, the same sequence), as an interrupted
 // re-evaluation can leave, and delivers it.
@@ -121,14 +137,14 @@ func TestCheckRunAnnotatesTheBlockingFindings(t *testing.T) {
 	type want struct {
 		requests    string
 		conclusion  string
-		title       string
+		blocking    int64
 		annotations int
 	}
 	wants := []want{
-		{"create,update 1", "failure", "Blocked: 60 secrets", 60},
-		{"create,update 1,update 1", "failure", "Blocked: 50 secrets", 60},
-		{"create,update 1,update 1,update 1", "failure", "Blocked: 50 secrets, 3 vulnerabilities", 63},
-		{"create,update 1,update 1,update 1,update 1", "success", "Not blocked: 2 scans, no blocking finding", 63},
+		{"create,update 1", "failure", 60, 60},
+		{"create,update 1,update 1", "failure", 50, 60},
+		{"create,update 1,update 1,update 1", "failure", 53, 63},
+		{"create,update 1,update 1,update 1,update 1", "success", 0, 63},
 	}
 	gateSteps(t, e, "github", 1, sha, func(step int) {
 		w := wants[step-1]
@@ -136,9 +152,9 @@ func TestCheckRunAnnotatesTheBlockingFindings(t *testing.T) {
 		if got := strings.Join(gh.CheckRunRequests(), ","); got != w.requests || len(runs) != 1 {
 			t.Fatalf("gate %d: check-run requests %s (runs %d), want %s (refused %+v)", step, got, len(runs), w.requests, gh.Refusals())
 		}
-		r := runs[0]
-		if r.SHA != sha || r.Name != "scangate" || r.Conclusion != w.conclusion || r.Title != w.title || len(r.Annotations) != w.annotations {
-			t.Errorf("gate %d: run %s %s %q with %d annotations, want %+v", step, r.Name, r.Conclusion, r.Title, len(r.Annotations), w)
+		r, title := runs[0], described(t, e, w.blocking)
+		if r.SHA != sha || r.Name != "scangate" || r.Conclusion != w.conclusion || r.Title != title || len(r.Annotations) != w.annotations {
+			t.Errorf("gate %d: run %s %s %q with %d annotations, want %+v titled %q", step, r.Name, r.Conclusion, r.Title, len(r.Annotations), w, title)
 		}
 	})
 	r := gh.CheckRuns()[0]
@@ -182,13 +198,14 @@ func TestMergeRequestNoteFollowsTheGate(t *testing.T) {
 	sha := strings.Repeat("d", 40)
 	const notes = "/projects/5/merge_requests/7/notes"
 	wants := []struct {
-		state, head string
-		rows        int
+		state    string
+		blocking int64
+		rows     int
 	}{
-		{"failed", "scangate: Blocked: 60 secrets", 50},
-		{"failed", "scangate: Blocked: 50 secrets", 50},
-		{"failed", "scangate: Blocked: 50 secrets, 3 vulnerabilities", 50},
-		{"success", "scangate: Not blocked: 2 scans, no blocking finding", 0},
+		{"failed", 60, 50},
+		{"failed", 50, 50},
+		{"failed", 53, 50},
+		{"success", 0, 0},
 	}
 	var want []string
 	noteRequests := func() []string {
@@ -211,7 +228,8 @@ func TestMergeRequestNoteFollowsTheGate(t *testing.T) {
 			t.Fatalf("gate %d: note requests %v, want %v (refused %+v)", step, got, want, gl.Refusals())
 		}
 		ns := gl.Notes()
-		if len(ns) != 1 || ns[0].Edits != step-1 || !strings.HasPrefix(ns[0].Body, commitstatus.NoteMarker) || !strings.Contains(ns[0].Body, w.head) ||
+		if len(ns) != 1 || ns[0].Edits != step-1 || !strings.HasPrefix(ns[0].Body, commitstatus.NoteMarker) ||
+			!strings.Contains(ns[0].Body, "scangate: "+described(t, e, w.blocking)+"\n") ||
 			strings.Count(ns[0].Body, "| `new` |") != w.rows {
 			t.Fatalf("gate %d: notes %+v", step, ns)
 		}
