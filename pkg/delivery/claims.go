@@ -174,8 +174,9 @@ func (n noted) Post(ctx context.Context, commit commitstatus.Commit, s commitsta
 		return err
 	}
 	k := n.key
-	lease := n.now().Add(ShowHold).UnixMilli()
-	r, err := n.st.ClaimNote(ctx, k.VcID, k.RepoID, n.number, n.seq, n.now(), lease)
+	now := n.now()
+	lease := now.Add(ShowHold).UnixMilli()
+	r, err := n.st.ClaimNote(ctx, k.VcID, k.RepoID, n.number, n.seq, now, lease)
 	switch {
 	case err != nil:
 		return fmt.Errorf("claim the note of merge request %d of project %d: %w", n.number, k.RepoID, err)
