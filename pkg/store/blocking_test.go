@@ -110,3 +110,34 @@ func TestBlockingFindings(t *testing.T) {
 		t.Fatalf("read at most 1,500: %d findings, truncated %v, %d round trips, %v", len(got), truncated, trips, err)
 	}
 }
+
+// BenchmarkBlockingFindings reads the blocking findings of a scan of
+// 25,000 (a SARIF run's most), every one blocking, keeping the first
+// 1,000: the deliverer's read for a check run or a note of such a gate.
+// go test -run '^$' -bench BlockingFindings ./pkg/store
+func BenchmarkBlockingFindings(b *testing.B) {
+	env := ddbtest.New(b)
+	ctx := context.Background()
+	ns := scangate.NewScan{Type: scangate.ScanVulnerability, VcType: "github", VcID: 1, VcName: "v", RepoID: 2, RepoName: "o/r",
+		WebhookID: 3, PR: scangate.PRRef{Number: 4, Name: "n", Link: "l"}, Status: "completed", Category: "semgrep"}
+	for i := range 25000 {
+		line := int64(i + 1)
+		ns.Findings = append(ns.Findings, scangate.Finding{Name: fmt.Sprintf("CVE-2024-%05d", i), Rule: "rule-" + fmt.Sprint(i%50),
+			Path: fmt.Sprintf("src/pkg%02d/file%03d.go", i%40, i%700), Line: &line, Severity: scangate.SeverityHigh})
+	}
+	sc, _, err := env.Store.RecordScan(ctx, ns, testWho, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	scans := []scangate.BlockingScan{{ScanID: sc.ID, Type: scangate.ScanVulnerability, Category: "semgrep", Min: scangate.SeverityNone}}
+	b.ResetTimer()
+	trips := env.CountTrips(func() {
+		for range b.N {
+			fs, _, err := env.Store.BlockingFindings(ctx, scans, 1000, 50000)
+			if err != nil || len(fs) != 1000 {
+				b.Fatalf("%d findings, %v", len(fs), err)
+			}
+		}
+	})
+	b.ReportMetric(float64(trips)/float64(b.N), "round-trips/op")
+}
