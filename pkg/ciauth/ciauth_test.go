@@ -155,6 +155,13 @@ func TestVerify(t *testing.T) {
 	if _, err := v.Verify(ctx, is.srv.URL, audience, sign(t, ec, jose.ES256, githubClaims(is.srv.URL, now))); err != nil {
 		t.Fatalf("an ECDSA key: %v", err)
 	}
+	// Any of several audiences (the trusts of one issuer each name theirs).
+	if c, err := v.VerifyAny(ctx, is.srv.URL, []string{"https://other.example.com", audience}, sign(t, k2, jose.RS256, githubClaims(is.srv.URL, now))); err != nil || len(c.Audience) != 1 || c.Audience[0] != audience {
+		t.Errorf("VerifyAny: %+v, %v", c, err)
+	}
+	if _, err := v.VerifyAny(ctx, is.srv.URL, []string{"https://other.example.com"}, sign(t, k2, jose.RS256, githubClaims(is.srv.URL, now))); !errors.Is(err, ciauth.ErrRefused) {
+		t.Errorf("VerifyAny of another audience: %v", err)
+	}
 	if iss, err := ciauth.UnverifiedIssuer(sign(t, k2, jose.RS256, githubClaims(is.srv.URL, now))); err != nil || iss != is.srv.URL {
 		t.Errorf("UnverifiedIssuer: %q %v", iss, err)
 	}
