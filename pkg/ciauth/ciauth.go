@@ -33,6 +33,9 @@ var ErrRefused = errors.New("id token refused")
 // issuer's public key (or none at all, "alg": "none") is taken.
 var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
 
+// FetchTimeout bounds a fetch of an issuer's discovery document or keys.
+const FetchTimeout = 10 * time.Second
+
 // Claims are what scangate reads of a verified id token.
 type Claims struct {
 	Issuer  string
