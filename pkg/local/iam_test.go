@@ -601,16 +601,23 @@ func TestIAMPolicies(t *testing.T) {
 		t.Fatalf("a scoped token: %d %s", resp.StatusCode, body)
 	}
 	scopedReads := map[string]bool{"GetScanFunction": true, "ListFindingsFunction": true, "GetPrFunction": true, "ListPrScansFunction": true,
-		"ListPrsFunction": true, "GetPrGateFunction": true, "GetSarifUploadFunction": true}
+		"ListPrsFunction": true, "GetPrGateFunction": true, "GetSarifUploadFunction": true,
+		"GetBranchFunction": true, "ListBranchesFunction": true, "ListPrAbsentFunction": true}
 	for _, r := range tpl.Routes {
 		if r.Method == "GET" {
-			path := api + strings.TrimPrefix(pathParam.ReplaceAllString(r.Path, "1"), "/api")
-			want := 403
-			if scopedReads[r.Function] {
-				want = 200
+			qs, ok := queries[r.Path]
+			if !ok {
+				qs = []string{""}
 			}
-			if resp, body := do(t, "GET", path, scopedTok.AccessToken, ""); resp.StatusCode != want {
-				t.Fatalf("GET %s with a scoped token: %d %s; want %d", path, resp.StatusCode, body, want)
+			for _, q := range qs {
+				path := api + strings.TrimPrefix(pathParam.ReplaceAllString(r.Path, "1"), "/api") + q
+				want := 403
+				if scopedReads[r.Function] {
+					want = 200
+				}
+				if resp, body := do(t, "GET", path, scopedTok.AccessToken, ""); resp.StatusCode != want {
+					t.Fatalf("GET %s with a scoped token: %d %s; want %d", path, resp.StatusCode, body, want)
+				}
 			}
 		}
 	}
