@@ -4,12 +4,8 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"strings"
 	"testing"
@@ -101,19 +97,9 @@ func TestVerifyRefuses(t *testing.T) {
 		change(c)
 		return c
 	}
-	pub, err := x509.MarshalPKIXPublicKey(k1.Public().Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
+	pubPEM := oidctest.PublicPEM(t, k1)
 	pubJWK, _ := json.Marshal(k1.Public())
-	hmacOf := func(key []byte) func(string) []byte {
-		return func(input string) []byte {
-			m := hmac.New(sha256.New, key)
-			m.Write([]byte(input))
-			return m.Sum(nil)
-		}
-	}
+	hmacOf := oidctest.HS256
 	good := oidctest.Sign(t, k1, jose.RS256, githubClaims(is.URL, now))
 	tampered := good[:len(good)-4] + "AAAA"
 	for _, c := range []struct{ name, tok, why string }{

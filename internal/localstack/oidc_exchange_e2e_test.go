@@ -1,11 +1,7 @@
 package localstack_test
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net/url"
 	"strings"
@@ -152,16 +148,7 @@ func TestOIDCTokenRefusals(t *testing.T) {
 		change(c)
 		return c
 	}
-	pub, err := x509.MarshalPKIXPublicKey(k1.Public().Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
-	hs256 := func(input string) []byte {
-		m := hmac.New(sha256.New, pubPEM)
-		m.Write([]byte(input))
-		return m.Sum(nil)
-	}
+	hs256 := oidctest.HS256(oidctest.PublicPEM(t, k1))
 	good := oidctest.Sign(t, k1, jose.RS256, with(func(map[string]any) {}))
 	cases := []struct{ name, token, reason string }{
 		{"expired", oidctest.Sign(t, k1, jose.RS256, with(func(c map[string]any) { c["exp"] = now.Add(-time.Minute).Unix() })), "expired"},

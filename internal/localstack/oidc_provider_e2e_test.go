@@ -1,14 +1,10 @@
 package localstack_test
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"strings"
 	"testing"
@@ -69,16 +65,7 @@ func TestOIDCProviderExchange(t *testing.T) {
 	if len(keys.Keys) != 1 || keys.Keys[0].KeyID != prov.KeyID {
 		t.Fatalf("the provider's keys: %+v", keys)
 	}
-	pub, err := x509.MarshalPKIXPublicKey(keys.Keys[0].Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
-	hs256 := func(input string) []byte {
-		m := hmac.New(sha256.New, pubPEM)
-		m.Write([]byte(input))
-		return m.Sum(nil)
-	}
+	hs256 := oidctest.HS256(oidctest.PublicPEM(t, keys.Keys[0]))
 	stranger, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)

@@ -5,10 +5,14 @@
 package oidctest
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -112,4 +116,25 @@ func Forge(header, claims map[string]any, sig func(input string) []byte) string 
 func GitHubClaims(iss, aud, repoID string, now time.Time) map[string]any {
 	return map[string]any{"iss": iss, "aud": aud, "sub": "repo:acme/api:ref:refs/heads/main", "repository": "acme/api",
 		"repository_id": repoID, "ref": "refs/heads/main", "iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()}
+}
+
+// PublicPEM is the PEM of key's public half (what an HMAC-confusion
+// attacker would use as the secret).
+func PublicPEM(t testing.TB, key jose.JSONWebKey) []byte {
+	t.Helper()
+	pub, err := x509.MarshalPKIXPublicKey(key.Public().Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
+}
+
+// HS256 signs a forged token's input with HMAC-SHA256 keyed with secret
+// (for Forge).
+func HS256(secret []byte) func(input string) []byte {
+	return func(input string) []byte {
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte(input))
+		return m.Sum(nil)
+	}
 }
