@@ -47,12 +47,11 @@ const untrustedIssuer = "untrusted"
 // (reason, and the trust and claims when known) and what the caller is
 // told (detail).
 type refusal struct {
-	target  scangate.Target
-	detail  string
-	reason  string
-	trust   string
-	claims  *Claims
-	matched bool
+	target scangate.Target
+	detail string
+	reason string
+	trust  string
+	claims *Claims
 }
 
 // Exchange verifies raw and issues the token. The issuer's keys are
