@@ -14,6 +14,7 @@ FASTAPI_DIR   := internal/lambdarun/testdata/fastapi
 WEBHOOK_VENV     := .build/webhook-venv
 WEBHOOK_RECEIVER := internal/events/webhook/testdata/receiver
 OCTOKIT          := .build/octokit
+OIDC_PROVIDER    := .build/oidc-provider
 
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
@@ -33,7 +34,7 @@ DIST_COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DIST_DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 DIST_LDFLAGS   := -s -w -buildid= -X main.version=$(DIST_VERSION) -X main.commit=$(DIST_COMMIT) -X main.date=$(DIST_DATE)
 
-.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github bench load fuzz fuzz-go validate lint tools clean dist
+.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github test-oidc bench load fuzz fuzz-go validate lint tools clean dist
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 ## (one go build for all: it links them side by side and loads the packages once)
@@ -156,6 +157,19 @@ $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 	mkdir -p $(OCTOKIT)
 	cp .ci/octokit/package.json .ci/octokit/package-lock.json $(OCTOKIT)/
 	cd $(OCTOKIT) && npm ci --no-audit --no-fund
+	@touch $@
+
+## test-oidc: trusted CI against a real OpenID provider (npm oidc-provider, pinned, in
+## .build/oidc-provider, run by the tests on loopback): id tokens it signs exchanged for scan
+## tokens, tokens forged against its published keys refused, scangate upload with no stored secret
+test-oidc: $(OIDC_PROVIDER)/.installed
+	SCANGATE_OIDC_PROVIDER=$(CURDIR)/$(OIDC_PROVIDER) $(GO) test -count=1 -run '^TestOIDCProvider' -v ./internal/localstack
+
+$(OIDC_PROVIDER)/.installed: .ci/oidc-provider/package.json .ci/oidc-provider/package-lock.json .ci/oidc-provider/issuer.mjs
+	rm -rf $(OIDC_PROVIDER)
+	mkdir -p $(OIDC_PROVIDER)
+	cp .ci/oidc-provider/package.json .ci/oidc-provider/package-lock.json .ci/oidc-provider/issuer.mjs $(OIDC_PROVIDER)/
+	cd $(OIDC_PROVIDER) && npm ci --no-audit --no-fund
 	@touch $@
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and

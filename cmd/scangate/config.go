@@ -78,8 +78,11 @@ func (c *common) register(fs *flag.FlagSet) {
 }
 
 // client builds the API client from the flags and the environment. The
-// token is read here and kept only in the client.
-func (a *app) client(c common) (*client.Client, error) {
+// token is read here and kept only in the client: SCANGATE_TOKEN, the
+// first line of standard input (--token-stdin), or, when neither is
+// given and the CI offers an OpenID Connect id token, the scan token it
+// is exchanged for (trusted CI: no stored secret).
+func (a *app) client(ctx context.Context, c common) (*client.Client, error) {
 	base, err := a.baseURL(c.url)
 	if err != nil {
 		return nil, err
@@ -93,12 +96,52 @@ func (a *app) client(c common) (*client.Client, error) {
 		token = line
 	}
 	token = strings.TrimSpace(token)
-	if token == "" {
-		return nil, usagef("no token: set SCANGATE_TOKEN or pass --token-stdin and write it to standard input")
+	a.base = base
+	if token == "" && !c.tokenStdin {
+		if token, err = a.exchange(ctx, base); err != nil {
+			return nil, err
+		}
 	}
-	a.secret, a.base = token, base
+	if token == "" {
+		return nil, usagef("no token: set SCANGATE_TOKEN, pass --token-stdin and write it to standard input, " +
+			"or run in a CI job that offers an id token (GitHub Actions with permissions id-token: write; GitLab with id_tokens " + cienv.GitLabIDTokenVar + ")")
+	}
+	a.secret = token
 	a.stdout, a.stderr = redactor{a.stdout, token}, redactor{a.stderr, token}
 	return client.New(base, token, "scangate-cli/"+buildInfo().Version, nil)
+}
+
+// defaultAudience is the audience asked for in a CI's id token when
+// SCANGATE_OIDC_AUDIENCE does not name one: a trust's audience.
+const defaultAudience = "scangate"
+
+// exchange gets the id token the CI offers (none: "") and exchanges it
+// for a scan token of the job's repository (POST /auth/oidc/token). It
+// says on standard error where the token came from, never the token.
+func (a *app) exchange(ctx context.Context, base string) (string, error) {
+	audience := a.getenv("SCANGATE_OIDC_AUDIENCE")
+	if audience == "" {
+		audience = defaultAudience
+	}
+	id, err := cienv.ReadIDToken(ctx, a.getenv, a.httpClient(), audience)
+	if err != nil || id.Token == "" {
+		return "", err
+	}
+	c, err := client.New(base, "", "scangate-cli/"+buildInfo().Version, nil)
+	if err != nil {
+		return "", err
+	}
+	t, err := c.ExchangeIDToken(ctx, id.Token)
+	if err != nil {
+		return "", fmt.Errorf("exchanging the id token of %s for a scan token: %w", id.Source, err)
+	}
+	repos := make([]string, len(t.Repos))
+	for i, r := range t.Repos {
+		repos[i] = fmt.Sprintf("%d/%d", r.VcID, r.RepoID)
+	}
+	fmt.Fprintf(a.stderr, "scangate: the id token of %s exchanged for a scan token of repository %s, valid %s\n",
+		id.Source, strings.Join(repos, ", "), time.Duration(t.ExpiresIn)*time.Second)
+	return strings.TrimSpace(t.AccessToken), nil
 }
 
 // baseURL is the API's URL: flag, else SCANGATE_URL.

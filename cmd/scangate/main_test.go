@@ -52,6 +52,7 @@ type fakeAPI struct {
 	bodies   map[string][]byte
 	put      []byte
 	upload   string // the status GET uploads/1 answers: complete or failed
+	idToken  string // the id token POST /auth/oidc/token exchanges for testToken
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
@@ -85,6 +86,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.put = body
 		f.mu.Unlock()
+		return
+	}
+	if r.Method+" "+r.URL.Path == "POST /api/auth/oidc/token" {
+		f.exchange(w, r, body)
 		return
 	}
 	if r.Header.Get("Authorization") != "Bearer "+testToken {

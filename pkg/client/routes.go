@@ -106,6 +106,14 @@ func (c *Client) CreateToken(ctx context.Context, r TokenRequest) (Token, error)
 	return t, err
 }
 
+// ExchangeIDToken exchanges a CI job's OpenID Connect id token for a scan
+// token of its repository (POST /auth/oidc/token; no bearer token sent).
+func (c *Client) ExchangeIDToken(ctx context.Context, idToken string) (CIToken, error) {
+	var t CIToken
+	err := c.write(ctx, http.MethodPost, "/auth/oidc/token", map[string]string{"id_token": idToken}, &t)
+	return t, err
+}
+
 // Login logs in with a username and password (POST /auth/token); the
 // client's own token, if any, is not sent.
 func (c *Client) Login(ctx context.Context, username, password string) (Login, error) {

@@ -249,3 +249,10 @@ type Login struct {
 	TokenType   string `json:"token_type"`
 	ExpiresIn   int64  `json:"expires_in"`
 }
+
+// CIToken is the scan token a CI job's id token was exchanged for.
+type CIToken struct {
+	Login
+	Scope string    `json:"scope"`
+	Repos []RepoRef `json:"repos"`
+}
