@@ -81,14 +81,7 @@ func (a *app) uploadSetup(fs *flag.FlagSet, o *common) runFunc {
 		if p.envelope.Branch != "" {
 			return a.uploadBranch(ctx, c, *o, p, files, *presigned)
 		}
-		if !o.json && p.envelope.BaseRef != "" {
-			sha := "no base commit"
-			if base.sha != "" {
-				sha = short(base.sha) + ", " + base.source
-			}
-			fmt.Fprintf(a.stdout, "base %s (%s)\n", printable(p.envelope.BaseRef), printable(sha))
-		}
-		return a.uploadAll(ctx, c, *o, p, files, *presigned, *noGate)
+		return a.uploadAll(ctx, c, *o, p, base, files, *presigned, *noGate)
 	}
 }
 
@@ -126,10 +119,17 @@ func (a *app) uploadEach(ctx context.Context, c *client.Client, o common, p pull
 
 // uploadAll uploads the files one after the other, then prints the
 // findings the pull request adds and reads the gate unless noGate.
-func (a *app) uploadAll(ctx context.Context, c *client.Client, o common, p pullRequest, files []string, presigned, noGate bool) error {
+func (a *app) uploadAll(ctx context.Context, c *client.Client, o common, p pullRequest, base baseOf, files []string, presigned, noGate bool) error {
 	done, err := a.uploadEach(ctx, c, o, p, files, presigned)
 	if err != nil {
 		return err
+	}
+	if !o.json && p.envelope.BaseRef != "" {
+		sha := "no base commit"
+		if base.sha != "" {
+			sha = short(base.sha) + ", " + base.source
+		}
+		fmt.Fprintf(a.stdout, "base %s (%s)\n", printable(p.envelope.BaseRef), printable(sha))
 	}
 	if noGate {
 		if o.json {
