@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -34,12 +35,17 @@ func (a *app) resolveBase(ctx context.Context, p *pullRequest, flag, checkout st
 		return baseOf{e.BaseSHA, "--base-sha"}
 	}
 	tips := []string{p.ci.BaseTip, "refs/remotes/origin/" + e.BaseRef}
-	if sha, err := mergeBase(ctx, checkout, e.CommitSHA, tips...); err == nil {
+	sha, err := mergeBase(ctx, checkout, e.CommitSHA, tips...)
+	if err == nil {
 		e.BaseSHA = sha
 		return baseOf{sha, "the merge base of the head and " + e.BaseRef + " in the checkout"}
 	}
+	why := "the checkout has not both commits"
+	if errors.Is(err, exec.ErrNotFound) {
+		why = "no git on PATH"
+	}
 	if e.BaseSHA != "" {
-		return baseOf{e.BaseSHA, "the CI's base commit (the checkout has not both commits)"}
+		return baseOf{e.BaseSHA, "the CI's base commit: " + why}
 	}
 	return baseOf{}
 }
@@ -51,6 +57,9 @@ func (a *app) resolveBase(ctx context.Context, p *pullRequest, flag, checkout st
 func mergeBase(ctx context.Context, dir, head string, tips ...string) (string, error) {
 	if head == "" {
 		return "", fmt.Errorf("the head commit is unknown")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return "", fmt.Errorf("git merge-base: %w", err)
 	}
 	for _, tip := range tips {
 		if tip == "" || strings.HasSuffix(tip, "/") {
