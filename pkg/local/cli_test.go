@@ -433,7 +433,9 @@ func TestReadmeCLIFlow(t *testing.T) {
 	}
 	name := m[1]
 	for _, want := range []string{
+		"acme/payments: branch main analysed at - (1 log); the baseline of its pull requests, no gate\n",
 		"leaks.sarif: recorded (inline): 1 result: 1 recorded (0 of them suppressed in source), 0 duplicates merged, 0 skipped\n",
+		"base main (no base commit)\n", "new in this pull request (not on main): 1 finding\n",
 		"acme/payments#12: BLOCKED (gate of pull request ", "scangate upload: exit 1\n",
 		"repository 101 #12: not blocked (gate of pull request ",
 		"allowlist 1 created (SECRET " + name + "): 1 secret and 0 vulnerabilities judged anew\n",
