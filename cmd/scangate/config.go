@@ -232,14 +232,20 @@ func (p pullRequest) needPR() error {
 	if p.envelope.Branch != "" {
 		return usagef("not in a pull request: a push to branch %q (scangate upload records it as a branch analysis); pass --pr N for a pull request", printable(p.envelope.Branch))
 	}
-	where := "no CI recognised (neither GITHUB_ACTIONS nor GITLAB_CI is true)"
+	where := p.whereCI("has no pull_request in its payload", "has no merge request (CI_MERGE_REQUEST_IID is unset)")
+	return usagef("not in a pull request: %s; run it on pull request events or pass --pr N", where)
+}
+
+// whereCI names the CI's environment in the error of a job that is not
+// what a command needs; github and gitlab say what their event lacks.
+func (p pullRequest) whereCI(github, gitlab string) string {
 	switch p.ci.CI {
 	case "github":
-		where = fmt.Sprintf("GitHub Actions event %q has no pull_request in its payload", p.ci.Event)
+		return fmt.Sprintf("GitHub Actions event %q %s", p.ci.Event, github)
 	case "gitlab":
-		where = fmt.Sprintf("GitLab pipeline %q has no merge request (CI_MERGE_REQUEST_IID is unset)", p.ci.Event)
+		return fmt.Sprintf("GitLab pipeline %q %s", p.ci.Event, gitlab)
 	}
-	return usagef("not in a pull request: %s; run it on pull request events or pass --pr N", where)
+	return "no CI recognised (neither GITHUB_ACTIONS nor GITLAB_CI is true)"
 }
 
 // needRepo checks that the pull request's repository is named.
@@ -255,13 +261,8 @@ func (p pullRequest) needPROrBranch() error {
 	if p.envelope.Branch != "" || p.envelope.PR.Number > 0 {
 		return nil
 	}
-	where := "no CI recognised (neither GITHUB_ACTIONS nor GITLAB_CI is true)"
-	switch p.ci.CI {
-	case "github":
-		where = fmt.Sprintf("GitHub Actions event %q has no pull_request in its payload and is no push to a branch", p.ci.Event)
-	case "gitlab":
-		where = fmt.Sprintf("GitLab pipeline %q has neither a merge request (CI_MERGE_REQUEST_IID) nor a branch (CI_COMMIT_BRANCH)", p.ci.Event)
-	}
+	where := p.whereCI("has no pull_request in its payload and is no push to a branch",
+		"has neither a merge request (CI_MERGE_REQUEST_IID) nor a branch (CI_COMMIT_BRANCH)")
 	return usagef("neither a pull request nor a push to a branch: %s; run it on pull request and push events, or pass --pr N or --branch NAME", where)
 }
 
