@@ -124,10 +124,12 @@ $(S3PROXY)/s3proxy-jar-with-dependencies.jar: .ci/s3proxy/pom.xml
 ## test-scanners: real scanners (gitleaks, semgrep, bandit, checkov; pinned, offline, from the
 ## Go proxy and PyPI) over fixtures; their SARIF uploaded through the local server and checked
 ## against facts computed independently by .ci/sarif_facts.py; docs/CI.md's jobs run with them
+## (a push, then a pull request); a base branch's analysis and a pull request that moves every
+## finding down and adds one per scanner, uploaded by the client: exactly the added ones new
 test-scanners:
 	bash .ci/scanners.sh
 	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif SCANGATE_SCANNERS=$(CURDIR)/.build/scanners \
-	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs)$$' -v ./internal/localstack
+	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs|TestScannerNewCode)$$' -v ./internal/localstack
 
 ## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
 ## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv): the sender

@@ -161,6 +161,7 @@ func (a *app) baseURL(flag string) (string, error) {
 type target struct {
 	vcType, vcName, repoName, prName, prLink string
 	commitSHA, ref                           string
+	branch, baseRef, baseSHA                 string
 	vcID, repoID, webhookID, pr, prID        int64
 }
 
@@ -182,6 +183,9 @@ func (t *target) register(fs *flag.FlagSet, envelope bool) {
 	fs.StringVar(&t.prLink, "pr-link", "", "the pull request's URL (default from the CI)")
 	fs.StringVar(&t.commitSHA, "commit-sha", "", "the commit scanned, the pull request's head (default from the CI's event or variables)")
 	fs.StringVar(&t.ref, "ref", "", "the ref scanned (default $GITHUB_REF or $CI_MERGE_REQUEST_REF_PATH)")
+	fs.StringVar(&t.branch, "branch", "", "record a branch analysis of this branch instead of a pull request's scan (default the branch of a push: $GITHUB_REF_NAME on a push event, $CI_COMMIT_BRANCH without a merge request)")
+	fs.StringVar(&t.baseRef, "base-ref", "", "the pull request's base branch (default the event's pull_request.base.ref or $CI_MERGE_REQUEST_TARGET_BRANCH_NAME)")
+	fs.StringVar(&t.baseSHA, "base-sha", "", "the merge base of the pull request's head and base (default git merge-base in --checkout when it has both, else the CI's base commit)")
 }
 
 // pullRequest is a pull request as the environment and the flags name it.
@@ -199,7 +203,8 @@ func (a *app) resolve(t target) (pullRequest, error) {
 		return pullRequest{}, usagef("reading the CI's environment: %v", err)
 	}
 	e := client.Envelope{VcType: ci.VcType, VcName: ci.VcName, RepoID: ci.RepoID, RepoName: ci.RepoName,
-		PR: client.PRRef{Number: ci.PR, Name: ci.PRName, Link: ci.PRLink}, CommitSHA: ci.CommitSHA, Ref: ci.Ref}
+		PR: client.PRRef{Number: ci.PR, Name: ci.PRName, Link: ci.PRLink}, Branch: ci.Branch, CommitSHA: ci.CommitSHA, Ref: ci.Ref,
+		BaseRef: ci.BaseRef, BaseSHA: ci.BaseSHA}
 	e.VcID = 1
 	if ci.CI == "gitlab" {
 		e.VcID = 2
@@ -231,7 +236,18 @@ func (a *app) resolve(t target) (pullRequest, error) {
 	override(&e.PR.Number, t.pr)
 	override(&e.CommitSHA, t.commitSHA)
 	override(&e.Ref, t.ref)
+	override(&e.BaseRef, t.baseRef)
+	override(&e.BaseSHA, t.baseSHA)
 	e.PR.Name = clip(e.PR.Name, 256)
+	switch {
+	case t.branch != "":
+		// A branch analysis, whatever the CI ran for.
+		e.Branch, e.PR, e.BaseRef, e.BaseSHA = t.branch, client.PRRef{}, "", ""
+	case e.PR.Number > 0:
+		e.Branch = ""
+	default:
+		e.BaseRef, e.BaseSHA = "", ""
+	}
 	return pullRequest{ci: ci, envelope: e}, nil
 }
 
@@ -256,14 +272,23 @@ func (p pullRequest) needPR() error {
 	if p.envelope.PR.Number > 0 {
 		return nil
 	}
-	where := "no CI recognised (neither GITHUB_ACTIONS nor GITLAB_CI is true)"
+	if p.envelope.Branch != "" {
+		return usagef("not in a pull request: a push to branch %q (scangate upload records it as a branch analysis); pass --pr N for a pull request", printable(p.envelope.Branch))
+	}
+	where := p.whereCI("has no pull_request in its payload", "has no merge request (CI_MERGE_REQUEST_IID is unset)")
+	return usagef("not in a pull request: %s; run it on pull request events or pass --pr N", where)
+}
+
+// whereCI names the CI's environment in the error of a job that is not
+// what a command needs; github and gitlab say what their event lacks.
+func (p pullRequest) whereCI(github, gitlab string) string {
 	switch p.ci.CI {
 	case "github":
-		where = fmt.Sprintf("GitHub Actions event %q has no pull_request in its payload", p.ci.Event)
+		return fmt.Sprintf("GitHub Actions event %q %s", p.ci.Event, github)
 	case "gitlab":
-		where = fmt.Sprintf("GitLab pipeline %q has no merge request (CI_MERGE_REQUEST_IID is unset)", p.ci.Event)
+		return fmt.Sprintf("GitLab pipeline %q %s", p.ci.Event, gitlab)
 	}
-	return usagef("not in a pull request: %s; run it on pull request events or pass --pr N", where)
+	return "no CI recognised (neither GITHUB_ACTIONS nor GITLAB_CI is true)"
 }
 
 // needRepo checks that the pull request's repository is named.
@@ -274,12 +299,24 @@ func (p pullRequest) needRepo() error {
 	return nil
 }
 
+// needPROrBranch checks that a scan is of a pull request or of a branch.
+func (p pullRequest) needPROrBranch() error {
+	if p.envelope.Branch != "" || p.envelope.PR.Number > 0 {
+		return nil
+	}
+	where := p.whereCI("has no pull_request in its payload and is no push to a branch",
+		"has neither a merge request (CI_MERGE_REQUEST_IID) nor a branch (CI_COMMIT_BRANCH)")
+	return usagef("neither a pull request nor a push to a branch: %s; run it on pull request and push events, or pass --pr N or --branch NAME", where)
+}
+
 // needEnvelope checks what recording a scan needs besides the numbers.
 func (p pullRequest) needEnvelope() error {
 	e := p.envelope
-	for _, f := range []struct{ flag, value string }{
-		{"--vc-type", e.VcType}, {"--vc-name", e.VcName}, {"--repo-name", e.RepoName}, {"--pr-name", e.PR.Name}, {"--pr-link", e.PR.Link},
-	} {
+	fields := []struct{ flag, value string }{{"--vc-type", e.VcType}, {"--vc-name", e.VcName}, {"--repo-name", e.RepoName}}
+	if e.Branch == "" {
+		fields = append(fields, []struct{ flag, value string }{{"--pr-name", e.PR.Name}, {"--pr-link", e.PR.Link}}...)
+	}
+	for _, f := range fields {
 		if f.value == "" {
 			return usagef("no value for %s (the CI's environment does not give one): pass it", f.flag)
 		}

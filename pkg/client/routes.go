@@ -48,12 +48,23 @@ func (c *Client) PRScans(ctx context.Context, pr int64) ([]Scan, error) {
 	return all[Scan](ctx, c, "/pr/"+strconv.FormatInt(pr, 10)+"/scans", url.Values{})
 }
 
-// Findings reads every finding of a scan, in the order recorded; with
-// unsuppressed only those that count.
-func (c *Client) Findings(ctx context.Context, scan int64, unsuppressed bool) ([]Finding, error) {
+// FindingFilter narrows a scan's findings: Unsuppressed keeps those that
+// count; BaselineState (new or unchanged) those of that state against the
+// pull request's baseline ("" all).
+type FindingFilter struct {
+	Unsuppressed  bool
+	BaselineState string
+}
+
+// Findings reads every finding of a scan that f keeps, in the order
+// recorded.
+func (c *Client) Findings(ctx context.Context, scan int64, f FindingFilter) ([]Finding, error) {
 	q := url.Values{}
-	if unsuppressed {
+	if f.Unsuppressed {
 		q.Set("suppressed", "false")
+	}
+	if f.BaselineState != "" {
+		q.Set("baseline_state", f.BaselineState)
 	}
 	return all[Finding](ctx, c, "/pr/scan/"+strconv.FormatInt(scan, 10)+"/findings", q)
 }
