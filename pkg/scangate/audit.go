@@ -31,6 +31,10 @@ const (
 	// Trusted CI (POST /auth/oidc/token).
 	AuditOIDCTrustPut    = "oidc.trust.put"
 	AuditOIDCTrustDelete = "oidc.trust.delete"
+	// Single sign-on (POST /auth/oidc/session): a session issued, a
+	// sign-in refused.
+	AuditSSOSignIn  = "sso.signin"
+	AuditSSORefused = "sso.refused"
 )
 
 // AuditActions lists every action, for validating filters.
@@ -38,11 +42,14 @@ var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCrea
 	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
 	AuditScanRecord, AuditPolicyUpdate,
 	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
-	AuditIntegrationUpdate, AuditIntegrationDelete, AuditOIDCTrustPut, AuditOIDCTrustDelete}
+	AuditIntegrationUpdate, AuditIntegrationDelete, AuditOIDCTrustPut, AuditOIDCTrustDelete,
+	AuditSSOSignIn, AuditSSORefused}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
 // (failed and throttled logins), kept apart from the change log.
-func LoginAction(a string) bool { return a == AuditLoginFailure || a == AuditLoginThrottled }
+func LoginAction(a string) bool {
+	return a == AuditLoginFailure || a == AuditLoginThrottled || a == AuditSSORefused
+}
 
 // Actor is who made a change: a user and the token it used (0 when the
 // change did not come through a token, as a login's own).
@@ -68,7 +75,7 @@ type Target struct {
 
 // AuditTargetTypes lists what audit entries are about: a gate policy's id
 // is "global" or the repository's id.
-var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration", "oidc_trust"}
+var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration", "oidc_trust", "sso_subject"}
 
 // Change is one field's old and new value; a long list of ids is told as
 // the ids added and removed.
