@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/dashboard"
 	"github.com/scangate/scangate/pkg/local"
 )
@@ -123,7 +124,7 @@ func startBrowser(t *testing.T) *browser {
 	}
 	t.Cleanup(func() { _ = stack.Close() })
 	b.stack = stack
-	srv := httptest.NewServer(dashboard.Local(stack.Handler))
+	srv := httptest.NewServer(dashboard.Local(stack.Handler, config.SignIn{}))
 	t.Cleanup(srv.Close)
 	b.url, b.api = srv.URL, srv.URL+"/api"
 	if b.shots, err = filepath.Abs("../../.build/screenshots"); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/dashboard"
 )
 
@@ -19,9 +20,9 @@ func TestLocal(t *testing.T) {
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.WriteString(w, "api "+r.Method+" "+r.URL.Path)
 	})
-	plain := httptest.NewServer(dashboard.Local(api))
+	plain := httptest.NewServer(dashboard.Local(api, config.SignIn{}))
 	defer plain.Close()
-	tls := httptest.NewTLSServer(dashboard.Local(api))
+	tls := httptest.NewTLSServer(dashboard.Local(api, config.SignIn{}))
 	defer tls.Close()
 	get := func(c *http.Client, method, url string) (*http.Response, string) {
 		t.Helper()

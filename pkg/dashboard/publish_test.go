@@ -15,6 +15,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/scangate/scangate/pkg/bucket"
+	"github.com/scangate/scangate/pkg/config"
 	"github.com/scangate/scangate/pkg/dashboard"
 	"github.com/scangate/scangate/pkg/local"
 )
@@ -25,7 +26,7 @@ const apiURL = "https://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod/api"
 // the API, and an index.html whose first element in head is a CSP
 // narrowing connect-src to the API's origin.
 func TestSite(t *testing.T) {
-	files, err := dashboard.Site(apiURL)
+	files, err := dashboard.Site(apiURL, config.SignIn{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestSite(t *testing.T) {
 		t.Errorf("the site's files are %v; want %v", keys, want)
 	}
 	for _, bad := range []string{"", "/api", "http://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod/api", "https:///api", "https://u:p@x.example/api", "https://x.example/api?q"} {
-		if _, err := dashboard.Site(bad); err == nil {
+		if _, err := dashboard.Site(bad, config.SignIn{}); err == nil {
 			t.Errorf("Site(%q) was accepted", bad)
 		}
 	}
@@ -91,11 +92,11 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := dashboard.Publisher{S3: client}
-	n, err := p.Publish(ctx, name, apiURL)
+	n, err := p.Publish(ctx, name, apiURL, config.SignIn{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := dashboard.Site(apiURL)
+	files, _ := dashboard.Site(apiURL, config.SignIn{})
 	if n != len(files) {
 		t.Errorf("published %d files of %d", n, len(files))
 	}

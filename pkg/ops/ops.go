@@ -9,6 +9,7 @@
 package ops
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/scangate/scangate/pkg/fold"
 	"github.com/scangate/scangate/pkg/lane"
 	"github.com/scangate/scangate/pkg/seal"
+	"github.com/scangate/scangate/pkg/sso"
 	"github.com/scangate/scangate/pkg/store"
 	"github.com/scangate/scangate/pkg/trigger"
 	"github.com/scangate/scangate/pkg/work"
@@ -127,7 +129,13 @@ func Operations() []Operation {
 	return append([]Operation{
 		{Name: "authorizer", Authorizer: func(d Deps) api.AuthorizerHandler { return api.Authorizer(d.Store(), d.Now, d.Log()) }},
 		{Name: "login", API: func(d Deps) api.Handler {
-			return api.Login(d.Store(), password.Argon2id{}, d.Config().TokenTTL, d.Now, d.Log()).Handle
+			return api.Login(d.Store(), password.Argon2id{}, d.Config().TokenTTL, d.Config().PasswordLoginOff, d.Now, d.Log()).Handle
+		}},
+		{Name: "create-oidc-session", API: func(d Deps) api.Handler {
+			client := d.Egress().Client(sso.Timeout)
+			secret := func(context.Context) (string, error) { return d.Config().SSO.ClientSecret, nil }
+			s, _ := sso.New(d.Config(), secret, client, d.Store(), fold.Fold, d.Now) // a broken configuration is answered to every sign-in
+			return api.OIDCSession(s, d.Log()).Handle
 		}},
 		{Name: "create-user", API: func(d Deps) api.Handler {
 			return api.CreateUser(d.Store(), password.Argon2id{}, fold.Fold, d.Now, d.Log()).Handle

@@ -107,12 +107,7 @@ type Store interface {
 
 // Request is what the dashboard posts after the provider sent the person
 // back.
-type Request struct {
-	Code         string
-	CodeVerifier string
-	RedirectURI  string
-	Nonce        string
-}
+type Request = auth.SSORequest
 
 // Session signs people in.
 type Session struct {
@@ -130,6 +125,7 @@ type Session struct {
 
 	mu       sync.Mutex
 	provider *oidc.Provider
+	broken   error // the configuration's error (New)
 }
 
 // signingAlgs are the algorithms an id token may be signed with: the
@@ -183,6 +179,9 @@ func refuse(kind scangate.Kind, subject, reason, detail string) *refusal {
 // (the code, the id token or the nonce) or 403 (no mapped group, a
 // deactivated user); who tells the request.
 func (s *Session) SignIn(ctx context.Context, r Request, who scangate.Who) (auth.Issued, error) {
+	if s.broken != nil {
+		return auth.Issued{}, fmt.Errorf("single sign-on's configuration: %w", s.broken)
+	}
 	if !s.Settings.Enabled() {
 		return auth.Issued{}, scangate.Errorf(scangate.KindNotFound, "single sign-on is not configured in this deployment")
 	}
