@@ -546,6 +546,9 @@ func (d fixtureDeps) Log() *slog.Logger      { return slog.New(slog.NewJSONHandl
 func (d fixtureDeps) Now() time.Time         { return time.Now() }
 func (d fixtureDeps) Bucket() *bucket.Bucket { return d.bucket }
 func (d fixtureDeps) WorkQueue() work.Sender { return nil }
+func (d fixtureDeps) SSOSecret() func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return "", fmt.Errorf("the fixture has no single sign-on") }
+}
 func (d fixtureDeps) S3() *s3.Client         { return d.bucket.Client() }
 func (d fixtureDeps) Config() config.Config {
 	return config.Config{TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}

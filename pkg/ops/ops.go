@@ -54,6 +54,9 @@ type Deps interface {
 	// WorkQueue sends the steps of dispatched durable work (SQS on AWS,
 	// the local stack's queue); nil runs every piece of work in place.
 	WorkQueue() work.Sender
+	// SSOSecret reads the client secret of single sign-on (Secrets
+	// Manager's SSO_CLIENT_SECRET_ID on AWS, the local stack's own).
+	SSOSecret() func(context.Context) (string, error)
 }
 
 // Operation is one Lambda function of template.yaml. Exactly one of the
@@ -133,8 +136,7 @@ func Operations() []Operation {
 		}},
 		{Name: "create-oidc-session", API: func(d Deps) api.Handler {
 			client := d.Egress().Client(sso.Timeout)
-			secret := func(context.Context) (string, error) { return d.Config().SSO.ClientSecret, nil }
-			s, _ := sso.New(d.Config(), secret, client, d.Store(), fold.Fold, d.Now) // a broken configuration is answered to every sign-in
+			s, _ := sso.New(d.Config(), d.SSOSecret(), client, d.Store(), fold.Fold, d.Now) // a broken configuration is answered to every sign-in
 			return api.OIDCSession(s, d.Log()).Handle
 		}},
 		{Name: "create-user", API: func(d Deps) api.Handler {
