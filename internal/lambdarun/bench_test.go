@@ -549,7 +549,7 @@ func (d fixtureDeps) WorkQueue() work.Sender { return nil }
 func (d fixtureDeps) SSOSecret() func(context.Context) (string, error) {
 	return func(context.Context) (string, error) { return "", fmt.Errorf("the fixture has no single sign-on") }
 }
-func (d fixtureDeps) S3() *s3.Client         { return d.bucket.Client() }
+func (d fixtureDeps) S3() *s3.Client { return d.bucket.Client() }
 func (d fixtureDeps) Config() config.Config {
 	return config.Config{TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}
 }

@@ -305,7 +305,7 @@ func TestIAMPolicies(t *testing.T) {
 	clock := &aheadClock{}
 	provider, sso := startSSOProvider(t) // single sign-on's function runs too
 	stack, err := local.Start(context.Background(), local.Options{
-		SSO: sso,
+		SSO:      sso,
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin", AdminPassword: "admin-password-1",
 		AuthorizerTTL: 0, TokenTTL: clockedTokenTTL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: clock.Now,
 		Observe: func(fn, action string) {
