@@ -68,12 +68,19 @@ func dir() string {
 	return filepath.Join(filepath.Dir(file), "testdata", "node")
 }
 
-var install sync.Mutex
-
-// ensureInstalled runs npm ci once when node_modules is missing.
+// ensureInstalled runs npm ci when node_modules is missing, under a lock
+// file, since the test binaries of several packages may start providers
+// at once.
 func ensureInstalled() error {
-	install.Lock()
-	defer install.Unlock()
+	lock, err := os.OpenFile(filepath.Join(dir(), ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("the install lock: %w", err)
+	}
+	defer func() { _ = lock.Close() }()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("the install lock: %w", err)
+	}
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
 	if _, err := os.Stat(filepath.Join(dir(), "node_modules", "oidc-provider", "package.json")); err == nil {
 		return nil
 	}
