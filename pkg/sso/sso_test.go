@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -306,5 +307,40 @@ func TestNotConfigured(t *testing.T) {
 	})
 	if trips != 0 {
 		t.Errorf("%d round trips", trips)
+	}
+}
+
+// TestFirstSignInBesideExistingUsers: a person whose provider username is
+// another user's gets the derived username (sso- and 16 hex digits); a
+// person whose e-mail address another user holds is refused 409 and
+// audited, and is not given that user.
+func TestFirstSignInBesideExistingUsers(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := scangate.At(time.Now())
+	// A password user named alice, with another address.
+	if _, err := f.env.Store.CreateUser(ctx, scangate.User{Username: "alice", Email: "alice@corp.example", EmailKey: "alice@corp.example",
+		Role: scangate.RoleUser, Active: true, CreatedAt: now, UpdatedAt: now}, scangate.Who{}); err != nil {
+		t.Fatal(err)
+	}
+	issued, err := f.signIn(t, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := f.userOf(t, issued)
+	if !strings.HasPrefix(u.Username, "sso-") || len(u.Username) != len("sso-")+16 || u.Email != "alice@example.com" || u.Role != scangate.RoleAdmin {
+		t.Errorf("alice of the provider beside a user named alice: %+v", u)
+	}
+	// A password user holding rita's address.
+	if _, err := f.env.Store.CreateUser(ctx, scangate.User{Username: "rita-old", Email: "rita@example.com", EmailKey: "rita@example.com",
+		Role: scangate.RoleAdmin, Active: true, CreatedAt: now, UpdatedAt: now}, scangate.Who{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.signIn(t, "rita"); kind(err) != scangate.KindConflict {
+		t.Fatalf("rita, whose address another user holds: %v, want 409", err)
+	}
+	refused := f.audit(t, scangate.AuditSSORefused)
+	if len(refused) != 1 || refused[0].Changes["reason"].To != "e-mail taken" {
+		t.Errorf("refusals audited: %+v", refused)
 	}
 }
