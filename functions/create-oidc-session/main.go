@@ -9,16 +9,16 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/fold"
-	"github.com/scangate/scangate/pkg/keys"
-	"github.com/scangate/scangate/pkg/sso"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/emailfold"
+	"github.com/scangate/scangate/internal/keys"
+	"github.com/scangate/scangate/internal/sso"
 )
 
 func main() {
 	f := boot.Open("create-oidc-session")
-	s, err := sso.New(f.Config, keys.SSOClientSecret(os.Getenv), f.Egress().Client(sso.Timeout), f.Store, fold.Fold, time.Now)
+	s, err := sso.New(f.Config, keys.SSOClientSecret(os.Getenv), f.Egress().Client(sso.Timeout), f.Store, emailfold.Fold, time.Now)
 	f.Check(err)
 	lambda.Start(f.API(api.OIDCSession(s, f.Log).Handle))
 }

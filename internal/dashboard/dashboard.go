@@ -1,0 +1,103 @@
+// Package dashboard is the web dashboard: static files (plain ES modules
+// and CSS, no build step) embedded in the binaries that serve or publish
+// them, the security headers every one of them is served with, and the
+// config.json that tells the dashboard where the API is. The local command
+// serves them beside the local API (Local); on AWS a custom resource's
+// function writes them into a bucket behind CloudFront (Site, Publisher).
+package dashboard
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"mime"
+	"path"
+	"sort"
+
+	"github.com/scangate/scangate/internal/config"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Files are the dashboard's static files, at the root of the site.
+func Files() fs.FS {
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic(err) // the embedded directory exists: a build without it fails
+	}
+	return sub
+}
+
+// Names lists the files of Files(), sorted.
+func Names() []string {
+	var names []string
+	_ = fs.WalkDir(Files(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return err
+	})
+	sort.Strings(names)
+	return names
+}
+
+// ConfigName is the file that names the API: written beside the others,
+// never embedded, since it differs per deployment.
+const ConfigName = "config.json"
+
+// Config is config.json for an API at apiURL (a base URL ending in /api,
+// or the path /api when the API shares the dashboard's origin), with the
+// sign-in's settings: "sso" (the provider's authorization endpoint,
+// scangate's client id, the scope) when single sign-on is on, and
+// "password_login".
+func Config(apiURL string, s config.SignIn) []byte {
+	type sso struct {
+		AuthorizationEndpoint string `json:"authorization_endpoint"`
+		ClientID              string `json:"client_id"`
+		Scope                 string `json:"scope"`
+	}
+	c := struct {
+		APIURL        string `json:"api_url"`
+		SSO           *sso   `json:"sso,omitempty"`
+		PasswordLogin bool   `json:"password_login"`
+	}{APIURL: apiURL, PasswordLogin: !s.PasswordLoginOff}
+	if s.AuthorizationEndpoint != "" {
+		scope := s.Scope
+		if scope == "" {
+			scope = DefaultScope
+		}
+		c.SSO = &sso{AuthorizationEndpoint: s.AuthorizationEndpoint, ClientID: s.ClientID, Scope: scope}
+	}
+	b, _ := json.Marshal(c)
+	return b
+}
+
+// DefaultScope is what the dashboard asks the provider for unless
+// configured otherwise: the id token, the e-mail address and the name.
+const DefaultScope = "openid email profile"
+
+// ContentType is the type a file is served with, from its extension.
+func ContentType(name string) string {
+	switch path.Ext(name) {
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".json":
+		return "application/json"
+	case ".svg":
+		return "image/svg+xml"
+	}
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// CacheControl is how every file is cached: the names carry no version
+// (there is no build step to hash them), so a browser or CloudFront keeps
+// a file but asks whether it changed before using it again.
+const CacheControl = "no-cache"
