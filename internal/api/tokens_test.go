@@ -191,7 +191,7 @@ func TestReadTokensMayNotWrite(t *testing.T) {
 	}
 	for fn, route := range routes {
 		switch fn {
-		case "login", "logout":
+		case "login", "logout", "create-oidc-session": // a token is not asked for (single sign-on issues one)
 			continue
 		}
 		r := jsonReq(&reader, `{}`)

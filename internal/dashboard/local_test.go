@@ -51,7 +51,7 @@ func TestLocal(t *testing.T) {
 			t.Errorf("GET %s over http: HSTS %q, Cache-Control %q", path, resp.Header.Get("Strict-Transport-Security"), resp.Header.Get("Cache-Control"))
 		}
 	}
-	if _, body := get(plain.Client(), "GET", plain.URL+"/config.json"); body != `{"api_url":"/api"}` {
+	if _, body := get(plain.Client(), "GET", plain.URL+"/config.json"); body != `{"api_url":"/api","password_login":true}` {
 		t.Errorf("config.json: %s", body)
 	}
 	if resp, body := get(plain.Client(), "HEAD", plain.URL+"/app.js"); resp.StatusCode != 200 || body != "" || resp.ContentLength <= 0 {

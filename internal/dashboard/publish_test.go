@@ -40,7 +40,7 @@ func TestSite(t *testing.T) {
 				t.Errorf("index.html's head:\n%s", f.Body)
 			}
 		case dashboard.ConfigName:
-			if string(f.Body) != `{"api_url":"`+apiURL+`"}` || f.ContentType != "application/json" {
+			if string(f.Body) != `{"api_url":"`+apiURL+`","password_login":true}` || f.ContentType != "application/json" {
 				t.Errorf("config.json: %s %s", f.ContentType, f.Body)
 			}
 		}
@@ -146,4 +146,31 @@ func sortedKeys(files []dashboard.File) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// TestSiteSignIn: config.json tells the dashboard single sign-on's
+// provider (its authorization endpoint, the client id, the scope: the
+// default when none is configured) and whether the password form is
+// shown; nothing else (no issuer secret, no role mapping).
+func TestSiteSignIn(t *testing.T) {
+	for _, c := range []struct {
+		signIn config.SignIn
+		want   string
+	}{
+		{config.SignIn{PasswordLoginOff: true}, `{"api_url":"` + apiURL + `","password_login":false}`},
+		{config.SignIn{AuthorizationEndpoint: "https://login.example.com/authorize", ClientID: "scangate"},
+			`{"api_url":"` + apiURL + `","sso":{"authorization_endpoint":"https://login.example.com/authorize","client_id":"scangate","scope":"openid email profile"},"password_login":true}`},
+		{config.SignIn{AuthorizationEndpoint: "https://login.example.com/authorize", ClientID: "scangate", Scope: "openid email groups", PasswordLoginOff: true},
+			`{"api_url":"` + apiURL + `","sso":{"authorization_endpoint":"https://login.example.com/authorize","client_id":"scangate","scope":"openid email groups"},"password_login":false}`},
+	} {
+		files, err := dashboard.Site(apiURL, c.signIn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if f.Key == dashboard.ConfigName && string(f.Body) != c.want {
+				t.Errorf("%+v: config.json %s, want %s", c.signIn, f.Body, c.want)
+			}
+		}
+	}
 }
