@@ -18,4 +18,4 @@ if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
 fi
 (cd internal/dashboard/testdata/axe && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
 [ "${1:-}" = install ] && exit 0
-SCANGATE_BROWSER=1 go test -count=1 -run '^(TestBrowser|TestFirstLoadBudget)$' -v ./internal/dashboard
+SCANGATE_BROWSER=1 go test -count=1 -run '^(TestBrowser|TestBrowserSSO|TestFirstLoadBudget)$' -v ./internal/dashboard

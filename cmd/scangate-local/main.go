@@ -94,7 +94,7 @@ func run() error {
 	if err := stack.RunSchedules(ctx, cfg.Logger(os.Stderr)); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: dashboard.Local(stack.Handler), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: dashboard.Local(stack.Handler, config.SignIn{}), ReadHeaderTimeout: 10 * time.Second}
 	shut := make(chan struct{})
 	go func() {
 		defer close(shut)

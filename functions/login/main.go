@@ -13,5 +13,5 @@ import (
 
 func main() {
 	f := boot.Open("login")
-	lambda.Start(f.API(api.Login(f.Store, password.Argon2id{}, f.Config.TokenTTL, time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.Login(f.Store, password.Argon2id{}, f.Config.TokenTTL, f.Config.PasswordLoginOff, time.Now, f.Log).Handle))
 }

@@ -143,9 +143,12 @@ func (h *harness) fn(name string) api.Handler {
 
 func (h *harness) Store() *store.Store    { return h.store }
 func (h *harness) WorkQueue() work.Sender { return h.queue }
-func (h *harness) Log() *slog.Logger      { return h.log }
-func (h *harness) Now() time.Time         { return time.Now() }
-func (h *harness) S3() *s3.Client         { return h.Bucket().Client() }
+func (h *harness) SSOSecret() func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return "", fmt.Errorf("the harness has no single sign-on") }
+}
+func (h *harness) Log() *slog.Logger { return h.log }
+func (h *harness) Now() time.Time    { return time.Now() }
+func (h *harness) S3() *s3.Client    { return h.Bucket().Client() }
 func (h *harness) Config() config.Config {
 	return config.Config{Table: h.env.Table, TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}
 }

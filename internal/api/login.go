@@ -28,11 +28,17 @@ type tokenBody struct {
 }
 
 // Login is POST /auth/token: no bearer token needed; 200 with a token
-// that lives tokenTTL.
-func Login(st auth.LoginStore, passwords auth.PasswordChecker, tokenTTL time.Duration, now func() time.Time, log *slog.Logger) Endpoint {
+// that lives tokenTTL. With passwordLoginOff (PASSWORD_LOGIN=false: the
+// deployment's people sign in through single sign-on) every login is
+// refused 403 before anything is read or counted.
+func Login(st auth.LoginStore, passwords auth.PasswordChecker, tokenTTL time.Duration, passwordLoginOff bool, now func() time.Time, log *slog.Logger) Endpoint {
 	l := auth.Login{Store: st, Passwords: passwords, TokenTTL: tokenTTL, Now: now}
 	return Endpoint{Name: "Login", Log: log,
 		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+			if passwordLoginOff {
+				return Reply{}, scangate.Errorf(scangate.KindForbidden,
+					"password login is switched off in this deployment: sign in with single sign-on (POST /auth/oidc/session, the dashboard's \"Sign in with single sign-on\")")
+			}
 			m, err := body(req)
 			if err != nil {
 				return Reply{}, err

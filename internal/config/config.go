@@ -53,6 +53,28 @@ type Config struct {
 	// function takes it over (0: internal/queue/work's, 2 and 15 minutes). Tests of
 	// the local stack shorten it.
 	WorkLease time.Duration
+	// SSO is single sign-on through the organisation's OpenID provider
+	// (POST /auth/oidc/session; pkg/sso reads and checks it).
+	SSO SSO
+	// PasswordLoginOff is PASSWORD_LOGIN=false: POST /auth/token refuses
+	// every login (people sign in through single sign-on); true or unset
+	// keeps password login.
+	PasswordLoginOff bool
+}
+
+// SSO is the single sign-on of a deployment; Issuer empty: none.
+type SSO struct {
+	Issuer   string // SSO_ISSUER: the provider's issuer URL
+	ClientID string // SSO_CLIENT_ID: scangate's client at the provider
+	Claim    string // SSO_CLAIM: the claim mapped to roles ("" for groups)
+	Roles    string // SSO_ROLES: {"admins":[...],"users":[...],"readonly":[...]} (JSON)
+	// ClientSecretID is SSO_CLIENT_SECRET_ID: the id (ARN or name) of the
+	// Secrets Manager secret holding the client's secret, read at run
+	// time, never in the environment.
+	ClientSecretID string
+	// ClientSecret is the client's secret in the local stack, which keeps
+	// its own (never read from the environment).
+	ClientSecret string
 }
 
 // Defaults of the settings.
@@ -101,6 +123,18 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("WORK_LEASE_SECONDS %q is not a positive integer", s)
 		}
 		c.WorkLease = time.Duration(n) * time.Second
+	}
+	switch getenv("PASSWORD_LOGIN") {
+	case "", "true":
+	case "false":
+		c.PasswordLoginOff = true
+	default:
+		return c, fmt.Errorf("PASSWORD_LOGIN must be true or false")
+	}
+	c.SSO = SSO{Issuer: getenv("SSO_ISSUER"), ClientID: getenv("SSO_CLIENT_ID"), Claim: getenv("SSO_CLAIM"), Roles: getenv("SSO_ROLES"),
+		ClientSecretID: getenv("SSO_CLIENT_SECRET_ID")}
+	if getenv("SSO_CLIENT_SECRET") != "" {
+		return c, fmt.Errorf("SSO_CLIENT_SECRET must not be set: the secret is read from Secrets Manager (SSO_CLIENT_SECRET_ID names it)") // never the value
 	}
 	for name, dst := range map[string]*bool{"EGRESS_LOOPBACK_HTTP": &c.LoopbackHTTP, "INTEGRATIONS_PRIVATE_NETWORK": &c.PrivateIntegrations} {
 		switch getenv(name) {
@@ -160,4 +194,19 @@ func levelName(groups []string, a slog.Attr) slog.Attr {
 		}
 	}
 	return a
+}
+
+// SignIn is what the dashboard's config.json tells it about signing in:
+// single sign-on's provider (none when AuthorizationEndpoint is empty)
+// and whether the password form is shown.
+type SignIn struct {
+	// AuthorizationEndpoint is the provider's authorization endpoint (its
+	// discovery document's authorization_endpoint), where the dashboard
+	// sends a person with the authorization request.
+	AuthorizationEndpoint string
+	ClientID              string // scangate's client at the provider
+	// Scope is what the dashboard asks for ("openid email profile" and the
+	// role claim's scope when the provider needs one).
+	Scope            string
+	PasswordLoginOff bool
 }

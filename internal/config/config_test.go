@@ -96,3 +96,33 @@ func TestMetricLinesPassEveryLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSignInSettings: PASSWORD_LOGIN=false switches password login off,
+// true or unset keeps it, anything else refuses to start; single sign-on's
+// settings are read; its client secret in the environment refuses to
+// start without showing the value (it is read from Secrets Manager).
+func TestSignInSettings(t *testing.T) {
+	load := func(env map[string]string) (config.Config, error) {
+		env["TABLE_NAME"] = "t"
+		return config.Load(func(n string) string { return env[n] })
+	}
+	for value, off := range map[string]bool{"": false, "true": false, "false": true} {
+		c, err := load(map[string]string{"PASSWORD_LOGIN": value})
+		if err != nil || c.PasswordLoginOff != off {
+			t.Errorf("PASSWORD_LOGIN=%q: off %v, %v", value, c.PasswordLoginOff, err)
+		}
+	}
+	if _, err := load(map[string]string{"PASSWORD_LOGIN": "no"}); err == nil {
+		t.Error("PASSWORD_LOGIN=no was accepted")
+	}
+	c, err := load(map[string]string{"SSO_ISSUER": "https://login.example.com", "SSO_CLIENT_ID": "scangate", "SSO_CLAIM": "roles",
+		"SSO_ROLES": `{"admins":["a"]}`, "SSO_CLIENT_SECRET_ID": "arn:aws:secretsmanager:us-east-1:1:secret:s"})
+	if err != nil || c.SSO != (config.SSO{Issuer: "https://login.example.com", ClientID: "scangate", Claim: "roles", Roles: `{"admins":["a"]}`,
+		ClientSecretID: "arn:aws:secretsmanager:us-east-1:1:secret:s"}) {
+		t.Errorf("single sign-on's settings: %+v %v", c.SSO, err)
+	}
+	secret := "the-client-secret-value"
+	if _, err := load(map[string]string{"SSO_CLIENT_SECRET": secret}); err == nil || !strings.Contains(err.Error(), "SSO_CLIENT_SECRET_ID") || strings.Contains(err.Error(), secret) {
+		t.Errorf("SSO_CLIENT_SECRET set: %v", err)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/dashboard"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/localstack"
@@ -104,6 +105,21 @@ const watch = `window.__violations = [];
 document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + (e.blockedURI || '') + ' ' + (e.sample || '')));`
 
 func startBrowser(t *testing.T) *browser {
+	return startBrowserWith(t, browserOptions{})
+}
+
+// browserOptions change the local stack of a browser test.
+type browserOptions struct {
+	// signIn, when set, is called with the dashboard's URL before the
+	// stack starts: single sign-on's configuration and the dashboard's
+	// sign-in settings (a provider whose client redirects to that URL).
+	signIn func(dashboardURL string) (config.SSO, config.SignIn)
+	// shots is the folder of the screenshots under .build/screenshots
+	// ("" for the folder itself).
+	shots string
+}
+
+func startBrowserWith(t *testing.T, o browserOptions) *browser {
 	exe := chromium(t)
 	b := &browser{clock: &clock{}, logs: filepath.Join(t.TempDir(), "server.log"), axe: axeSource(t)}
 	logs, err := os.Create(b.logs)
@@ -112,21 +128,31 @@ func startBrowser(t *testing.T) *browser {
 	}
 	t.Cleanup(func() { _ = logs.Close() })
 	env := ddbtest.New(t)
+	// The server listens before the stack starts: single sign-on's
+	// provider must know the dashboard's URL.
+	srv := httptest.NewUnstartedServer(nil)
+	t.Cleanup(srv.Close)
+	b.url = "http://" + srv.Listener.Addr().String()
+	b.api = b.url + "/api"
+	var sso config.SSO
+	var signIn config.SignIn
+	if o.signIn != nil {
+		sso, signIn = o.signIn(b.url)
+	}
 	stack, err := localstack.Start(context.Background(), localstack.Options{
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB,
 		AdminUsername: "admin", AdminPassword: adminPassword,
 		AuthorizerTTL: 0, TokenTTL: 7 * 24 * time.Hour, Seed: true, // the clock moves more than a day (a delivery's attempts)
-		Log: slog.New(slog.NewJSONHandler(logs, nil)), Now: b.clock.Now,
+		Log: slog.New(slog.NewJSONHandler(logs, nil)), Now: b.clock.Now, SSO: sso, PasswordLoginOff: signIn.PasswordLoginOff,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stack.Close() })
 	b.stack = stack
-	srv := httptest.NewServer(dashboard.Local(stack.Handler))
-	t.Cleanup(srv.Close)
-	b.url, b.api = srv.URL, srv.URL+"/api"
-	if b.shots, err = filepath.Abs("../../.build/screenshots"); err != nil {
+	srv.Config.Handler = dashboard.Local(stack.Handler, signIn)
+	srv.Start()
+	if b.shots, err = filepath.Abs(filepath.Join("../../.build/screenshots", o.shots)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(b.shots, 0o755); err != nil {

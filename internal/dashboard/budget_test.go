@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/dashboard"
 )
 
@@ -66,7 +67,7 @@ func firstLoad(t testing.TB) []string {
 // body is a file of the first load as the deployed site serves it.
 func body(t testing.TB, name string) []byte {
 	if name == dashboard.ConfigName {
-		return dashboard.Config("https://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod/api")
+		return dashboard.Config("https://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod/api", config.SignIn{})
 	}
 	b, err := fs.ReadFile(dashboard.Files(), name)
 	if err != nil {

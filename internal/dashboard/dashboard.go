@@ -13,6 +13,8 @@ import (
 	"mime"
 	"path"
 	"sort"
+
+	"github.com/scangate/scangate/internal/config"
 )
 
 //go:embed assets
@@ -45,13 +47,35 @@ func Names() []string {
 const ConfigName = "config.json"
 
 // Config is config.json for an API at apiURL (a base URL ending in /api,
-// or the path /api when the API shares the dashboard's origin).
-func Config(apiURL string) []byte {
-	b, _ := json.Marshal(struct {
-		APIURL string `json:"api_url"`
-	}{apiURL})
+// or the path /api when the API shares the dashboard's origin), with the
+// sign-in's settings: "sso" (the provider's authorization endpoint,
+// scangate's client id, the scope) when single sign-on is on, and
+// "password_login".
+func Config(apiURL string, s config.SignIn) []byte {
+	type sso struct {
+		AuthorizationEndpoint string `json:"authorization_endpoint"`
+		ClientID              string `json:"client_id"`
+		Scope                 string `json:"scope"`
+	}
+	c := struct {
+		APIURL        string `json:"api_url"`
+		SSO           *sso   `json:"sso,omitempty"`
+		PasswordLogin bool   `json:"password_login"`
+	}{APIURL: apiURL, PasswordLogin: !s.PasswordLoginOff}
+	if s.AuthorizationEndpoint != "" {
+		scope := s.Scope
+		if scope == "" {
+			scope = DefaultScope
+		}
+		c.SSO = &sso{AuthorizationEndpoint: s.AuthorizationEndpoint, ClientID: s.ClientID, Scope: scope}
+	}
+	b, _ := json.Marshal(c)
 	return b
 }
+
+// DefaultScope is what the dashboard asks the provider for unless
+// configured otherwise: the id token, the e-mail address and the name.
+const DefaultScope = "openid email profile"
 
 // ContentType is the type a file is served with, from its extension.
 func ContentType(name string) string {

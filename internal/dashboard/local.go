@@ -6,14 +6,16 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/scangate/scangate/internal/config"
 )
 
 // Local serves the dashboard at the root of the local server, beside the
 // API: GET and HEAD of the dashboard's files (/ is index.html) and of a
 // config.json naming /api, with the security headers (connect-src 'self':
 // the API shares the origin); every other request goes to api.
-func Local(api http.Handler) http.Handler {
-	files := map[string][]byte{"/" + ConfigName: Config("/api")}
+func Local(api http.Handler, signIn config.SignIn) http.Handler {
+	files := map[string][]byte{"/" + ConfigName: Config("/api", signIn)}
 	for _, name := range Names() {
 		b, err := fs.ReadFile(Files(), name)
 		if err != nil {

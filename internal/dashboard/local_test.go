@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/dashboard"
 )
 
@@ -19,9 +20,9 @@ func TestLocal(t *testing.T) {
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.WriteString(w, "api "+r.Method+" "+r.URL.Path)
 	})
-	plain := httptest.NewServer(dashboard.Local(api))
+	plain := httptest.NewServer(dashboard.Local(api, config.SignIn{}))
 	defer plain.Close()
-	tls := httptest.NewTLSServer(dashboard.Local(api))
+	tls := httptest.NewTLSServer(dashboard.Local(api, config.SignIn{}))
 	defer tls.Close()
 	get := func(c *http.Client, method, url string) (*http.Response, string) {
 		t.Helper()
@@ -50,7 +51,7 @@ func TestLocal(t *testing.T) {
 			t.Errorf("GET %s over http: HSTS %q, Cache-Control %q", path, resp.Header.Get("Strict-Transport-Security"), resp.Header.Get("Cache-Control"))
 		}
 	}
-	if _, body := get(plain.Client(), "GET", plain.URL+"/config.json"); body != `{"api_url":"/api"}` {
+	if _, body := get(plain.Client(), "GET", plain.URL+"/config.json"); body != `{"api_url":"/api","password_login":true}` {
 		t.Errorf("config.json: %s", body)
 	}
 	if resp, body := get(plain.Client(), "HEAD", plain.URL+"/app.js"); resp.StatusCode != 200 || body != "" || resp.ContentLength <= 0 {

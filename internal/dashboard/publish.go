@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/scangate/scangate/internal/config"
 )
 
 // Publisher writes the dashboard into its S3 bucket, which holds nothing
@@ -21,8 +23,8 @@ type Publisher struct {
 // Publish writes Site(apiURL) into bucket (each file with its type and
 // CacheControl), then deletes every other object, so that a file an older
 // version had does not linger. It answers how many files it wrote.
-func (p Publisher) Publish(ctx context.Context, bucket, apiURL string) (int, error) {
-	files, err := Site(apiURL)
+func (p Publisher) Publish(ctx context.Context, bucket, apiURL string, signIn config.SignIn) (int, error) {
+	files, err := Site(apiURL, signIn)
 	if err != nil {
 		return 0, err
 	}

@@ -15,6 +15,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/scangate/scangate/internal/bucket"
+	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/dashboard"
 	"github.com/scangate/scangate/internal/localstack"
 )
@@ -25,7 +26,7 @@ const apiURL = "https://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod/api"
 // the API, and an index.html whose first element in head is a CSP
 // narrowing connect-src to the API's origin.
 func TestSite(t *testing.T) {
-	files, err := dashboard.Site(apiURL)
+	files, err := dashboard.Site(apiURL, config.SignIn{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestSite(t *testing.T) {
 				t.Errorf("index.html's head:\n%s", f.Body)
 			}
 		case dashboard.ConfigName:
-			if string(f.Body) != `{"api_url":"`+apiURL+`"}` || f.ContentType != "application/json" {
+			if string(f.Body) != `{"api_url":"`+apiURL+`","password_login":true}` || f.ContentType != "application/json" {
 				t.Errorf("config.json: %s %s", f.ContentType, f.Body)
 			}
 		}
@@ -48,7 +49,7 @@ func TestSite(t *testing.T) {
 		t.Errorf("the site's files are %v; want %v", keys, want)
 	}
 	for _, bad := range []string{"", "/api", "http://abcdef1234.execute-api.eu-west-1.amazonaws.com/prod/api", "https:///api", "https://u:p@x.example/api", "https://x.example/api?q"} {
-		if _, err := dashboard.Site(bad); err == nil {
+		if _, err := dashboard.Site(bad, config.SignIn{}); err == nil {
 			t.Errorf("Site(%q) was accepted", bad)
 		}
 	}
@@ -91,11 +92,11 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := dashboard.Publisher{S3: client}
-	n, err := p.Publish(ctx, name, apiURL)
+	n, err := p.Publish(ctx, name, apiURL, config.SignIn{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := dashboard.Site(apiURL)
+	files, _ := dashboard.Site(apiURL, config.SignIn{})
 	if n != len(files) {
 		t.Errorf("published %d files of %d", n, len(files))
 	}
@@ -145,4 +146,31 @@ func sortedKeys(files []dashboard.File) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// TestSiteSignIn: config.json tells the dashboard single sign-on's
+// provider (its authorization endpoint, the client id, the scope: the
+// default when none is configured) and whether the password form is
+// shown; nothing else (no issuer secret, no role mapping).
+func TestSiteSignIn(t *testing.T) {
+	for _, c := range []struct {
+		signIn config.SignIn
+		want   string
+	}{
+		{config.SignIn{PasswordLoginOff: true}, `{"api_url":"` + apiURL + `","password_login":false}`},
+		{config.SignIn{AuthorizationEndpoint: "https://login.example.com/authorize", ClientID: "scangate"},
+			`{"api_url":"` + apiURL + `","sso":{"authorization_endpoint":"https://login.example.com/authorize","client_id":"scangate","scope":"openid email profile"},"password_login":true}`},
+		{config.SignIn{AuthorizationEndpoint: "https://login.example.com/authorize", ClientID: "scangate", Scope: "openid email groups", PasswordLoginOff: true},
+			`{"api_url":"` + apiURL + `","sso":{"authorization_endpoint":"https://login.example.com/authorize","client_id":"scangate","scope":"openid email groups"},"password_login":false}`},
+	} {
+		files, err := dashboard.Site(apiURL, c.signIn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if f.Key == dashboard.ConfigName && string(f.Body) != c.want {
+				t.Errorf("%+v: config.json %s, want %s", c.signIn, f.Body, c.want)
+			}
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"html"
 	"io/fs"
 	"net/url"
+
+	"github.com/scangate/scangate/internal/config"
 )
 
 // File is one object of the deployed site.
@@ -23,7 +25,7 @@ type File struct {
 // without a circular dependency, since the API's CORS names the
 // distribution); index.html carries a second policy, a <meta> whose
 // connect-src is the API's origin alone, and a browser enforces both.
-func Site(apiURL string) ([]File, error) {
+func Site(apiURL string, signIn config.SignIn) ([]File, error) {
 	u, err := url.Parse(apiURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("the API's URL %q is not an https URL", apiURL)
@@ -41,7 +43,7 @@ func Site(apiURL string) ([]File, error) {
 		}
 		files = append(files, File{Key: name, ContentType: ContentType(name), Body: b})
 	}
-	return append(files, File{Key: ConfigName, ContentType: ContentType(ConfigName), Body: Config(apiURL)}), nil
+	return append(files, File{Key: ConfigName, ContentType: ContentType(ConfigName), Body: Config(apiURL, signIn)}), nil
 }
 
 // narrow puts a CSP <meta> with connect-src connect first in index.html's

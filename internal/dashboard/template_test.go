@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/scangate/scangate/internal/bucket"
+	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/dashboard"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/localstack/gateway"
@@ -233,10 +234,10 @@ func TestPublishPolicy(t *testing.T) {
 	}
 	delete(used, "CreateBucket")
 	p := dashboard.Publisher{S3: client}
-	if _, err := p.Publish(context.Background(), name, apiURL); err != nil {
+	if _, err := p.Publish(context.Background(), name, apiURL, config.SignIn{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Publish(context.Background(), name, apiURL+"x"); err != nil { // the same keys again: nothing to delete
+	if _, err := p.Publish(context.Background(), name, apiURL+"x", config.SignIn{}); err != nil { // the same keys again: nothing to delete
 		t.Fatal(err)
 	}
 	if err := p.Empty(context.Background(), name); err != nil {

@@ -112,3 +112,43 @@ func SecretsKey(e boot.Env) func(context.Context) ([]byte, error) {
 	e.Check(err)
 	return k.Get
 }
+
+// SSOClientSecret reads the client secret of single sign-on (the
+// SecretString of the secret SSO_CLIENT_SECRET_ID names, as it is) when
+// first needed, and keeps it. Without the variable, or with single
+// sign-on off, it answers an error (the session answers 404 before it is
+// asked when SSO_ISSUER is unset).
+func SSOClientSecret(getenv func(string) string) func(context.Context) (string, error) {
+	id := getenv("SSO_CLIENT_SECRET_ID")
+	var mu sync.Mutex
+	var client Reader
+	var value string
+	return func(ctx context.Context) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if value != "" {
+			return value, nil
+		}
+		if id == "" {
+			return "", fmt.Errorf("SSO_CLIENT_SECRET_ID is not set")
+		}
+		if client == nil {
+			c, err := ClientFromEnv(getenv)
+			if err != nil {
+				return "", fmt.Errorf("SSO_CLIENT_SECRET_ID: %w", err)
+			}
+			client = c
+		}
+		ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
+		defer cancel()
+		s, err := client.SecretString(ctx, id)
+		if err != nil {
+			return "", fmt.Errorf("SSO_CLIENT_SECRET_ID: read the secret %s: %w", id, err)
+		}
+		if s == "" {
+			return "", fmt.Errorf("SSO_CLIENT_SECRET_ID: the secret %s is empty", id)
+		}
+		value = s
+		return value, nil
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/oauth2"
 
 	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/auth"
@@ -38,6 +39,7 @@ import (
 	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/localstack/gateway"
+	"github.com/scangate/scangate/internal/oidcprovider"
 	"github.com/scangate/scangate/internal/ops"
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
@@ -104,6 +106,33 @@ type fixture struct {
 	events map[string]func(i int) []byte
 	store  *store.Store
 	s3url  string
+	sso    config.SSO // single sign-on against the fixture's OpenID provider
+}
+
+// The fixture's client at its OpenID provider (single sign-on).
+const (
+	benchSSOClient   = "scangate-bench"
+	benchSSOSecret   = "bench-client-secret-0123456789abcdef"
+	benchSSORedirect = "http://127.0.0.1:9/"
+)
+
+// ssoEvent is a POST /api/auth/oidc/session of a new code: alice (an
+// admin by the fixture's mapping) signed in at the provider, as the
+// dashboard does it (PKCE S256, state, nonce).
+func ssoEvent(b testing.TB, p *oidcprovider.Provider) func(int) []byte {
+	return func(int) []byte {
+		ctx := context.Background()
+		verifier, nonce, state := oauth2.GenerateVerifier(), oauth2.GenerateVerifier(), oauth2.GenerateVerifier()
+		conf := oauth2.Config{ClientID: benchSSOClient, Endpoint: oauth2.Endpoint{AuthURL: p.Issuer + "/auth"}, RedirectURL: benchSSORedirect,
+			Scopes: []string{"openid", "email", "profile", "groups"}}
+		back, err := p.SignIn(ctx, conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("nonce", nonce)), "alice")
+		if err != nil {
+			b.Errorf("sign alice in at the provider: %v", err)
+			return nil
+		}
+		body, _ := json.Marshal(map[string]string{"code": back.Query().Get("code"), "code_verifier": verifier, "redirect_uri": benchSSORedirect, "nonce": nonce})
+		return proxyAs(nil, "", "POST", "/api/auth/oidc/session", nil, string(body))
+	}
 }
 
 // adminProxy makes API Gateway proxy events of the admin (user 1) that
@@ -248,11 +277,16 @@ func newFixture(b testing.TB) fixture {
 	// The keys, read from a stand-in of Secrets Manager at first use, as
 	// on AWS.
 	keys := secretstest.Start(b, map[string]string{"cursor-key": strings.Repeat("A", 64),
-		"secrets-key": base64.StdEncoding.EncodeToString([]byte(localstack.HarnessSecretsKey))})
+		"secrets-key": base64.StdEncoding.EncodeToString([]byte(localstack.HarnessSecretsKey)), "sso-client-secret": benchSSOSecret})
+	provider := oidcprovider.Start(b, oidcprovider.Options{Clients: []oidcprovider.Client{{ID: benchSSOClient, Secret: benchSSOSecret,
+		RedirectURIs: []string{benchSSORedirect}, GrantTypes: []string{"authorization_code"}, ResponseTypes: []string{"code"}}}})
+	ssoRoles := `{"admins":["sec-team"],"users":["developers"],"readonly":["auditors"]}`
 	fx := fixture{
-		store: st, s3url: s3url,
+		store: st, s3url: s3url, sso: config.SSO{Issuer: provider.Issuer, ClientID: benchSSOClient, Roles: ssoRoles, ClientSecret: benchSSOSecret},
 		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY_ID=cursor-key",
 			"SECRETSMANAGER_ENDPOINT=" + keys.URL,
+			"SSO_ISSUER=" + provider.Issuer, "SSO_CLIENT_ID=" + benchSSOClient, "SSO_ROLES=" + ssoRoles, "SSO_CLIENT_SECRET_ID=sso-client-secret",
+			"EGRESS_LOOPBACK_HTTP=true",
 			"UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url, "WORK_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/1/bench-work"},
 		events: map[string]func(int) []byte{
 			"baseline": func(int) []byte { return []byte(`{}`) },
@@ -263,6 +297,7 @@ func newFixture(b testing.TB) fixture {
 			"login": func(int) []byte {
 				return proxy("POST", "/api/auth/token", nil, `{"username":"admin","password":"`+adminPassword+`"}`)
 			},
+			"create-oidc-session": ssoEvent(b, provider),
 			"create-user": func(i int) []byte {
 				return proxy("POST", "/api/users", nil, fmt.Sprintf(`{"username":"u%d-%d","user_email":"u%d-%d@example.com","password":"password-123","role":"user"}`, run, i, run, i))
 			},
@@ -546,9 +581,12 @@ func (d fixtureDeps) Log() *slog.Logger      { return slog.New(slog.NewJSONHandl
 func (d fixtureDeps) Now() time.Time         { return time.Now() }
 func (d fixtureDeps) Bucket() *bucket.Bucket { return d.bucket }
 func (d fixtureDeps) WorkQueue() work.Sender { return nil }
-func (d fixtureDeps) S3() *s3.Client         { return d.bucket.Client() }
+func (d fixtureDeps) SSOSecret() func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return d.fx.sso.ClientSecret, nil }
+}
+func (d fixtureDeps) S3() *s3.Client { return d.bucket.Client() }
 func (d fixtureDeps) Config() config.Config {
-	return config.Config{TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes}
+	return config.Config{TokenTTL: time.Hour, UploadMaxBytes: config.MaxUploadBytes, SSO: d.fx.sso, LoopbackHTTP: true}
 }
 
 func (d fixtureDeps) Cursors() api.Cursors {

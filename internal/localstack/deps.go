@@ -35,6 +35,7 @@ type deps struct {
 	box     *seal.Box
 	egress  egress.Policy
 	work    work.Sender // nil when the template has no work queue
+	sso     func(context.Context) (string, error)
 }
 
 func (d deps) Store() *store.Store         { return d.store }
@@ -48,6 +49,8 @@ func (d deps) Bus() dispatch.Bus           { return d.bus }
 func (d deps) Box() *seal.Box              { return d.box }
 func (d deps) Egress() egress.Policy       { return d.egress }
 func (d deps) WorkQueue() work.Sender      { return d.work }
+
+func (d deps) SSOSecret() func(context.Context) (string, error) { return d.sso }
 
 // S3 is the client of the local S3-compatible server, the uploads
 // bucket's.

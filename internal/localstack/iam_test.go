@@ -305,7 +305,9 @@ func TestIAMPolicies(t *testing.T) {
 	used := map[string]map[string]bool{}
 	keys := map[string]map[[2]string]bool{} // function: (action, partition key) it used
 	clock := &aheadClock{}
+	provider, sso := startSSOProvider(t) // single sign-on's function runs too
 	stack, err := localstack.Start(context.Background(), localstack.Options{
+		SSO:      sso,
 		Template: "../../template.yaml", Table: env.Table, Client: env.DB, AdminUsername: "admin", AdminPassword: "admin-password-1",
 		AuthorizerTTL: 0, TokenTTL: clockedTokenTTL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Now: clock.Now,
 		Observe: func(fn, action string) {
@@ -360,6 +362,13 @@ func TestIAMPolicies(t *testing.T) {
 	defer srv.Close()
 	api := srv.URL + "/api"
 	admin := loginToken(t, api, "admin", "admin-password-1")
+	// Single sign-on: a person's first sign-in (a user created) and a
+	// refusal (audited).
+	for login, want := range map[string]int{"alice": http.StatusOK, "mallory": http.StatusForbidden} {
+		if status, body := ssoSignIn(t, provider, api, login); status != want {
+			t.Fatalf("single sign-on of %s: %d %s", login, status, body)
+		}
+	}
 	// A receiver of webhooks that fails the first two attempts of each
 	// delivery to /hook (so a delivery moves to the retry queue, then waits
 	// hidden there) and answers 410 at /gone, and a stand-in of GitHub's

@@ -101,6 +101,11 @@ type Options struct {
 	Resolver egress.Resolver
 	// DashboardURL is the base URL commit statuses link to.
 	DashboardURL string
+	// SSO is single sign-on's configuration (the client's secret in
+	// SSO.ClientSecret); none when SSO.Issuer is empty, make run's default.
+	SSO config.SSO
+	// PasswordLoginOff switches password login off (PASSWORD_LOGIN=false).
+	PasswordLoginOff bool
 	// AttemptTimeout bounds a delivery attempt (zero: the contract's 10 s).
 	AttemptTimeout time.Duration
 	// Observe, when set, is told the IAM action (sqs:SendMessage@<queue>,
@@ -304,7 +309,8 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 // Gateway in front of the REST proxy handlers and the authorizer.
 func (s *Stack) wire(t *gateway.Template, o Options) error {
 	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes,
-		LoopbackHTTP: !o.StrictEgress, DashboardURL: o.DashboardURL, AttemptTimeout: o.AttemptTimeout}
+		LoopbackHTTP: !o.StrictEgress, DashboardURL: o.DashboardURL, AttemptTimeout: o.AttemptTimeout,
+		SSO: o.SSO, PasswordLoginOff: o.PasswordLoginOff}
 	if len(cfg.CursorKey) == 0 {
 		cfg.CursorKey = make([]byte, 32)
 		if _, err := rand.Read(cfg.CursorKey); err != nil {
@@ -336,7 +342,7 @@ func (s *Stack) wire(t *gateway.Template, o Options) error {
 		d := deps{store: s.Store, log: o.Log, config: cfg, bucket: s.Bucket, lanes: s.lanes, bus: s.bus,
 			cursors: api.NewLazyCursors(readKey(cfg.CursorKey, id, "CursorKey", o.Observe)),
 			box:     seal.Lazy(readKey(secretsKey, id, "SecretsKey", o.Observe)),
-			egress:  rules, now: now, work: s.workSender(t, id, o.Observe)}
+			egress:  rules, now: now, work: s.workSender(t, id, o.Observe), sso: ssoSecret(o.SSO.ClientSecret, id, o.Observe)}
 		if o.StoreFor != nil {
 			d.store = o.StoreFor(id, s.capture)
 		}
@@ -385,6 +391,19 @@ func readKey(key []byte, function, secret string, observe func(function, action 
 			observe(function, "secretsmanager:GetSecretValue@"+secret)
 		}
 		return key, nil
+	}
+}
+
+// ssoSecret is the client secret of single sign-on as function reads it
+// (observed as the template's SsoClientSecret).
+func ssoSecret(secret, function string, observe func(function, action string)) func(context.Context) (string, error) {
+	key := readKey([]byte(secret), function, "SsoClientSecret", observe)
+	return func(ctx context.Context) (string, error) {
+		b, err := key(ctx)
+		if err == nil && len(b) == 0 {
+			return "", fmt.Errorf("the local stack has no client secret of single sign-on (Options.SSO.ClientSecret)")
+		}
+		return string(b), err
 	}
 }
 

@@ -9,6 +9,7 @@
 package ops
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/scangate/scangate/internal/queue/deliverylane"
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/seal"
+	"github.com/scangate/scangate/internal/sso"
 	"github.com/scangate/scangate/internal/store"
 	"github.com/scangate/scangate/internal/trigger"
 )
@@ -53,6 +55,9 @@ type Deps interface {
 	// WorkQueue sends the steps of dispatched durable work (SQS on AWS,
 	// the local stack's queue); nil runs every piece of work in place.
 	WorkQueue() work.Sender
+	// SSOSecret reads the client secret of single sign-on (Secrets
+	// Manager's SSO_CLIENT_SECRET_ID on AWS, the local stack's own).
+	SSOSecret() func(context.Context) (string, error)
 }
 
 // Operation is one Lambda function of template.yaml. Exactly one of the
@@ -128,7 +133,12 @@ func Operations() []Operation {
 	return append([]Operation{
 		{Name: "authorizer", Authorizer: func(d Deps) api.AuthorizerHandler { return api.Authorizer(d.Store(), d.Now, d.Log()) }},
 		{Name: "login", API: func(d Deps) api.Handler {
-			return api.Login(d.Store(), password.Argon2id{}, d.Config().TokenTTL, d.Now, d.Log()).Handle
+			return api.Login(d.Store(), password.Argon2id{}, d.Config().TokenTTL, d.Config().PasswordLoginOff, d.Now, d.Log()).Handle
+		}},
+		{Name: "create-oidc-session", API: func(d Deps) api.Handler {
+			client := d.Egress().Client(sso.Timeout)
+			s, _ := sso.New(d.Config(), d.SSOSecret(), client, d.Store(), emailfold.Fold, d.Now) // a broken configuration is answered to every sign-in
+			return api.OIDCSession(s, d.Log()).Handle
 		}},
 		{Name: "create-user", API: func(d Deps) api.Handler {
 			return api.CreateUser(d.Store(), password.Argon2id{}, emailfold.Fold, d.Now, d.Log()).Handle

@@ -34,6 +34,10 @@ const (
 	// AuditOIDCRefused is an id token that was not exchanged (why, and
 	// the trust and claims when they are known).
 	AuditOIDCRefused = "oidc.token.refused"
+	// Single sign-on (POST /auth/oidc/session): a session issued, a
+	// sign-in refused.
+	AuditSSOSignIn  = "sso.signin"
+	AuditSSORefused = "sso.refused"
 )
 
 // AuditActions lists every action, for validating filters.
@@ -41,13 +45,14 @@ var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCrea
 	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
 	AuditScanRecord, AuditPolicyUpdate,
 	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
-	AuditIntegrationUpdate, AuditIntegrationDelete, AuditOIDCTrustPut, AuditOIDCTrustDelete, AuditOIDCRefused}
+	AuditIntegrationUpdate, AuditIntegrationDelete, AuditOIDCTrustPut, AuditOIDCTrustDelete, AuditOIDCRefused,
+	AuditSSOSignIn, AuditSSORefused}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
-// (failed and throttled logins, id tokens refused), kept apart from the
-// change log.
+// (failed and throttled logins, id tokens and sign-ins refused), kept apart
+// from the change log.
 func LoginAction(a string) bool {
-	return a == AuditLoginFailure || a == AuditLoginThrottled || a == AuditOIDCRefused
+	return a == AuditLoginFailure || a == AuditLoginThrottled || a == AuditOIDCRefused || a == AuditSSORefused
 }
 
 // Actor is who made a change: a user and the token it used (0 when the
@@ -74,7 +79,7 @@ type Target struct {
 
 // AuditTargetTypes lists what audit entries are about: a gate policy's id
 // is "global" or the repository's id.
-var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration", "oidc_trust", "oidc_issuer"}
+var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration", "oidc_trust", "oidc_issuer", "sso_subject"}
 
 // Change is one field's old and new value; a long list of ids is told as
 // the ids added and removed.

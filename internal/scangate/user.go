@@ -209,3 +209,11 @@ func checkRole(p *Problems, r Role) {
 // FoldUsername is the form under which usernames are unique: valid
 // usernames are ASCII, so folding them is lower-casing (internal/emailfold agrees).
 func FoldUsername(s string) string { return strings.ToLower(s) }
+
+// ValidEmail reports whether s is an address a user may have (one plain
+// address, within EmailMax bytes, no hidden characters).
+func ValidEmail(s string) bool {
+	var p Problems
+	checkEmail(&p, s)
+	return len(p) == 0
+}

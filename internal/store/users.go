@@ -144,6 +144,17 @@ func userChanges(old, u scangate.User) scangate.Changes {
 }
 
 func (s *Store) createUser(ctx context.Context, u scangate.User, first bool, who scangate.Who) (scangate.User, error) {
+	return s.createUserOf(ctx, u, first, who, nil)
+}
+
+// createUserWith creates a user as CreateUser does, with more items that
+// extra adds to the transaction (extra's item labelled lSSO failing is a
+// conflict).
+func (s *Store) createUserWith(ctx context.Context, u scangate.User, who scangate.Who, extra func(t *tx, id int64)) (scangate.User, error) {
+	return s.createUserOf(ctx, u, false, who, extra)
+}
+
+func (s *Store) createUserOf(ctx context.Context, u scangate.User, first bool, who scangate.Who, extra func(t *tx, id int64)) (scangate.User, error) {
 	id, err := s.nextID(ctx, "user")
 	if err != nil {
 		return scangate.User{}, err
@@ -155,6 +166,9 @@ func (s *Store) createUser(ctx context.Context, u scangate.User, first bool, who
 	putMarker(t, lEmail, emailKey(emailKeyOf(u)), id, nil)
 	if u.Role == scangate.RoleAdmin && u.Active {
 		addAdmins(t, 1, first)
+	}
+	if extra != nil {
+		extra(t, id)
 	}
 	action := scangate.AuditUserCreate
 	if first {
@@ -168,6 +182,8 @@ func (s *Store) createUser(ctx context.Context, u scangate.User, first bool, who
 			return true, scangate.Errorf(scangate.KindConflict, "the username %q is taken", u.Username)
 		case failed(err, lEmail):
 			return true, scangate.Errorf(scangate.KindConflict, "the e-mail address %q is taken", u.Email)
+		case failed(err, lSSO):
+			return true, scangate.Errorf(scangate.KindConflict, "this person has a user already")
 		case failed(err, lAdmins):
 			return true, scangate.Errorf(scangate.KindConflict, "an active admin exists already")
 		case lostRace(err):

@@ -7,12 +7,17 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/cfn"
+
+	"github.com/scangate/scangate/internal/config"
 )
 
 // Dashboard writes the dashboard's files into its bucket, and empties it
 // (internal/dashboard.Publisher).
+//
+// The properties SsoAuthorizationEndpoint, SsoClientId, SsoScope and
+// PasswordLogin ("false" hides the password form) go into config.json.
 type Dashboard interface {
-	Publish(ctx context.Context, bucket, apiURL string) (int, error)
+	Publish(ctx context.Context, bucket, apiURL string, signIn config.SignIn) (int, error)
 	Empty(ctx context.Context, bucket string) error
 }
 
@@ -42,7 +47,7 @@ func PublishDashboard(site Dashboard, log *slog.Logger) CustomResourceHandler {
 				err = errors.New("the properties Bucket and ApiUrl are required")
 				break
 			}
-			n, err = site.Publish(ctx, bucket, apiURL)
+			n, err = site.Publish(ctx, bucket, apiURL, signInOf(ev.ResourceProperties))
 		default:
 			err = fmt.Errorf("unknown request type %q", ev.RequestType)
 		}
@@ -56,4 +61,12 @@ func PublishDashboard(site Dashboard, log *slog.Logger) CustomResourceHandler {
 		log.InfoContext(ctx, "publish dashboard", append(attrs, "files", n)...)
 		return id, map[string]any{"Files": n}, nil
 	}))
+}
+
+// signInOf reads the sign-in's settings of the custom resource's
+// properties.
+func signInOf(p map[string]any) config.SignIn {
+	str := func(name string) string { s, _ := p[name].(string); return s }
+	return config.SignIn{AuthorizationEndpoint: str("SsoAuthorizationEndpoint"), ClientID: str("SsoClientId"), Scope: str("SsoScope"),
+		PasswordLoginOff: str("PasswordLogin") == "false"}
 }

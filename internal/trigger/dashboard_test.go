@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/cfn"
 
+	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/trigger"
 )
 
@@ -21,7 +22,7 @@ type site struct {
 	err   error
 }
 
-func (s *site) Publish(_ context.Context, bucket, apiURL string) (int, error) {
+func (s *site) Publish(_ context.Context, bucket, apiURL string, _ config.SignIn) (int, error) {
 	s.calls = append(s.calls, "publish "+bucket+" "+apiURL)
 	return 18, s.err
 }

@@ -8,7 +8,7 @@ const USER = 'scangate.user';
 let base = '/api';
 let onUnauthorized = () => {};
 
-// configure reads config.json ({"api_url": ...}), written beside the
+// configure reads config.json ({"api_url", "sso", "password_login"}), written beside the
 // dashboard's files when it is deployed and served by the local server.
 export async function configure(unauthorized) {
   onUnauthorized = unauthorized;
@@ -16,6 +16,17 @@ export async function configure(unauthorized) {
   if (!r.ok) throw new Error(`config.json answered ${r.status}`);
   const c = await r.json();
   base = String(c.api_url).replace(/\/+$/, '');
+  settings = {
+    sso: c.sso && c.sso.authorization_endpoint ? c.sso : null,
+    passwordLogin: c.password_login !== false,
+  };
+}
+
+// settings of signing in, from config.json: sso ({authorization_endpoint,
+// client_id, scope}, or null when single sign-on is off) and passwordLogin.
+let settings = {sso: null, passwordLogin: true};
+export function signInSettings() {
+  return settings;
 }
 
 // session is the signed-in user, kept for this tab only.

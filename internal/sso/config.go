@@ -1,0 +1,48 @@
+package sso
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/scangate/scangate/internal/config"
+)
+
+// Timeout bounds each request to the provider (discovery, keys, the
+// code's exchange).
+const Timeout = 10 * time.Second
+
+// FromConfig reads the settings of config.SSO: none when SSO_ISSUER is
+// empty; else an https issuer URL (http only for a loopback host when
+// loopback is allowed: the local stack and tests), a client id and a
+// mapping that names at least one group.
+func FromConfig(c config.SSO, loopback bool) (Settings, error) {
+	if c.Issuer == "" {
+		return Settings{}, nil
+	}
+	u, err := url.Parse(c.Issuer)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
+		!(u.Scheme == "https" || loopback && u.Scheme == "http" && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost" || u.Hostname() == "::1")) {
+		return Settings{}, fmt.Errorf("SSO_ISSUER %q is not an https URL", c.Issuer)
+	}
+	if c.ClientID == "" {
+		return Settings{}, errors.New("SSO_ISSUER is set, SSO_CLIENT_ID is not")
+	}
+	m, err := ParseMapping(c.Roles)
+	if err != nil {
+		return Settings{}, fmt.Errorf("SSO_ROLES: %w", err)
+	}
+	return Settings{Issuer: c.Issuer, ClientID: c.ClientID, Claim: c.Claim, Roles: m}, nil
+}
+
+// New is the session of a deployment's configuration, with the client's
+// secret read by secret and the provider reached through client. A
+// configuration that does not read is an error, and the session then
+// answers it (500) to every sign-in rather than sign anyone in wrongly.
+func New(c config.Config, secret func(context.Context) (string, error), client *http.Client, st Store, fold func(string) string, now func() time.Time) (*Session, error) {
+	settings, err := FromConfig(c.SSO, c.LoopbackHTTP)
+	return &Session{Settings: settings, Secret: secret, HTTP: client, Store: st, Fold: fold, TTL: c.TokenTTL, Now: now, broken: err}, err
+}
