@@ -32,6 +32,7 @@ import (
 	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/auth"
 	"github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/emailfold"
@@ -199,7 +200,7 @@ func newFixture(b testing.TB) fixture {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = emb.Close() })
-	db, err := store.NewClient(ctx, emb.URL)
+	db, err := awsclient.NewDynamoDB(ctx, emb.URL)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/internal/localstack"
@@ -94,7 +95,7 @@ func BenchmarkReevaluateFanOut(b *testing.B) {
 		b.Cleanup(func() { _ = emb.Close() })
 		endpoint = emb.URL
 	}
-	db, err := store.NewClient(ctx, endpoint)
+	db, err := awsclient.NewDynamoDB(ctx, endpoint)
 	if err != nil {
 		b.Fatal(err)
 	}
