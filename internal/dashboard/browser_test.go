@@ -23,7 +23,6 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/scangate/scangate/internal/dashboard"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/localstack"
 )
@@ -123,7 +122,7 @@ func startBrowser(t *testing.T) *browser {
 	}
 	t.Cleanup(func() { _ = stack.Close() })
 	b.stack = stack
-	srv := httptest.NewServer(dashboard.Local(stack.Handler))
+	srv := httptest.NewServer(localstack.Dashboard(stack.Handler))
 	t.Cleanup(srv.Close)
 	b.url, b.api = srv.URL, srv.URL+"/api"
 	if b.shots, err = filepath.Abs("../../.build/screenshots"); err != nil {
