@@ -44,6 +44,7 @@ import (
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/secretstest"
 	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // functions are the Lambdas measured, after the baseline: every function
@@ -232,7 +233,7 @@ func newFixture(b testing.TB) fixture {
 	}
 	// Its re-evaluation, planned, is the work function's: the first
 	// invocation runs its step, the others find it done.
-	if reeval, err = st.Runner(time.Now, nil).Plan(ctx, reeval); err != nil {
+	if reeval, err = usecase.Runner(st, time.Now, nil).Plan(ctx, reeval); err != nil {
 		b.Fatal(err)
 	}
 	step, _ := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: "bench", Body: work.Message(reeval.ID, 0),

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/internal/queue/work"
+	"github.com/scangate/scangate/internal/scangate"
 )
 
 // WorkRunner runs the work a change leaves (work.Runner).
@@ -85,4 +86,27 @@ func Expire(ctx, budget context.Context, st ExpiryStore, run Resumer, now func()
 		rerr = nil
 	}
 	return out, errors.Join(err, rerr)
+}
+
+// WorkStore keeps durable work (work.Store) and builds the kinds of it
+// that scangate runs (the store's PolicyWork and ReevalWork).
+type WorkStore interface {
+	work.Store
+	WorkLease() time.Duration
+	PolicyWork(now func() time.Time) work.Kind
+	ReevalWork(now func() time.Time, cause string) work.Kind
+}
+
+// Runner is the runner of scangate's kinds of durable work, the registry
+// every function that starts or runs work builds: re-judging every pull
+// request after a policy change, re-evaluating an allowlist's findings
+// after a change or an expiry. With send, the steps of work planned to
+// fan out are dispatched to the work queue.
+func Runner(st WorkStore, now func() time.Time, send work.Sender) work.Runner {
+	return work.Runner{Store: st, Now: now, Sender: send, Lease: st.WorkLease(), DispatchLease: st.WorkLease(),
+		Kinds: map[string]work.Kind{
+			scangate.WorkPolicy:    st.PolicyWork(now),
+			scangate.WorkAllowlist: st.ReevalWork(now, scangate.CauseAllowlist),
+			scangate.WorkExpiry:    st.ReevalWork(now, scangate.CauseExpiry),
+		}}
 }
