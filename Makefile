@@ -14,6 +14,7 @@ FASTAPI_DIR   := internal/lambdarun/testdata/fastapi
 WEBHOOK_VENV     := .build/webhook-venv
 WEBHOOK_RECEIVER := internal/events/webhook/testdata/receiver
 OCTOKIT          := .build/octokit
+OIDC_PROVIDER    := .build/oidc-provider
 
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
@@ -33,7 +34,7 @@ DIST_COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DIST_DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 DIST_LDFLAGS   := -s -w -buildid= -X main.version=$(DIST_VERSION) -X main.commit=$(DIST_COMMIT) -X main.date=$(DIST_DATE)
 
-.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github bench load fuzz fuzz-go validate lint tools clean dist
+.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github test-oidc bench load fuzz fuzz-go validate lint tools clean dist
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 ## (one go build for all: it links them side by side and loads the packages once)
@@ -123,10 +124,12 @@ $(S3PROXY)/s3proxy-jar-with-dependencies.jar: .ci/s3proxy/pom.xml
 ## test-scanners: real scanners (gitleaks, semgrep, bandit, checkov; pinned, offline, from the
 ## Go proxy and PyPI) over fixtures; their SARIF uploaded through the local server and checked
 ## against facts computed independently by .ci/sarif_facts.py; docs/CI.md's jobs run with them
+## (a push, then a pull request); a base branch's analysis and a pull request that moves every
+## finding down and adds one per scanner, uploaded by the client: exactly the added ones new
 test-scanners:
 	bash .ci/scanners.sh
 	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif SCANGATE_SCANNERS=$(CURDIR)/.build/scanners \
-	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs)$$' -v ./internal/localstack
+	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs|TestScannerNewCode)$$' -v ./internal/localstack
 
 ## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
 ## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv): the sender
@@ -143,18 +146,32 @@ $(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
 
 ## test-github: commit statuses through go-github to a stand-in that validates every request
 ## against GitHub's published OpenAPI description (npm @octokit/openapi, pinned, in .build/octokit),
-## alone and from gate changes through the local stack (with the Python webhook receiver)
+## alone and from gate changes through the local stack (with the Python webhook receiver): statuses,
+## and a GitHub App's check runs with their annotations
 test-github: $(OCTOKIT)/.installed $(WEBHOOK_VENV)/.pins
 	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
 	  $(GO) test -count=1 -run '^TestGitHub' -v ./internal/events/commitstatus
 	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
-	  SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestCommitStatuses' -v ./internal/localstack
+	  SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^(TestCommitStatuses|TestCheckRun)' -v ./internal/localstack
 
 $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 	rm -rf $(OCTOKIT)
 	mkdir -p $(OCTOKIT)
 	cp .ci/octokit/package.json .ci/octokit/package-lock.json $(OCTOKIT)/
 	cd $(OCTOKIT) && npm ci --no-audit --no-fund
+	@touch $@
+
+## test-oidc: trusted CI against a real OpenID provider (npm oidc-provider, pinned, in
+## .build/oidc-provider, run by the tests on loopback): id tokens it signs exchanged for scan
+## tokens, tokens forged against its published keys refused, scangate upload with no stored secret
+test-oidc: $(OIDC_PROVIDER)/.installed
+	SCANGATE_OIDC_PROVIDER=$(CURDIR)/$(OIDC_PROVIDER) $(GO) test -count=1 -run '^TestOIDCProvider' -v ./internal/localstack
+
+$(OIDC_PROVIDER)/.installed: .ci/oidc-provider/package.json .ci/oidc-provider/package-lock.json .ci/oidc-provider/issuer.mjs
+	rm -rf $(OIDC_PROVIDER)
+	mkdir -p $(OIDC_PROVIDER)
+	cp .ci/oidc-provider/package.json .ci/oidc-provider/package-lock.json .ci/oidc-provider/issuer.mjs $(OIDC_PROVIDER)/
+	cd $(OIDC_PROVIDER) && npm ci --no-audit --no-fund
 	@touch $@
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and

@@ -225,7 +225,7 @@ def facts(log):
         cat = category(run)
         out["runs"].append({"tool": tool["name"], "category": cat,
                             "type": "SECRET" if tool["name"].lower() in SECRET_TOOLS else "VULNERABILITY"})
-        seen = {}  # this run's findings by identity: a duplicate merges into the first
+        seen = {}  # this run's findings by identity: a duplicate merges into the first, the least rule id kept
         for res in run.get("results") or []:
             out["results"] += 1
             if res.get("kind", "fail") != "fail" or res.get("baselineState") == "absent":
@@ -237,6 +237,7 @@ def facts(log):
             key = (cat, f["type"], name, f["path"], f["line"])
             if key in seen:
                 g = seen[key]
+                g["rule"] = min(g["rule"], f["rule"])  # whatever order the scanner wrote them in
                 g["suppressed"] = g["suppressed"] and f["suppressed"]
                 g["severity"] = max(g["severity"], f["severity"], key=ranks.index)
                 for a in f["aliases"]:

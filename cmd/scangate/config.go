@@ -78,8 +78,11 @@ func (c *common) register(fs *flag.FlagSet) {
 }
 
 // client builds the API client from the flags and the environment. The
-// token is read here and kept only in the client.
-func (a *app) client(c common) (*client.Client, error) {
+// token is read here and kept only in the client: SCANGATE_TOKEN, the
+// first line of standard input (--token-stdin), or, when neither is
+// given and the CI offers an OpenID Connect id token, the scan token it
+// is exchanged for (trusted CI: no stored secret).
+func (a *app) client(ctx context.Context, c common) (*client.Client, error) {
 	base, err := a.baseURL(c.url)
 	if err != nil {
 		return nil, err
@@ -93,12 +96,52 @@ func (a *app) client(c common) (*client.Client, error) {
 		token = line
 	}
 	token = strings.TrimSpace(token)
-	if token == "" {
-		return nil, usagef("no token: set SCANGATE_TOKEN or pass --token-stdin and write it to standard input")
+	a.base = base
+	if token == "" && !c.tokenStdin {
+		if token, err = a.exchange(ctx, base); err != nil {
+			return nil, err
+		}
 	}
-	a.secret, a.base = token, base
+	if token == "" {
+		return nil, usagef("no token: set SCANGATE_TOKEN, pass --token-stdin and write it to standard input, " +
+			"or run in a CI job that offers an id token (GitHub Actions with permissions id-token: write; GitLab with id_tokens " + cienv.GitLabIDTokenVar + ")")
+	}
+	a.secret = token
 	a.stdout, a.stderr = redactor{a.stdout, token}, redactor{a.stderr, token}
 	return client.New(base, token, "scangate-cli/"+buildInfo().Version, nil)
+}
+
+// defaultAudience is the audience asked for in a CI's id token when
+// SCANGATE_OIDC_AUDIENCE does not name one: a trust's audience.
+const defaultAudience = "scangate"
+
+// exchange gets the id token the CI offers (none: "") and exchanges it
+// for a scan token of the job's repository (POST /auth/oidc/token). It
+// says on standard error where the token came from, never the token.
+func (a *app) exchange(ctx context.Context, base string) (string, error) {
+	audience := a.getenv("SCANGATE_OIDC_AUDIENCE")
+	if audience == "" {
+		audience = defaultAudience
+	}
+	id, err := cienv.ReadIDToken(ctx, a.getenv, a.httpClient(), audience)
+	if err != nil || id.Token == "" {
+		return "", err
+	}
+	c, err := client.New(base, "", "scangate-cli/"+buildInfo().Version, nil)
+	if err != nil {
+		return "", err
+	}
+	t, err := c.ExchangeIDToken(ctx, id.Token)
+	if err != nil {
+		return "", fmt.Errorf("exchanging the id token of %s for a scan token: %w", id.Source, err)
+	}
+	repos := make([]string, len(t.Repos))
+	for i, r := range t.Repos {
+		repos[i] = fmt.Sprintf("%d/%d", r.VcID, r.RepoID)
+	}
+	fmt.Fprintf(a.stderr, "scangate: the id token of %s exchanged for a scan token of repository %s, valid %s\n",
+		id.Source, strings.Join(repos, ", "), time.Duration(t.ExpiresIn)*time.Second)
+	return strings.TrimSpace(t.AccessToken), nil
 }
 
 // baseURL is the API's URL: flag, else SCANGATE_URL.
@@ -118,6 +161,7 @@ func (a *app) baseURL(flag string) (string, error) {
 type target struct {
 	vcType, vcName, repoName, prName, prLink string
 	commitSHA, ref                           string
+	branch, baseRef, baseSHA                 string
 	vcID, repoID, webhookID, pr, prID        int64
 }
 
@@ -139,6 +183,9 @@ func (t *target) register(fs *flag.FlagSet, envelope bool) {
 	fs.StringVar(&t.prLink, "pr-link", "", "the pull request's URL (default from the CI)")
 	fs.StringVar(&t.commitSHA, "commit-sha", "", "the commit scanned, the pull request's head (default from the CI's event or variables)")
 	fs.StringVar(&t.ref, "ref", "", "the ref scanned (default $GITHUB_REF or $CI_MERGE_REQUEST_REF_PATH)")
+	fs.StringVar(&t.branch, "branch", "", "record a branch analysis of this branch instead of a pull request's scan (default the branch of a push: $GITHUB_REF_NAME on a push event, $CI_COMMIT_BRANCH without a merge request)")
+	fs.StringVar(&t.baseRef, "base-ref", "", "the pull request's base branch (default the event's pull_request.base.ref or $CI_MERGE_REQUEST_TARGET_BRANCH_NAME)")
+	fs.StringVar(&t.baseSHA, "base-sha", "", "the merge base of the pull request's head and base (default git merge-base in --checkout when it has both, else the CI's base commit)")
 }
 
 // pullRequest is a pull request as the environment and the flags name it.
@@ -156,7 +203,8 @@ func (a *app) resolve(t target) (pullRequest, error) {
 		return pullRequest{}, usagef("reading the CI's environment: %v", err)
 	}
 	e := client.Envelope{VcType: ci.VcType, VcName: ci.VcName, RepoID: ci.RepoID, RepoName: ci.RepoName,
-		PR: client.PRRef{Number: ci.PR, Name: ci.PRName, Link: ci.PRLink}, CommitSHA: ci.CommitSHA, Ref: ci.Ref}
+		PR: client.PRRef{Number: ci.PR, Name: ci.PRName, Link: ci.PRLink}, Branch: ci.Branch, CommitSHA: ci.CommitSHA, Ref: ci.Ref,
+		BaseRef: ci.BaseRef, BaseSHA: ci.BaseSHA}
 	e.VcID = 1
 	if ci.CI == "gitlab" {
 		e.VcID = 2
@@ -188,7 +236,18 @@ func (a *app) resolve(t target) (pullRequest, error) {
 	override(&e.PR.Number, t.pr)
 	override(&e.CommitSHA, t.commitSHA)
 	override(&e.Ref, t.ref)
+	override(&e.BaseRef, t.baseRef)
+	override(&e.BaseSHA, t.baseSHA)
 	e.PR.Name = clip(e.PR.Name, 256)
+	switch {
+	case t.branch != "":
+		// A branch analysis, whatever the CI ran for.
+		e.Branch, e.PR, e.BaseRef, e.BaseSHA = t.branch, client.PRRef{}, "", ""
+	case e.PR.Number > 0:
+		e.Branch = ""
+	default:
+		e.BaseRef, e.BaseSHA = "", ""
+	}
 	return pullRequest{ci: ci, envelope: e}, nil
 }
 
@@ -213,14 +272,23 @@ func (p pullRequest) needPR() error {
 	if p.envelope.PR.Number > 0 {
 		return nil
 	}
-	where := "no CI recognised (neither GITHUB_ACTIONS nor GITLAB_CI is true)"
+	if p.envelope.Branch != "" {
+		return usagef("not in a pull request: a push to branch %q (scangate upload records it as a branch analysis); pass --pr N for a pull request", printable(p.envelope.Branch))
+	}
+	where := p.whereCI("has no pull_request in its payload", "has no merge request (CI_MERGE_REQUEST_IID is unset)")
+	return usagef("not in a pull request: %s; run it on pull request events or pass --pr N", where)
+}
+
+// whereCI names the CI's environment in the error of a job that is not
+// what a command needs; github and gitlab say what their event lacks.
+func (p pullRequest) whereCI(github, gitlab string) string {
 	switch p.ci.CI {
 	case "github":
-		where = fmt.Sprintf("GitHub Actions event %q has no pull_request in its payload", p.ci.Event)
+		return fmt.Sprintf("GitHub Actions event %q %s", p.ci.Event, github)
 	case "gitlab":
-		where = fmt.Sprintf("GitLab pipeline %q has no merge request (CI_MERGE_REQUEST_IID is unset)", p.ci.Event)
+		return fmt.Sprintf("GitLab pipeline %q %s", p.ci.Event, gitlab)
 	}
-	return usagef("not in a pull request: %s; run it on pull request events or pass --pr N", where)
+	return "no CI recognised (neither GITHUB_ACTIONS nor GITLAB_CI is true)"
 }
 
 // needRepo checks that the pull request's repository is named.
@@ -231,12 +299,24 @@ func (p pullRequest) needRepo() error {
 	return nil
 }
 
+// needPROrBranch checks that a scan is of a pull request or of a branch.
+func (p pullRequest) needPROrBranch() error {
+	if p.envelope.Branch != "" || p.envelope.PR.Number > 0 {
+		return nil
+	}
+	where := p.whereCI("has no pull_request in its payload and is no push to a branch",
+		"has neither a merge request (CI_MERGE_REQUEST_IID) nor a branch (CI_COMMIT_BRANCH)")
+	return usagef("neither a pull request nor a push to a branch: %s; run it on pull request and push events, or pass --pr N or --branch NAME", where)
+}
+
 // needEnvelope checks what recording a scan needs besides the numbers.
 func (p pullRequest) needEnvelope() error {
 	e := p.envelope
-	for _, f := range []struct{ flag, value string }{
-		{"--vc-type", e.VcType}, {"--vc-name", e.VcName}, {"--repo-name", e.RepoName}, {"--pr-name", e.PR.Name}, {"--pr-link", e.PR.Link},
-	} {
+	fields := []struct{ flag, value string }{{"--vc-type", e.VcType}, {"--vc-name", e.VcName}, {"--repo-name", e.RepoName}}
+	if e.Branch == "" {
+		fields = append(fields, []struct{ flag, value string }{{"--pr-name", e.PR.Name}, {"--pr-link", e.PR.Link}}...)
+	}
+	for _, f := range fields {
 		if f.value == "" {
 			return usagef("no value for %s (the CI's environment does not give one): pass it", f.flag)
 		}

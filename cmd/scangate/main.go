@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 
@@ -43,7 +44,13 @@ Run scangate COMMAND --help for a command's flags. Every command takes --json.
 environment:
   SCANGATE_URL             the API's base URL, ending in /api (or --url)
   SCANGATE_TOKEN           the bearer token (or --token-stdin: the first line of
-                           standard input); never a flag, never printed
+                           standard input); never a flag, never printed. Without either,
+                           a CI job's id token is exchanged for a scan token of its
+                           repository (trusted CI, no stored secret): GitHub Actions'
+                           (permissions id-token: write) or GitLab's id_tokens
+                           SCANGATE_ID_TOKEN
+  SCANGATE_OIDC_AUDIENCE   the audience asked for in GitHub's id token (default scangate;
+                           the trust's audience)
   SCANGATE_VC_ID           the version-control integration's id (default 1 on GitHub
                            Actions and elsewhere, 2 on GitLab CI)
   SCANGATE_VC_NAME         its name (default the CI's server host, e.g. github.com)
@@ -85,6 +92,8 @@ type app struct {
 	stdinTerminal  bool // standard input is a terminal (login's prompt)
 	readPassword   func() ([]byte, error)
 	checkout       *linehash.Checkout // upload's, nil with --no-fingerprints
+	// hc asks the CI for its id token (nil: http.DefaultClient).
+	hc *http.Client
 	// token and base are the client's, once read: no text the command
 	// prints holds the token (see redactor), and an error of the service
 	// is explained against the URL it went to.
@@ -96,6 +105,14 @@ func main() {
 		terminal: term.IsTerminal(int(os.Stderr.Fd())), stdinTerminal: term.IsTerminal(int(os.Stdin.Fd())),
 		readPassword: func() ([]byte, error) { return term.ReadPassword(int(os.Stdin.Fd())) }}
 	os.Exit(a.run(context.Background(), os.Args[1:]))
+}
+
+// httpClient is the client that asks the CI for its id token.
+func (a *app) httpClient() *http.Client {
+	if a.hc == nil {
+		return http.DefaultClient
+	}
+	return a.hc
 }
 
 // commands are the commands, each parsing its own flags.
@@ -138,7 +155,7 @@ func (a *app) execute(ctx context.Context, cmd command, argv []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	c, err := a.client(o)
+	c, err := a.client(ctx, o)
 	if err != nil {
 		return err
 	}

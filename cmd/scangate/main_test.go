@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -52,6 +53,7 @@ type fakeAPI struct {
 	bodies   map[string][]byte
 	put      []byte
 	upload   string // the status GET uploads/1 answers: complete or failed
+	idToken  string // the id token POST /auth/oidc/token exchanges for testToken
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
@@ -87,6 +89,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		return
 	}
+	if r.Method+" "+r.URL.Path == "POST /api/auth/oidc/token" {
+		f.exchange(w, r, body)
+		return
+	}
 	if r.Header.Get("Authorization") != "Bearer "+testToken {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="scangate", error="invalid_token"`)
 		problem(w, 401, "Unauthorized")
@@ -118,6 +124,8 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"id":1,"status":"complete","errors":[],"scan_ids":[21],"results":3,"recorded":3,"suppressed_in_source":0,"skipped":0}`)
 	case "GET /api/pr/scan/21":
 		fmt.Fprint(w, scan21)
+	case "GET /api/pr/scan/21/findings":
+		fmt.Fprint(w, `{"items":[{"id":1,"name":"CVE-2021-44228","aliases":[],"rule":"r","path":"go.sum","line":4,"suppressed":false,"suppressed_by":[],"baseline_state":"new"}],"next_cursor":null}`)
 	default:
 		problem(w, 404, "no such route")
 	}
@@ -236,9 +244,19 @@ func TestOutsidePR(t *testing.T) {
 	if err := os.WriteFile(sarif, []byte(`{}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A push to a branch has no pull request to gate or list.
+	for _, args := range [][]string{{"gate"}, {"findings"}} {
+		code, out, errOut := c.run(t, args...)
+		want := `not in a pull request: a push to branch "main" (scangate upload records it as a branch analysis); pass --pr N for a pull request`
+		if code != exitError || out != "" || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d %q %q", args, code, out, errOut)
+		}
+	}
+	// A push of a tag is neither a pull request nor a branch.
+	c.env["GITHUB_REF"] = "refs/tags/v1"
 	for _, args := range [][]string{{"gate"}, {"findings"}, {"upload", sarif}} {
 		code, out, errOut := c.run(t, args...)
-		want := `not in a pull request: GitHub Actions event "push" has no pull_request in its payload; run it on pull request events or pass --pr N`
+		want := `GitHub Actions event "push" has no pull_request in its payload`
 		if code != exitError || out != "" || !strings.Contains(errOut, want) {
 			t.Errorf("%v: exit %d %q %q", args, code, out, errOut)
 		}
@@ -249,6 +267,52 @@ func TestOutsidePR(t *testing.T) {
 	}
 	if got := f.sent(); len(got) != 0 {
 		t.Errorf("requests sent outside a PR: %v", got)
+	}
+}
+
+// On a push to a branch, upload records a branch analysis (branch and the
+// commit pushed, no pull request and no base) and exits 0 without asking
+// for a gate; on GitLab, a branch pipeline does the same.
+func TestUploadPush(t *testing.T) {
+	sha := strings.Repeat("5e", 20)
+	for name, env := range map[string]map[string]string{
+		"github": cienvtest.GitHubPush(t, t.TempDir(), "main", sha),
+		"gitlab": cienvtest.GitLabBranch("main", sha),
+	} {
+		f := newFakeAPI(t)
+		env["SCANGATE_URL"], env["SCANGATE_TOKEN"] = f.url(), testToken
+		code, out, errOut := cli{env: env}.run(t, "upload", gzipSized(t, 100))
+		if code != exitOK || errOut != "" || !strings.Contains(out, ": branch main analysed at 5e5e5e5e5e5e (1 log); the baseline of its pull requests, no gate") {
+			t.Errorf("%s: exit %d\n%s%s", name, code, out, errOut)
+		}
+		var body map[string]any
+		if err := json.Unmarshal(f.bodies["POST /api/pr/scan/sarif"], &body); err != nil {
+			t.Fatal(err)
+		}
+		_, hasPR := body["pr"]
+		_, hasBase := body["base_ref"]
+		if body["branch"] != "main" || hasPR || hasBase || body["commit_sha"] != sha {
+			t.Errorf("%s: the envelope %v", name, body)
+		}
+		if got := f.sent(); len(got) != 1 {
+			t.Errorf("%s: requests %v, want the upload alone", name, got)
+		}
+		// --json: the uploads and the branch.
+		code, out, _ = cli{env: env}.run(t, "upload", "--json", gzipSized(t, 100))
+		if code != exitOK || !strings.HasPrefix(out, `{"branch":"main","uploads":[{"file":`) {
+			t.Errorf("%s --json: exit %d %s", name, code, out)
+		}
+	}
+	// --branch records a branch analysis from any job.
+	f := newFakeAPI(t)
+	c := github(t, f.url())
+	if code, out, errOut := c.run(t, "upload", "--branch", "refs/heads/release", gzipSized(t, 100)); code != exitOK {
+		t.Errorf("--branch: exit %d %s%s", code, out, errOut)
+	}
+	var body map[string]any
+	_ = json.Unmarshal(f.bodies["POST /api/pr/scan/sarif"], &body)
+	if _, hasPR := body["pr"]; body["branch"] != "refs/heads/release" || hasPR {
+		t.Errorf("--branch: the envelope %v", body)
 	}
 }
 
@@ -457,7 +521,7 @@ func TestFindingsNewest(t *testing.T) {
 	c := cli{env: map[string]string{"SCANGATE_URL": srv.URL + "/api", "SCANGATE_TOKEN": testToken}}
 	code, out, errOut := c.run(t, "findings", "--pr-id", "7")
 	if code != exitOK || strings.Count(out, "CVE-2021-44228") != 3 || !strings.Contains(out, "3 findings in 3 scans") ||
-		!strings.Contains(out, "29    VULNERABILITY  semgrep   -         CVE-2021-44228  r     go.sum:4  -") {
+		!strings.Contains(out, "29    VULNERABILITY  semgrep   -         -         CVE-2021-44228  r     go.sum:4  -") {
 		t.Errorf("exit %d:\n%s%s", code, out, errOut)
 	}
 }
@@ -511,7 +575,7 @@ func TestGitLabEnvelope(t *testing.T) {
 	p, err := a.resolve(target{})
 	want := client.Envelope{VcType: "gitlab", VcID: 2, VcName: "gitlab.example.com", RepoID: cienvtest.GitLabProjectID, RepoName: cienvtest.GitLabProject,
 		WebhookID: 1, PR: client.PRRef{Number: cienvtest.GitLabMR, Name: cienvtest.GitLabMRName, Link: cienvtest.GitLabMRLink},
-		CommitSHA: cienvtest.GitLabHeadSHA, Ref: "refs/merge-requests/17/head"}
+		CommitSHA: cienvtest.GitLabHeadSHA, Ref: "refs/merge-requests/17/head", BaseRef: cienvtest.GitLabTarget, BaseSHA: cienvtest.GitLabDiffBase}
 	if err != nil || p.envelope != want {
 		t.Errorf("got  %+v %v\nwant %+v", p.envelope, err, want)
 	}
@@ -543,5 +607,143 @@ func TestUploadCategory(t *testing.T) {
 	}
 	if code, _, errOut := c.run(t, "upload", "--category", "x", log, log); code != exitError || !strings.Contains(errOut, "--category names the scans of one log") {
 		t.Errorf("--category with two files: exit %d %q", code, errOut)
+	}
+}
+
+// gitRepo makes a repository whose main has commit base, then head on a
+// branch from it, then tip on main: it gives the three commits.
+func gitRepo(t *testing.T) (dir, base, head, tip string) {
+	t.Helper()
+	dir = t.TempDir()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q", "-b", "main")
+	commit := func(file, text string) string {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		run("add", file)
+		run("commit", "-q", "-m", file)
+		return run("rev-parse", "HEAD")
+	}
+	base = commit("a.txt", "base\n")
+	run("checkout", "-q", "-b", "feature")
+	head = commit("b.txt", "head\n")
+	run("checkout", "-q", "main")
+	tip = commit("c.txt", "tip\n")
+	run("checkout", "-q", "feature")
+	return dir, base, head, tip
+}
+
+// The gate of a pull request on base main with one new finding.
+const newGate = `{"pr_id":7,"blocked":true,"head_sha":null,"base_ref":"main","reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":21,"count":1}],` +
+	`"categories":[{"scan_type":"SECRET","category":"gitleaks","scan_id":21,"status":"completed","block_status":true,"secret_count":3,"vulnerability_count":0,` +
+	`"created_at":"2026-11-22T09:00:00.120Z","baseline":{"scan_id":20,"commit_sha":"` + "f95f852bd8fca8fcc58a9a2d6c842781e32a215e" + `","match":"exact"},"new_count":1,"unchanged_count":2,"absent_count":1}],` +
+	`"policy":{"block_severity":{"SECRET":"none","VULNERABILITY":"none"},"required":[],"block_on_missing":true,"block_on":"new"},"evaluated_at":"2026-11-22T09:00:01.000Z"}`
+
+// On a pull request, upload sends its base: the merge base of the head and
+// the base branch's tip when the checkout has both (git merge-base), else
+// the payload's pull_request.base.sha, or --base-sha as given. It prints
+// the findings the pull request adds before its gate.
+func TestUploadBase(t *testing.T) {
+	repo, base, head, tip := gitRepo(t)
+	payload := fmt.Sprintf(`{"pull_request":{"number":2,"title":"t","html_url":"https://github.com/o/r/pull/2","head":{"sha":%q},"base":{"ref":"main","sha":%q}}}`, head, tip)
+	sent := func(c cli, args ...string) (map[string]any, string) {
+		t.Helper()
+		f := newFakeAPI(t)
+		f.gate = newGate
+		c.env["SCANGATE_URL"] = f.url()
+		if err := os.WriteFile(c.env["GITHUB_EVENT_PATH"], []byte(payload), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := c.run(t, append([]string{"upload"}, append(args, gzipSized(t, 100))...)...)
+		if code != exitBlocked {
+			t.Fatalf("%v: exit %d %s%s", args, code, out, errOut)
+		}
+		var body map[string]any
+		if err := json.Unmarshal(f.bodies["POST /api/pr/scan/sarif"], &body); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.sent(); got[len(got)-2] != "GET /api/pr/7/gate" || got[len(got)-1] != "GET /api/pr/scan/21/findings?baseline_state=new&limit=100&suppressed=false" {
+			t.Errorf("%v: requests %v", args, got)
+		}
+		return body, out
+	}
+	body, out := sent(github(t, ""), "--checkout", repo)
+	if body["base_ref"] != "main" || body["base_sha"] != base {
+		t.Errorf("the merge base: %v %v, want main %s", body["base_ref"], body["base_sha"], base)
+	}
+	if !strings.Contains(out, "base main ("+base[:12]+", the merge base of the head and main in the checkout)") {
+		t.Errorf("the base is not said:\n%s", out)
+	}
+	// The new findings come first, then the gate, which says the baseline.
+	newAt, gateAt := strings.Index(out, "new in this pull request (not on main): 1 finding\n"), strings.Index(out, "Codertocat/Hello-World#2: BLOCKED (gate of pull request 7, base main")
+	if newAt < 0 || gateAt < newAt || !strings.Contains(out, "SECRET  gitleaks  -         CVE-2021-44228  r     go.sum:4") ||
+		!strings.Contains(out, "3        0                yes     1    2          1      scan 20 at f95f852bd8fc (exact)") ||
+		!strings.Contains(out, "scan 21: 1 new unsuppressed finding at or above the policy's severity") {
+		t.Errorf("the new findings before the gate:\n%s", out)
+	}
+	// A checkout without the commits (not a repository: a shallow clone
+	// lacks them alike): the payload's base commit.
+	body, _ = sent(github(t, ""), "--checkout", t.TempDir())
+	if body["base_sha"] != tip {
+		t.Errorf("without the commits: base_sha %v, want the payload's %s", body["base_sha"], tip)
+	}
+	body, _ = sent(github(t, ""), "--checkout", repo, "--base-sha", strings.Repeat("c", 40), "--base-ref", "develop")
+	if body["base_sha"] != strings.Repeat("c", 40) || body["base_ref"] != "develop" {
+		t.Errorf("--base-sha: %v %v", body["base_ref"], body["base_sha"])
+	}
+	// --json: the new findings beside the uploads and the gate.
+	f := newFakeAPI(t)
+	f.gate = newGate
+	c := github(t, f.url())
+	_ = os.WriteFile(c.env["GITHUB_EVENT_PATH"], []byte(payload), 0o600)
+	code, out, _ := c.run(t, "upload", "--json", gzipSized(t, 100))
+	var doc struct {
+		NewFindings []struct {
+			ScanID  int64 `json:"scan_id"`
+			Finding struct{ Name string }
+		} `json:"new_findings"`
+	}
+	if code != exitBlocked || json.Unmarshal([]byte(out), &doc) != nil || len(doc.NewFindings) != 1 || doc.NewFindings[0].ScanID != 21 || doc.NewFindings[0].Finding.Name != "CVE-2021-44228" {
+		t.Errorf("--json: exit %d %s", code, out)
+	}
+}
+
+// findings --baseline-state asks the service for the findings of that
+// state; the new ones are listed first; a state that is neither is a
+// usage error.
+func TestFindingsBaselineState(t *testing.T) {
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/pr/7/scans":
+			fmt.Fprint(w, `{"items":[{"id":30,"pr_id":7,"scan_type":"SECRET","other_details":{"category":"gitleaks"}}],"next_cursor":null}`)
+		case "/api/pr/scan/30/findings":
+			queries = append(queries, r.URL.RawQuery)
+			fmt.Fprint(w, `{"items":[{"id":1,"name":"old","rule":"r","path":"a","line":4,"suppressed":false,"suppressed_by":[],"baseline_state":"unchanged"},`+
+				`{"id":2,"name":"added","rule":"r","path":"b","line":9,"suppressed":false,"suppressed_by":[],"baseline_state":"new"}],"next_cursor":null}`)
+		default:
+			problem(w, 404, "no")
+		}
+	}))
+	defer srv.Close()
+	c := cli{env: map[string]string{"SCANGATE_URL": srv.URL + "/api", "SCANGATE_TOKEN": testToken}}
+	code, out, errOut := c.run(t, "findings", "--pr-id", "7", "--baseline-state", "new")
+	if code != exitOK || len(queries) != 1 || queries[0] != "baseline_state=new&limit=100&suppressed=false" {
+		t.Errorf("--baseline-state new: exit %d %v %s", code, queries, errOut)
+	}
+	if added, old := strings.Index(out, "new        -         added"), strings.Index(out, "unchanged  -         old"); added < 0 || old < added {
+		t.Errorf("the new findings are not first:\n%s", out)
+	}
+	if code, out, errOut := c.run(t, "findings", "--pr-id", "7", "--baseline-state", "absent"); code != exitError || out != "" || !strings.Contains(errOut, "it is new or unchanged") {
+		t.Errorf("--baseline-state absent: exit %d %q %q", code, out, errOut)
 	}
 }

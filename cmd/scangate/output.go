@@ -82,11 +82,15 @@ func printGate(w io.Writer, label string, g client.Gate) error {
 	if g.HeadSHA != nil && *g.HeadSHA != "" {
 		head = ", head " + printable(short(*g.HeadSHA))
 	}
+	if g.BaseRef != nil && *g.BaseRef != "" {
+		head += ", base " + printable(*g.BaseRef)
+	}
 	fmt.Fprintf(w, "%s: %s (gate of pull request %d%s, evaluated %s)\n", printable(label), verdict, g.PRID, head, printable(g.EvaluatedAt))
 	if len(g.Categories) > 0 {
-		t := newTable(w, "TYPE", "CATEGORY", "SCAN", "STATUS", "SECRETS", "VULNERABILITIES", "BLOCKS")
+		t := newTable(w, "TYPE", "CATEGORY", "SCAN", "STATUS", "SECRETS", "VULNERABILITIES", "BLOCKS", "NEW", "UNCHANGED", "FIXED", "BASELINE")
 		for _, c := range g.Categories {
-			t.row(c.ScanType, orDash(c.Category), itoa(c.ScanID), c.Status, itoa(c.SecretCount), itoa(c.VulnerabilityCount), yesNo(c.BlockStatus))
+			t.row(c.ScanType, orDash(c.Category), itoa(c.ScanID), c.Status, itoa(c.SecretCount), itoa(c.VulnerabilityCount), yesNo(c.BlockStatus),
+				itoa(c.NewCount), itoa(c.UnchangedCount), itoa(c.AbsentCount), baseline(c.Baseline))
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -95,14 +99,28 @@ func printGate(w io.Writer, label string, g client.Gate) error {
 	if len(g.Reasons) > 0 {
 		fmt.Fprintln(w, "blocked by:")
 	}
+	onNew := g.Policy["block_on"] == "new"
 	for _, r := range g.Reasons {
-		fmt.Fprintf(w, "  %s %s: %s\n", printable(r.ScanType), printable(orDash(r.Category)), reason(r))
+		fmt.Fprintf(w, "  %s %s: %s\n", printable(r.ScanType), printable(orDash(r.Category)), reason(r, onNew))
 	}
 	return nil
 }
 
-// reason says one reason in words.
-func reason(r client.GateReason) string {
+// baseline names the base branch's analysis a scan was compared with.
+func baseline(b *client.Baseline) string {
+	if b == nil {
+		return "none"
+	}
+	at := ""
+	if b.CommitSHA != nil {
+		at = " at " + short(*b.CommitSHA)
+	}
+	return fmt.Sprintf("scan %d%s (%s)", b.ScanID, at, b.Match)
+}
+
+// reason says one reason in words; onNew when the policy blocks on the
+// findings a pull request adds only.
+func reason(r client.GateReason, onNew bool) string {
 	scan := ""
 	if r.ScanID != nil {
 		scan = fmt.Sprintf("scan %d", *r.ScanID)
@@ -110,6 +128,9 @@ func reason(r client.GateReason) string {
 	switch r.Kind {
 	case "findings":
 		what := count(r.Count, "unsuppressed finding", "unsuppressed findings") + " at or above the policy's severity"
+		if onNew {
+			what = count(r.Count, "new unsuppressed finding", "new unsuppressed findings") + " at or above the policy's severity"
+		}
 		if scan == "" {
 			return what
 		}

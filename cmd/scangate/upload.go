@@ -17,12 +17,19 @@ import (
 )
 
 const uploadAbout = `Uploads scanners' SARIF 2.1.0 logs (gitleaks, semgrep, trivy, bandit, checkov,
-CodeQL...) for the pull request, one request per file: each log is gzipped (a .gz file is
-sent as it is) and sent inline when the request fits the service's 6 MB limit, else
-through a presigned S3 upload, whose processing it waits for (bounded by --timeout).
-Then it prints the pull request's gate and exits on it: 0 not blocked, 1 blocked
-(unless --no-gate). Errors of a log are printed as the service gives them, with
+CodeQL...) for the pull request, or for the branch of a push, one request per file: each
+log is gzipped (a .gz file is sent as it is) and sent inline when the request fits the
+service's 6 MB limit, else through a presigned S3 upload, whose processing it waits for
+(bounded by --timeout). Errors of a log are printed as the service gives them, with
 pointers into the log.
+
+On a pull request it sends its base branch and base commit (the merge base of the head
+and the base branch when the checkout has both, else the CI's), so that each finding is
+classified new or unchanged against the base branch's analysis; it prints the findings
+the pull request adds, then its gate, and exits on it: 0 not blocked, 1 blocked (unless
+--no-gate). On a push to a branch (GitHub's push event, GitLab's branch pipeline) or with
+--branch, it records a branch analysis, the baseline of the pull requests on that branch,
+and exits 0: a branch has no gate.
 
 First, each result with a line of a file in the checkout (--checkout) and no
 partialFingerprints.primaryLocationLineHash gets the one GitHub computes from that
@@ -60,33 +67,69 @@ func (a *app) uploadSetup(fs *flag.FlagSet, o *common) runFunc {
 		if err != nil {
 			return err
 		}
-		for _, check := range []func() error{p.needPR, p.needRepo, p.needEnvelope} {
+		for _, check := range []func() error{p.needPROrBranch, p.needRepo, p.needEnvelope} {
 			if err := check(); err != nil {
 				return err
 			}
 		}
 		p.envelope.Category = *category
+		base := a.resolveBase(ctx, &p, t.baseSHA, *fp.checkout)
 		if a.checkout, err = fp.open(); err != nil {
 			return err
 		}
 		defer a.closeCheckout()
-		return a.uploadAll(ctx, c, *o, p, files, *presigned, *noGate)
+		if p.envelope.Branch != "" {
+			return a.uploadBranch(ctx, c, *o, p, files, *presigned)
+		}
+		return a.uploadAll(ctx, c, *o, p, base, files, *presigned, *noGate)
 	}
 }
 
-// uploadAll uploads the files one after the other, then reads the gate
-// unless noGate.
-func (a *app) uploadAll(ctx context.Context, c *client.Client, o common, p pullRequest, files []string, presigned, noGate bool) error {
+// uploadBranch records the logs as analyses of the push's branch: no
+// gate, exit 0 once every log is recorded.
+func (a *app) uploadBranch(ctx context.Context, c *client.Client, o common, p pullRequest, files []string, presigned bool) error {
+	done, err := a.uploadEach(ctx, c, o, p, files, presigned)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return writeJSON(a.stdout, map[string]any{"branch": p.envelope.Branch, "uploads": done})
+	}
+	e := p.envelope
+	fmt.Fprintf(a.stdout, "%s: branch %s analysed at %s (%s); the baseline of its pull requests, no gate\n",
+		printable(e.RepoName), printable(e.Branch), printable(orDash(short(e.CommitSHA))), count(len(done), "log", "logs"))
+	return nil
+}
+
+// uploadEach uploads the files one after the other.
+func (a *app) uploadEach(ctx context.Context, c *client.Client, o common, p pullRequest, files []string, presigned bool) ([]uploaded, error) {
 	var done []uploaded
 	for _, file := range files {
 		u, err := a.uploadFile(ctx, c, p.envelope, file, presigned)
 		if err != nil {
-			return fmt.Errorf("%s: %w", file, err)
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		if !o.json {
 			printUploaded(a.stdout, u)
 		}
 		done = append(done, u)
+	}
+	return done, nil
+}
+
+// uploadAll uploads the files one after the other, then prints the
+// findings the pull request adds and reads the gate unless noGate.
+func (a *app) uploadAll(ctx context.Context, c *client.Client, o common, p pullRequest, base baseOf, files []string, presigned, noGate bool) error {
+	done, err := a.uploadEach(ctx, c, o, p, files, presigned)
+	if err != nil {
+		return err
+	}
+	if !o.json && p.envelope.BaseRef != "" {
+		sha := "no base commit"
+		if base.sha != "" {
+			sha = short(base.sha) + ", " + base.source
+		}
+		fmt.Fprintf(a.stdout, "base %s (%s)\n", printable(p.envelope.BaseRef), printable(sha))
 	}
 	if noGate {
 		if o.json {
@@ -118,14 +161,22 @@ func (a *app) uploadGate(ctx context.Context, c *client.Client, o common, p pull
 	if err != nil {
 		return fmt.Errorf("the logs are recorded; reading the gate: %w", err)
 	}
+	added, err := newFindings(ctx, c, g)
+	if err != nil {
+		return fmt.Errorf("the logs are recorded; reading the new findings: %w", err)
+	}
 	if o.json {
-		if err := writeJSON(a.stdout, map[string]any{"uploads": done, "gate": g.JSON}); err != nil {
+		if err := writeJSON(a.stdout, map[string]any{"uploads": done, "new_findings": findingsJSON(added), "gate": g.JSON}); err != nil {
 			return err
 		}
 		if g.Blocked {
 			return errBlocked
 		}
 		return nil
+	}
+	fmt.Fprintln(a.stdout)
+	if err := printNew(a.stdout, g, added); err != nil {
+		return err
 	}
 	fmt.Fprintln(a.stdout)
 	return a.showGate(o, p.label(id), g)

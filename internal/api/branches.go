@@ -18,15 +18,19 @@ type BranchReader interface {
 }
 
 // GetBranch is GET /branches/{branch_id}: a branch with its newest scan
-// of each (scan type, category).
+// of each (scan type, category). A token scoped to other repositories
+// finds none (404).
 func GetBranch(st BranchReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetBranch", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "GetBranch", Roles: readRoles, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "branch_id")
 			if err != nil {
 				return Reply{}, err
 			}
 			b, err := st.Branch(ctx, id)
+			if err == nil {
+				err = mayRead(c, b.VcID, b.RepoID, "no branch has the id %d", id)
+			}
 			if err != nil {
 				return Reply{}, err
 			}
@@ -36,10 +40,11 @@ func GetBranch(st BranchReader, log *slog.Logger) Endpoint {
 
 // ListBranches is GET /branches?vc_id=&repo_id= (both required): one
 // repository's branches by name; with name (refs/heads/ removed), the
-// page of that one branch, or an empty page.
+// page of that one branch, or an empty page. A token scoped to other
+// repositories gets the empty page, as of a repository with no branch.
 func ListBranches(st BranchReader, pg Cursors, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "ListBranches", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "ListBranches", Roles: readRoles, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			q := readQuery(req)
 			var f scangate.BranchFilter
 			for _, name := range []string{"vc_id", "repo_id"} {
@@ -58,6 +63,9 @@ func ListBranches(st BranchReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
+			if !c.Reaches(f.VcID, f.RepoID) {
+				return replyPage(pg, req, "/api/branches", r, scangate.Page[scangate.Branch]{}, scangate.ViewBranch)
+			}
 			bs, err := st.BranchesPage(ctx, f, r.limit, r.after)
 			if err != nil {
 				return Reply{}, err
@@ -68,6 +76,7 @@ func ListBranches(st BranchReader, pg Cursors, log *slog.Logger) Endpoint {
 
 // AbsentReader reads a pull request's absent findings.
 type AbsentReader interface {
+	PR(ctx context.Context, id int64) (scangate.PR, error)
 	AbsentPage(ctx context.Context, prID int64, limit int, after map[string]string) (scangate.Page[scangate.AbsentFinding], error)
 }
 
@@ -110,11 +119,22 @@ func absentJSON(f scangate.AbsentFinding) absentBody {
 // ListAbsent is GET /pr/{pr_id}/absent: the findings of its newest
 // scans' baselines that those scans no longer have (fixed by the PR).
 func ListAbsent(st AbsentReader, pg Cursors, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "ListAbsent", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+	return Endpoint{Name: "ListAbsent", Roles: readRoles, RepoScope: true, Log: log,
+		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_id")
 			if err != nil {
 				return Reply{}, err
+			}
+			if c.Repos != nil {
+				// A token scoped to repositories reads the PR first (the
+				// page alone does not name its repository).
+				pr, err := st.PR(ctx, id)
+				if err == nil {
+					err = mayRead(c, pr.VcID, pr.RepoID, "no pull request has the id %d", id)
+				}
+				if err != nil {
+					return Reply{}, err
+				}
 			}
 			q := readQuery(req)
 			r, err := pg.read(q, "pr-absent", map[string]string{"pr_id": strconv.FormatInt(id, 10)})

@@ -159,8 +159,9 @@ func ListPRScans(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 		}}
 }
 
-// ListPRs is GET /pr (?vc_id=&repo_id=, both or neither; ?blocked=): PR
-// objects by last scan, newest first. With number (the PR's number in its
+// ListPRs is GET /pr (?vc_id=&repo_id=, both or neither; ?blocked=;
+// ?repo_name=, the repository's name ignoring case): PR objects by last
+// scan, newest first. With number (the PR's number in its
 // version-control system, only with vc_id and repo_id), the page of that
 // one PR, or an empty page.
 func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
@@ -182,6 +183,7 @@ func ListPRs(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 			}
 			f.Number = q.id("number")
 			f.Blocked = q.boolean("blocked")
+			f.RepoName = q.text("repo_name", scangate.MaxNameLen)
 			r, err := pg.read(q, "prs", nil)
 			if err != nil {
 				return Reply{}, err

@@ -66,7 +66,8 @@ func TestPRAndItsScans(t *testing.T) {
 }
 
 // TestListPRs: PR objects by last scan, newest first, each as GET
-// /pr/{pr_id} shows it; filtered by repository and by blocked state.
+// /pr/{pr_id} shows it; filtered by repository (its ids, or its name
+// ignoring case) and by blocked state.
 func TestListPRs(t *testing.T) {
 	h := newHarness(t)
 	reader := h.member("rita", scangate.RoleReadonly)
@@ -76,23 +77,33 @@ func TestListPRs(t *testing.T) {
 	}
 	step(scanReq{VcID: 1, RepoID: 10, PR: 1, Status: "completed", Findings: []string{"sha256:aa"}}) // PR 1: blocked
 	step(scanReq{VcID: 1, RepoID: 10, PR: 2, Status: "completed"})                                  // PR 2: clean
-	step(scanReq{VcID: 2, RepoID: 20, PR: 1, Status: "pending"})                                    // PR 3: blocked (pending)
+	step(scanReq{VcID: 2, RepoID: 20, PR: 1, Status: "pending", RepoName: "Acme/Web"})              // PR 3: blocked (pending)
 	step(scanReq{VcID: 1, RepoID: 10, PR: 2, Type: "VULNERABILITY", Status: "failed"})              // PR 2: blocked by its VULNERABILITY scan
 	step(scanReq{VcID: 1, RepoID: 10, PR: 1, Status: "completed"})                                  // PR 1: clean again, newest
 	mustOK(t, h.allow(`{"type":"SECRET","name":"sha256:aa","global_":true}`))
 	for query, want := range map[string][]int{
-		"":                                {1, 2, 3},
-		"blocked=true":                    {2, 3},
-		"blocked=false":                   {1},
-		"vc_id=1&repo_id=10":              {1, 2},
-		"vc_id=1&repo_id=10&blocked=true": {2},
-		"vc_id=2&repo_id=20":              {3},
-		"vc_id=2&repo_id=10":              {},
+		"":                                      {1, 2, 3},
+		"blocked=true":                          {2, 3},
+		"blocked=false":                         {1},
+		"vc_id=1&repo_id=10":                    {1, 2},
+		"vc_id=1&repo_id=10&blocked=true":       {2},
+		"vc_id=2&repo_id=20":                    {3},
+		"vc_id=2&repo_id=10":                    {},
+		"repo_name=acme/api":                    {1, 2},
+		"repo_name=ACME/api&blocked=true":       {2},
+		"repo_name=acme/web":                    {3},
+		"vc_id=1&repo_id=10&repo_name=acme/web": {},
+		"vc_id=1&repo_id=10&number=2&repo_name=acme/api": {2},
+		"vc_id=1&repo_id=10&number=2&repo_name=acme/web": {},
+		"repo_name=acme": {},
 	} {
 		for _, limit := range []int{1, 3, 100} {
 			got := h.walk("list-prs", &reader, nil, "/api/pr", query, limit, true)
 			if !slices.Equal(ids(got), want) {
 				t.Errorf("GET /pr?%s limit %d: %v; want %v", query, limit, ids(got), want)
+			}
+			if strings.Contains(query, "number=") {
+				continue
 			}
 			for _, pr := range got {
 				b, _ := json.Marshal(mustOK(t, h.read("get-pr", &reader, map[string]string{"pr_id": strconv.Itoa(int(pr["id"].(float64)))}, "")))

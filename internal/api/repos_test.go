@@ -10,10 +10,12 @@ import (
 )
 
 // scopedRoutes are the operations a token scoped to repositories may call:
-// recording scans and reading scans, PRs, gates, findings and uploads.
+// recording scans and reading scans, PRs, gates, findings, branches and
+// uploads.
 var scopedRoutes = map[string]bool{
 	"record-scan": true, "record-sarif": true, "create-sarif-upload": true, "get-sarif-upload": true,
 	"get-scan": true, "get-pr": true, "list-pr-scans": true, "list-prs": true, "get-pr-gate": true, "list-findings": true,
+	"get-branch": true, "list-branches": true, "list-pr-absent": true,
 }
 
 // envelopeOf is the envelope of a recording of PR number pr of repository
@@ -39,9 +41,11 @@ func (h *harness) scopedCaller(c *scangate.Caller, body string) (scangate.Caller
 
 // TestRepoScopedToken: a token scoped to repositories records scans of
 // those only (403 for another, nothing written), reads scans, PRs, gates,
-// findings and uploads of those only (404 for another's, as for an id
-// nothing has; listings filtered), shows its repositories in its
-// metadata, and is 403 on every other operation of the table.
+// findings, branches and uploads of those only (404 for another's, as for
+// an id nothing has; listings filtered), shows its repositories in its
+// metadata, and is 403 on every other operation of the table, called
+// with the other repository's ids. Every operation it may call is tried
+// against the other repository.
 func TestRepoScopedToken(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -49,6 +53,9 @@ func TestRepoScopedToken(t *testing.T) {
 	mine := mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{RepoID: 100, PR: 7, Findings: []string{"sha256:aa"}}.body())))
 	theirs := mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{RepoID: 200, PR: 8, Findings: []string{"sha256:bb"}}.body())))
 	theirUpload := mustOK(t, h.call("create-sarif-upload", jsonReq(&h.admin, envelopeOf(200, 8, ""))))
+	myBranch := mustOK(t, h.call("record-scan", jsonReq(&h.admin, branchBody("main", ""))))
+	theirBranch := mustOK(t, h.call("record-scan", jsonReq(&h.admin, strings.Replace(branchBody("main", ""), `"repo_id":100`, `"repo_id":200`, 1))))
+	tried := map[string]bool{} // the operations tried against the other repository
 	ci, tok := h.scopedCaller(&h.admin, `{"name":"ci","scope":"scan","repos":[{"vc_id":10,"repo_id":100},{"vc_id":11,"repo_id":5}]}`)
 	want := `[map[repo_id:100 vc_id:10] map[repo_id:5 vc_id:11]]`
 	if got := fmt.Sprint(tok["repos"]); got != want {
@@ -82,6 +89,7 @@ func TestRepoScopedToken(t *testing.T) {
 	} {
 		for _, b := range []string{body, strings.Replace(body, `"vc_id":10`, `"vc_id":11`, 1)} { // the repository's id under another system
 			resp := h.call(fn, jsonReq(&ci, b))
+			tried[fn] = true
 			if resp.StatusCode != 403 || !strings.Contains(resp.Body, "may not record scans of repository") {
 				t.Errorf("%s for another repository: %d %s; want 403", fn, resp.StatusCode, resp.Body)
 			}
@@ -95,6 +103,7 @@ func TestRepoScopedToken(t *testing.T) {
 	id := func(m map[string]any, k string) string { return fmt.Sprint(int64(m[k].(float64))) }
 	myScan, theirScan := id(mine, "id"), id(theirs, "id")
 	myPR, theirPR := id(mine, "pr_id"), id(theirs, "pr_id")
+	branchOf := func(m map[string]any) string { return id(m["branch"].(map[string]any), "branch_id") }
 	for _, c := range []struct {
 		fn, param, ok, absent string
 	}{
@@ -104,7 +113,10 @@ func TestRepoScopedToken(t *testing.T) {
 		{"get-pr-gate", "pr_id", myPR, theirPR},
 		{"list-pr-scans", "pr_id", myPR, theirPR},
 		{"get-sarif-upload", "upload_id", "", id(theirUpload, "id")},
+		{"get-branch", "branch_id", branchOf(myBranch), branchOf(theirBranch)},
+		{"list-pr-absent", "pr_id", myPR, theirPR},
 	} {
+		tried[c.fn] = true
 		if c.ok != "" {
 			if resp := h.read(c.fn, &ci, map[string]string{c.param: c.ok}, ""); resp.StatusCode != 200 {
 				t.Errorf("%s of its repository: %d %s", c.fn, resp.StatusCode, resp.Body)
@@ -137,14 +149,37 @@ func TestRepoScopedToken(t *testing.T) {
 	if got := prsOf("vc_id=10&repo_id=100&number=7"); fmt.Sprint(got) != "[100]" {
 		t.Errorf("list-prs of its PR by number: %v", got)
 	}
+	tried["list-prs"] = true
+	// Branches: its repository's listed, another's an empty page (also by
+	// name), as of a repository with no branch.
+	for q, want := range map[string]int{"vc_id=10&repo_id=100": 1, "vc_id=10&repo_id=200": 0, "vc_id=10&repo_id=200&name=main": 0, "vc_id=11&repo_id=100": 0} {
+		if got := decodePage(t, h.read("list-branches", &ci, nil, q)).Items; len(got) != want {
+			t.Errorf("list-branches?%s: %v; want %d", q, got, want)
+		}
+		if got := decodePage(t, h.read("list-branches", &h.admin, nil, q)).Items; q == "vc_id=10&repo_id=200" && len(got) != 1 {
+			t.Errorf("list-branches?%s by an unscoped token: %v", q, got)
+		}
+	}
+	tried["list-branches"] = true
+	for fn := range scopedRoutes {
+		if !tried[fn] {
+			t.Errorf("%s is not tried against another repository", fn)
+		}
+	}
 
 	// Nothing else of the service, whatever the route.
 	before = len(h.items())
 	for _, op := range ops.Operations() {
-		if op.API == nil || op.Name == "login" || scopedRoutes[op.Name] {
+		if op.API == nil || op.Name == "login" || op.Name == "exchange-oidc-token" || scopedRoutes[op.Name] {
 			continue
 		}
-		if resp := h.call(op.Name, jsonReq(&ci, `{}`)); resp.StatusCode != 403 {
+		r := jsonReq(&ci, `{}`)
+		// Every path id the routes take, naming the other repository's
+		// records (or the first of a kind).
+		r.params = map[string]string{"pr_id": theirPR, "pr_scan_id": theirScan, "branch_id": branchOf(theirBranch), "upload_id": id(theirUpload, "id"),
+			"repo_id": "200", "vc_id": "10", "user_id": "1", "whitelist_id": "1", "token_id": "1", "webhook_id": "1", "delivery_id": "1",
+			"reevaluation_id": "1", "name": "ci"}
+		if resp := h.call(op.Name, r); resp.StatusCode != 403 {
 			t.Errorf("%s with a token scoped to repositories: %d %s; want 403", op.Name, resp.StatusCode, resp.Body)
 		}
 	}

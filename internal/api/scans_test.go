@@ -27,6 +27,7 @@ type scanReq struct {
 	Status   string
 	Findings []string
 	Extra    string // more members, with a leading comma
+	RepoName string // default acme/api
 }
 
 func (s scanReq) body() string {
@@ -42,6 +43,9 @@ func (s scanReq) body() string {
 	if s.PR == 0 {
 		s.PR = 7
 	}
+	if s.RepoName == "" {
+		s.RepoName = "acme/api"
+	}
 	var fs []string
 	for _, n := range s.Findings {
 		fs = append(fs, fmt.Sprintf(`{"name":%q,"rule":"rule-1","path":"src/main.go","line":12}`, n))
@@ -50,9 +54,9 @@ func (s scanReq) body() string {
 	if s.Status != "" {
 		status = fmt.Sprintf(`,"status":%q`, s.Status)
 	}
-	return fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"acme-github","repo_id":%d,"repo_name":"acme/api",`+
+	return fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"acme-github","repo_id":%d,"repo_name":%q,`+
 		`"webhook_id":3,"pr":{"pr_id":%d,"pr_name":"Add login","pr_link":"https://github.com/acme/api/pull/%d"},"findings":[%s]%s%s}`,
-		s.Type, s.VcID, s.RepoID, s.PR, s.PR, strings.Join(fs, ","), status, s.Extra)
+		s.Type, s.VcID, s.RepoID, s.RepoName, s.PR, s.PR, strings.Join(fs, ","), status, s.Extra)
 }
 
 func (h *harness) record(s scanReq) events.APIGatewayProxyResponse {

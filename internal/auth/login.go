@@ -38,6 +38,8 @@ type Issued struct {
 	Token     string
 	ID        int64
 	ExpiresIn time.Duration
+	// Repos are the repositories the token is scoped to (nil: every one).
+	Repos []scangate.RepoRef
 }
 
 // Login checks the password and issues a token. Unknown usernames, wrong

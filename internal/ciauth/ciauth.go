@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,11 +33,16 @@ var ErrRefused = errors.New("id token refused")
 // issuer's public key (or none at all, "alg": "none") is taken.
 var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
 
+// FetchTimeout bounds a fetch of an issuer's discovery document or keys.
+const FetchTimeout = 10 * time.Second
+
 // Claims are what scangate reads of a verified id token.
 type Claims struct {
 	Issuer  string
 	Subject string
-	Expiry  time.Time
+	// Audience is every audience the token names (its aud claim).
+	Audience []string
+	Expiry   time.Time
 	// RepoID is the id of the repository the job runs for: GitHub's
 	// repository_id, GitLab's project_id ("" when the token names none).
 	RepoID string
@@ -85,15 +91,28 @@ func (v *Verifier) provider(ctx context.Context, issuer string) (*oidc.Provider,
 // wraps ErrRefused is the token's fault; another is the issuer's (its
 // documents could not be fetched).
 func (v *Verifier) Verify(ctx context.Context, issuer, audience, raw string) (Claims, error) {
+	return v.VerifyAny(ctx, issuer, []string{audience}, raw)
+}
+
+// VerifyAny checks raw as an id token of issuer for at least one of
+// audiences (the trusts of one issuer may each name their own): its
+// signature, issuer and times as Verify does, then its aud claim against
+// the list. Errors as Verify's.
+func (v *Verifier) VerifyAny(ctx context.Context, issuer string, audiences []string, raw string) (Claims, error) {
 	p, err := v.provider(ctx, issuer)
 	if err != nil {
 		return Claims{}, err
 	}
-	tok, err := p.VerifierContext(oidc.ClientContext(ctx, v.client), &oidc.Config{ClientID: audience, SupportedSigningAlgs: signingAlgs, Now: v.now}).Verify(ctx, raw)
+	// The audience is checked below, against every audience allowed.
+	cfg := &oidc.Config{SkipClientIDCheck: true, SupportedSigningAlgs: signingAlgs, Now: v.now}
+	tok, err := p.VerifierContext(oidc.ClientContext(ctx, v.client), cfg).Verify(ctx, raw)
 	if err != nil {
 		return Claims{}, fmt.Errorf("%w: %s", ErrRefused, err.Error())
 	}
-	c := Claims{Issuer: tok.Issuer, Subject: tok.Subject, Expiry: tok.Expiry}
+	if !slices.ContainsFunc(tok.Audience, func(a string) bool { return slices.Contains(audiences, a) }) {
+		return Claims{}, fmt.Errorf("%w: expected audience in %q got %q", ErrRefused, audiences, tok.Audience)
+	}
+	c := Claims{Issuer: tok.Issuer, Subject: tok.Subject, Audience: tok.Audience, Expiry: tok.Expiry}
 	if err := tok.Claims(&c.All); err != nil {
 		return Claims{}, fmt.Errorf("%w: its claims: %s", ErrRefused, err.Error())
 	}

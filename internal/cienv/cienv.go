@@ -1,5 +1,5 @@
-// Package cienv reads what a CI job knows of the pull request it runs for
-// from the CI's own environment: GitHub Actions (its variables and the
+// Package cienv reads what a CI job knows of the pull request, or the
+// push to a branch, it runs for from the CI's own environment: GitHub Actions (its variables and the
 // event payload at GITHUB_EVENT_PATH) and GitLab CI (its predefined
 // variables), so that a job needs no invented ids.
 package cienv
@@ -26,9 +26,21 @@ type Context struct {
 	PRName   string
 	PRLink   string
 	// CommitSHA is the head commit of the pull request (not the merge
-	// commit a CI may build), Ref the ref it was checked out from.
+	// commit a CI may build), or the commit pushed; Ref the ref it was
+	// checked out from.
 	CommitSHA string
 	Ref       string
+	// Branch is the branch a push ran for (GitHub's push event, GitLab's
+	// branch pipeline), without refs/heads/; "" in a pull request.
+	Branch string
+	// BaseRef is a pull request's base (target) branch. BaseSHA is the
+	// base commit the CI names: GitHub's pull_request.base.sha (the base
+	// branch's tip when the event was made), GitLab's
+	// CI_MERGE_REQUEST_DIFF_BASE_SHA (the merge base). BaseTip is the base
+	// branch's tip, from which a merge base can be computed in the
+	// checkout (GitHub's base.sha, GitLab's
+	// CI_MERGE_REQUEST_TARGET_BRANCH_SHA of merged results pipelines).
+	BaseRef, BaseSHA, BaseTip string
 }
 
 // Read reads the context from getenv (os.Getenv) and, on GitHub Actions,
@@ -52,6 +64,10 @@ type githubEvent struct {
 		Head    struct {
 			SHA string `json:"sha"`
 		} `json:"head"`
+		Base struct {
+			Ref string `json:"ref"`
+			SHA string `json:"sha"`
+		} `json:"base"`
 	} `json:"pull_request"`
 }
 
@@ -75,8 +91,15 @@ func github(getenv func(string) string, readFile func(string) ([]byte, error)) (
 		}
 		if pr := ev.PullRequest; pr != nil && pr.Number > 0 {
 			c.PR, c.PRName, c.PRLink, c.CommitSHA = pr.Number, pr.Title, pr.HTMLURL, pr.Head.SHA
+			c.BaseRef, c.BaseSHA, c.BaseTip = pr.Base.Ref, pr.Base.SHA, pr.Base.SHA
 			return c, nil
 		}
+	}
+	// A push to a branch (not a tag): GITHUB_SHA is the commit pushed.
+	if c.Event == "push" && strings.HasPrefix(c.Ref, "refs/heads/") {
+		c.Branch = strings.TrimPrefix(c.Ref, "refs/heads/") // GITHUB_REF_NAME's value on a push
+		c.CommitSHA = getenv("GITHUB_SHA")
+		return c, nil
 	}
 	// A job on a pull request's ref whose payload does not describe it:
 	// the number is in the ref; GITHUB_SHA is then a merge commit, not the
@@ -85,6 +108,7 @@ func github(getenv func(string) string, readFile func(string) ([]byte, error)) (
 		c.PR, _ = strconv.ParseInt(m[1], 10, 64)
 		c.PRName = "#" + m[1]
 		c.PRLink = strings.TrimRight(getenv("GITHUB_SERVER_URL"), "/") + "/" + c.RepoName + "/pull/" + m[1]
+		c.BaseRef = getenv("GITHUB_BASE_REF")
 	}
 	return c, nil
 }
@@ -111,7 +135,15 @@ func gitlab(getenv func(string) string) (Context, error) {
 	if c.Ref == "" && getenv("CI_COMMIT_BRANCH") != "" {
 		c.Ref = "refs/heads/" + getenv("CI_COMMIT_BRANCH")
 	}
+	if c.PR == 0 {
+		// A branch pipeline (a push, a schedule, a web run): no merge
+		// request, CI_COMMIT_BRANCH is the branch (unset for a tag).
+		c.Branch = getenv("CI_COMMIT_BRANCH")
+	}
 	if c.PR > 0 {
+		c.BaseRef = getenv("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")
+		c.BaseSHA = getenv("CI_MERGE_REQUEST_DIFF_BASE_SHA")
+		c.BaseTip = getenv("CI_MERGE_REQUEST_TARGET_BRANCH_SHA")
 		iid := strconv.FormatInt(c.PR, 10)
 		project := getenv("CI_MERGE_REQUEST_PROJECT_URL")
 		if project == "" {

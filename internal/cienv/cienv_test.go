@@ -26,24 +26,28 @@ func TestGitHubPullRequest(t *testing.T) {
 	}
 	want := cienv.Context{CI: "github", Event: "pull_request", VcType: "github", VcName: "github.com",
 		RepoID: cienvtest.GitHubRepoID, RepoName: cienvtest.GitHubRepo, PR: cienvtest.GitHubPR, PRName: cienvtest.GitHubPRName,
-		PRLink: cienvtest.GitHubPRLink, CommitSHA: cienvtest.GitHubHeadSHA, Ref: "refs/pull/2/merge"}
+		PRLink: cienvtest.GitHubPRLink, CommitSHA: cienvtest.GitHubHeadSHA, Ref: "refs/pull/2/merge",
+		BaseRef: cienvtest.GitHubBase, BaseSHA: cienvtest.GitHubBaseSHA, BaseTip: cienvtest.GitHubBaseSHA}
 	if got != want {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 }
 
-// A push event's payload has no pull request: outside a PR, whatever
-// GITHUB_SHA is.
+// A push event's payload has no pull request: a push to a branch, whose
+// commit is GITHUB_SHA; a push of a tag is neither.
 func TestGitHubPush(t *testing.T) {
-	dir := t.TempDir()
-	env := cienvtest.GitHubPullRequest(t, dir)
-	if err := os.WriteFile(env["GITHUB_EVENT_PATH"], []byte(`{"ref":"refs/heads/main","after":"`+cienvtest.GitHubHeadSHA+`"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env["GITHUB_EVENT_NAME"], env["GITHUB_REF"] = "push", "refs/heads/main"
+	sha := strings.Repeat("5e", 20)
+	env := cienvtest.GitHubPush(t, t.TempDir(), "main", sha)
 	got, err := cienv.Read(lookup(env), os.ReadFile)
-	if err != nil || got.PR != 0 || got.CommitSHA != "" || got.RepoID != cienvtest.GitHubRepoID || got.Event != "push" {
-		t.Errorf("push: %+v %v", got, err)
+	want := cienv.Context{CI: "github", Event: "push", VcType: "github", VcName: "github.com", RepoID: cienvtest.GitHubRepoID,
+		RepoName: cienvtest.GitHubRepo, CommitSHA: sha, Ref: "refs/heads/main", Branch: "main"}
+	if err != nil || got != want {
+		t.Errorf("push:\ngot  %+v %v\nwant %+v", got, err, want)
+	}
+	env["GITHUB_REF"], env["GITHUB_REF_NAME"], env["GITHUB_REF_TYPE"] = "refs/tags/v1.0.0", "v1.0.0", "tag"
+	got, err = cienv.Read(lookup(env), os.ReadFile)
+	if err != nil || got.PR != 0 || got.Branch != "" || got.CommitSHA != "" {
+		t.Errorf("a tag's push: %+v %v", got, err)
 	}
 }
 
@@ -53,7 +57,7 @@ func TestGitHubRefOnly(t *testing.T) {
 	env := cienvtest.GitHubPullRequest(t, t.TempDir())
 	delete(env, "GITHUB_EVENT_PATH")
 	got, err := cienv.Read(lookup(env), os.ReadFile)
-	if err != nil || got.PR != 2 || got.PRLink != cienvtest.GitHubPRLink || got.CommitSHA != "" {
+	if err != nil || got.PR != 2 || got.PRLink != cienvtest.GitHubPRLink || got.CommitSHA != "" || got.BaseRef != "master" || got.BaseSHA != "" || got.Branch != "" {
 		t.Errorf("ref only: %+v %v", got, err)
 	}
 }
@@ -84,8 +88,13 @@ func TestGitHubErrors(t *testing.T) {
 func TestGitLabMergeRequest(t *testing.T) {
 	want := cienv.Context{CI: "gitlab", Event: "merge_request_event", VcType: "gitlab", VcName: "gitlab.example.com",
 		RepoID: cienvtest.GitLabProjectID, RepoName: cienvtest.GitLabProject, PR: cienvtest.GitLabMR, PRName: cienvtest.GitLabMRName,
-		PRLink: cienvtest.GitLabMRLink, CommitSHA: cienvtest.GitLabHeadSHA, Ref: "refs/merge-requests/17/head"}
+		PRLink: cienvtest.GitLabMRLink, CommitSHA: cienvtest.GitLabHeadSHA, Ref: "refs/merge-requests/17/head",
+		BaseRef: cienvtest.GitLabTarget, BaseSHA: cienvtest.GitLabDiffBase}
 	for _, merged := range []bool{false, true} {
+		want.BaseTip = ""
+		if merged {
+			want.BaseTip = cienvtest.GitLabTargetSHA
+		}
 		got, err := cienv.Read(lookup(cienvtest.GitLabMergeRequest(merged)), os.ReadFile)
 		if err != nil || got != want {
 			t.Errorf("merged results %v:\ngot  %+v %v\nwant %+v", merged, got, err, want)
@@ -93,18 +102,20 @@ func TestGitLabMergeRequest(t *testing.T) {
 	}
 }
 
-// A branch pipeline has no merge request.
+// A branch pipeline has no merge request: its branch and commit; a tag's
+// pipeline has no branch.
 func TestGitLabBranch(t *testing.T) {
-	env := cienvtest.GitLabMergeRequest(false)
-	for k := range env {
-		if strings.HasPrefix(k, "CI_MERGE_REQUEST_") {
-			delete(env, k)
-		}
-	}
-	env["CI_PIPELINE_SOURCE"], env["CI_COMMIT_BRANCH"] = "push", "main"
+	sha := strings.Repeat("7c", 20)
+	env := cienvtest.GitLabBranch("main", sha)
 	got, err := cienv.Read(lookup(env), os.ReadFile)
-	if err != nil || got.PR != 0 || got.Ref != "refs/heads/main" || got.RepoID != cienvtest.GitLabProjectID {
+	if err != nil || got.PR != 0 || got.Ref != "refs/heads/main" || got.RepoID != cienvtest.GitLabProjectID || got.Branch != "main" ||
+		got.CommitSHA != sha || got.BaseRef != "" || got.BaseSHA != "" {
 		t.Errorf("branch pipeline: %+v %v", got, err)
+	}
+	delete(env, "CI_COMMIT_BRANCH")
+	env["CI_COMMIT_TAG"] = "v1.0.0"
+	if got, err := cienv.Read(lookup(env), os.ReadFile); err != nil || got.Branch != "" || got.PR != 0 {
+		t.Errorf("tag pipeline: %+v %v", got, err)
 	}
 }
 

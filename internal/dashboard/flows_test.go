@@ -118,16 +118,24 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("no row names acme/payments #10 and links to #/pr/%d: %v", pr10, rows)
 			}
 			b.page(t, "blocked-pull-requests")
-			// The filters: another repository's PRs, all of them.
-			b.act(t, "prs", chromedp.SetValue(chromedp.ID("blocked"), "any"), chromedp.SendKeys(chromedp.ID("vc_id"), "2"),
-				chromedp.SendKeys(chromedp.ID("repo_id"), "201"), chromedp.Click(chromedp.CSS("form.filters button")))
-			if got := eval[string](t, b, `location.hash`); got != "#/prs?blocked=any&vc_id=2&repo_id=201" {
+			// The repositories seen are offered by name.
+			if got := eval[[]string](t, b, `[...document.querySelectorAll('#repo-names option')].map((o) => o.value)`); !slices.Contains(got, "acme/payments") {
+				t.Errorf("the repository names offered: %v", got)
+			}
+			// The filters: another repository's PRs by its name (any case), all of them.
+			b.act(t, "prs", chromedp.SetValue(chromedp.ID("blocked"), "any"), chromedp.SendKeys(chromedp.ID("repo"), "Platform/Infra"),
+				chromedp.Click(chromedp.CSS("form.filters button")))
+			if got := eval[string](t, b, `location.hash`); got != "#/prs?blocked=any&repo=Platform%2FInfra" {
 				t.Errorf("the filtered list's address is %q", got)
 			}
 			names := eval[[]string](t, b, `[...document.querySelectorAll('main tbody tr a')].map((a) => a.textContent)`)
-			if len(names) != 2 || !strings.HasPrefix(names[0], "platform/infra #") {
-				t.Errorf("repository 201's PRs: %v", names)
+			if len(names) != 2 || !strings.HasPrefix(names[0], "platform/infra #") || !strings.HasPrefix(names[1], "platform/infra #") {
+				t.Errorf("platform/infra's PRs: %v", names)
 			}
+			if got := b.text(t, "h1"); got != "Pull requests of Platform/Infra" {
+				t.Errorf("the filtered list's h1 is %q", got)
+			}
+			b.page(t, "pull-requests-of-a-repository")
 		}},
 		{"pull request", func(t *testing.T) {
 			b.open(t, "#/pr/999999", "pr")
@@ -209,6 +217,9 @@ func TestBrowser(t *testing.T) {
 			}
 			b.page(t, "severity-filter")
 		}},
+		{"new code", func(t *testing.T) {
+			newCode(t, b, admin)
+		}},
 		{"allowlist a finding", func(t *testing.T) {
 			b.open(t, fmt.Sprintf("#/pr/%d", pr10), "pr")
 			button := chromedp.JSPath(`[...document.querySelectorAll('main tbody tr')].filter((tr) => tr.textContent.includes('CVE-2021-44228')).map((tr) => tr.querySelector('button'))`)
@@ -270,7 +281,7 @@ func TestBrowser(t *testing.T) {
 			// Require a secret scan of category gitleaks: PR 10 has none.
 			b.act(t, "policy", chromedp.SetValue(chromedp.ID("gp-req-cat-0"), "gitleaks"),
 				chromedp.Click(chromedp.CSS("form.policy-form button[type=submit]")))
-			if got := b.text(t, "[role=status]"); got != "Saved the global policy (version 1). The gates of 7 pull requests were judged again." {
+			if got := b.text(t, "[role=status]"); got != "Saved the global policy (version 1). The gates of 8 pull requests were judged again." {
 				t.Errorf("the change's message: %q", got)
 			}
 			if _, body := call(t, "GET", b.api+"/gate/policy", admin, ""); !strings.Contains(body, `"required":[{"scan_type":"SECRET","category":"gitleaks"}],"block_on_missing":true`) {
@@ -295,7 +306,7 @@ func TestBrowser(t *testing.T) {
 			}
 			b.page(t, "repository-policy")
 			b.act(t, "repo-policy", chromedp.SetValue(chromedp.ID("gp-missing"), "false"), chromedp.Click(chromedp.CSS("form.policy-form button[type=submit]")))
-			if got := b.text(t, "[role=status]"); got != "Saved the policy of repository 101 (version 2). The gates of 7 pull requests were judged again." {
+			if got := b.text(t, "[role=status]"); got != "Saved the policy of repository 101 (version 2). The gates of 8 pull requests were judged again." {
 				t.Errorf("the change's message: %q", got)
 			}
 			if got := b.text(t, ".lead"); !strings.HasPrefix(got, "Its own policy: a missing required scan does not block; the rest as the global policy.") {
@@ -318,7 +329,7 @@ func TestBrowser(t *testing.T) {
 			// scan removed: not blocked.
 			b.open(t, "#/gate/policy/repos/101", "repo-policy")
 			b.act(t, "repo-policy", chromedp.Click(chromedp.CSS("section.lifecycle button")))
-			if got := b.text(t, "[role=status]"); got != "Repository 101 follows the global policy again (version 3). The gates of 7 pull requests were judged again." {
+			if got := b.text(t, "[role=status]"); got != "Repository 101 follows the global policy again (version 3). The gates of 8 pull requests were judged again." {
 				t.Errorf("the return's message: %q", got)
 			}
 			if got := b.text(t, ".lead"); !strings.HasPrefix(got, "It follows the global policy.") {
@@ -395,8 +406,8 @@ func TestBrowser(t *testing.T) {
 			}
 			b.page(t, "audit-log-policy-changes")
 			b.open(t, "#/audit?action=scan.record", "audit")
-			if got := eval[[]string](t, b, `[...document.querySelectorAll('main tbody tr')].map((tr) => tr.cells[2].textContent)`); len(got) != 13 || !strings.HasPrefix(got[0], "admin (user 1, token ") || slices.ContainsFunc(got[1:], func(a string) bool { return a != "system" }) {
-				t.Errorf("the scans recorded (12 of the demo data, one by the test): actors %q", got)
+			if got := eval[[]string](t, b, `[...document.querySelectorAll('main tbody tr')].map((tr) => tr.cells[2].textContent)`); len(got) != 15 || slices.ContainsFunc(got[:3], func(a string) bool { return !strings.HasPrefix(a, "admin (user 1, token ") }) || slices.ContainsFunc(got[3:], func(a string) bool { return a != "system" }) {
+				t.Errorf("the scans recorded (12 of the demo data, three by the test: PR 12's, main's and PR 14's): actors %q", got)
 			}
 		}},
 		{"health", func(t *testing.T) {

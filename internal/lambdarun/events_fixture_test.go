@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+
 	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/oidctest"
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/seal"
 	"github.com/scangate/scangate/internal/store"
@@ -47,6 +50,7 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 		return w
 	}
 	first := webhook()
+	idToken := benchIDToken(b, st, now)
 	for range n {
 		webhook()
 	}
@@ -116,6 +120,11 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 			return proxy("PUT", "/api/auth/oidc/trust/1", map[string]string{"name": "1"},
 				`{"issuer":"https://token.actions.githubusercontent.com","audience":"bench","repos":[{"vc_id":1,"repo_id":1}]}`)
 		},
+		// An id token of a stand-in issuer on loopback that a trust of
+		// the first admin names: exchanged (its keys fetched once).
+		"exchange-oidc-token": func(int) []byte {
+			return proxy("POST", "/api/auth/oidc/token", nil, `{"id_token":"`+idToken+`"}`)
+		},
 		"delete-oidc-trust": func(i int) []byte {
 			name := "del-" + strconv.Itoa(i%n)
 			return proxy("DELETE", "/api/auth/oidc/trust/"+name, map[string]string{"name": name}, "")
@@ -147,4 +156,21 @@ func fakeSQS(w http.ResponseWriter, r *http.Request) {
 	sum := md5.Sum([]byte(in.MessageBody))
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	_, _ = fmt.Fprintf(w, `{"MessageId":"bench","MD5OfMessageBody":"%s"}`, hex.EncodeToString(sum[:]))
+}
+
+// benchIDToken starts a stand-in issuer on loopback, puts a trust of it
+// (the first admin's) and returns an id token it signed, valid for an
+// hour, that the trust lets in.
+func benchIDToken(b testing.TB, st *store.Store, now time.Time) string {
+	is := oidctest.New(b)
+	k := oidctest.RSAKey(b, "k1")
+	is.Publish(k)
+	who := scangate.Who{Actor: &scangate.Actor{UserID: 1, Username: "admin"}, RequestID: "bench-fixture"}
+	if _, err := st.PutTrust(context.Background(), scangate.Trust{Name: "bench-ci", Issuer: is.URL, Audience: "bench",
+		Repos: []scangate.RepoRef{{VcID: 1, RepoID: 1}}}, who, now); err != nil {
+		b.Fatal(err)
+	}
+	claims := oidctest.GitHubClaims(is.URL, "bench", "1", now)
+	claims["exp"] = now.Add(time.Hour).Unix()
+	return oidctest.Sign(b, k, jose.RS256, claims)
 }

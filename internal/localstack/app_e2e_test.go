@@ -1,15 +1,10 @@
 package localstack_test
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestCommitStatusesThroughGitHubApp: PUT /integrations with a GitHub
@@ -19,14 +14,7 @@ import (
 // missing id is refused (422) and changes nothing.
 func TestCommitStatusesThroughGitHubApp(t *testing.T) {
 	t.Parallel()
-	gh := gitHub(t, "ghp_unused")
-	gh.AddRepo(5, "acme", "api")
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
-	gh.AddApp(31, 4001, &k.PublicKey, time.Hour)
+	gh, key := gitHubApp(t)
 	e := startEvents(t)
 	put := func(status int, body map[string]any) string {
 		b, _ := json.Marshal(body)

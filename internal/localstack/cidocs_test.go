@@ -1,6 +1,7 @@
 package localstack_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,9 +15,10 @@ type githubWorkflow struct {
 	Jobs map[string]struct {
 		Env   map[string]string `yaml:"env"`
 		Steps []struct {
-			Name string `yaml:"name"`
-			Uses string `yaml:"uses"`
-			Run  string `yaml:"run"`
+			Name string         `yaml:"name"`
+			Uses string         `yaml:"uses"`
+			With map[string]any `yaml:"with"`
+			Run  string         `yaml:"run"`
 		} `yaml:"steps"`
 	} `yaml:"jobs"`
 }
@@ -47,13 +49,21 @@ func ciSnippets(t *testing.T) (githubWorkflow, map[string]gitlabJob) {
 
 // TestCIDocsSnippets: the snippets of docs/CI.md are what CI systems read
 // (the test that runs them against the local server is TestCIDocs):
-// GitHub's workflow runs on pull requests and ends with scangate upload,
-// which gates; GitLab's job runs in merge request pipelines and does too.
+// GitHub's workflow runs on pull requests and on pushes to the default
+// branch, fetches the history (the merge base) and ends with scangate
+// upload, which gates; GitLab's job runs in merge request pipelines and
+// the default branch's push pipelines and does too.
 func TestCIDocsSnippets(t *testing.T) {
 	t.Parallel()
 	wf, gl := ciSnippets(t)
-	if _, ok := wf.On["pull_request"]; !ok || len(wf.Jobs) != 1 {
-		t.Errorf("the workflow runs on %v with %d jobs; want pull_request, one job", wf.On, len(wf.Jobs))
+	push, _ := wf.On["push"].(map[string]any)
+	if _, ok := wf.On["pull_request"]; !ok || len(wf.Jobs) != 1 || fmt.Sprint(push["branches"]) != "[main]" {
+		t.Errorf("the workflow runs on %v with %d jobs; want pull_request and push to main, one job", wf.On, len(wf.Jobs))
+	}
+	for name, job := range wf.Jobs {
+		if co := job.Steps[0]; co.Uses != "actions/checkout@v4" || fmt.Sprint(co.With["fetch-depth"]) != "0" {
+			t.Errorf("job %s: the checkout %+v does not fetch the history", name, co)
+		}
 	}
 	for name, job := range wf.Jobs {
 		if job.Env["SCANGATE_TOKEN"] != "${{ secrets.SCANGATE_TOKEN }}" || job.Env["SCANGATE_URL"] == "" {
@@ -65,7 +75,8 @@ func TestCIDocsSnippets(t *testing.T) {
 		}
 	}
 	job, ok := gl["scangate"]
-	if !ok || len(job.Rules) != 1 || !strings.Contains(job.Rules[0].If, `"merge_request_event"`) || len(job.Script) == 0 {
+	if !ok || len(job.Rules) != 2 || !strings.Contains(job.Rules[0].If, `"merge_request_event"`) ||
+		job.Rules[1].If != `$CI_PIPELINE_SOURCE == "push" && $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH` || len(job.Script) == 0 {
 		t.Fatalf("the GitLab job: %+v", gl)
 	}
 	if last := job.Script[len(job.Script)-1]; !strings.HasPrefix(last, "scangate upload ") || strings.Contains(last, "--no-gate") {

@@ -77,11 +77,13 @@ func TestCLIGate(t *testing.T) {
 }
 
 // TestCIDocs runs the scan and upload steps of docs/CI.md's GitHub Actions
-// workflow and GitLab CI job, as written, with the environment each CI
-// sets for a pull request, over a checkout of the scanners' fixtures
-// (planted secrets and vulnerable code), against the local server: the
-// gate blocks (exit 1); once every finding is allowlisted, the same step
-// passes (exit 0). The install steps are replaced by the pinned scanners
+// workflow and GitLab CI job, as written, over a checkout of the scanners'
+// fixtures (planted secrets and vulnerable code), against the local
+// server: first with the environment each CI sets for a push to the base
+// branch (exit 0: a branch analysis), then with that of a pull request on
+// it: nothing is new (the same checkout), the gate blocks all the same
+// under the default policy (exit 1); once every finding is allowlisted,
+// the same step passes (exit 0). The install steps are replaced by the pinned scanners
 // of make test-scanners and the client built here, on PATH; semgrep reads
 // the fixtures' rules instead of p/default (no network).
 func TestCIDocs(t *testing.T) {
@@ -111,11 +113,13 @@ func TestCIDocs(t *testing.T) {
 		t.Parallel()
 		e := startCLI(t)
 		env := e.github(t, e.admin).env
+		push := cienvtest.GitHubPush(t, t.TempDir(), cienvtest.GitHubBase, cienvtest.GitHubBaseSHA)
+		push["SCANGATE_URL"], push["SCANGATE_TOKEN"] = env["SCANGATE_URL"], env["SCANGATE_TOKEN"]
 		var steps []string
 		for _, job := range wf.Jobs {
 			for k, v := range job.Env {
 				if !strings.Contains(v, "${{") {
-					env[k] = v
+					env[k], push[k] = v, v
 				}
 			}
 			for _, s := range job.Steps {
@@ -124,25 +128,28 @@ func TestCIDocs(t *testing.T) {
 				}
 			}
 		}
-		runCISteps(t, e, env, bin, rules, steps, "Codertocat/Hello-World#2")
+		runCISteps(t, e, push, env, bin, rules, steps, "Codertocat/Hello-World#2", cienvtest.GitHubBase)
 	})
 	t.Run("gitlab", func(t *testing.T) {
 		t.Parallel()
 		e := startCLI(t)
 		env := e.gitlab(e.admin).env
+		push := cienvtest.GitLabBranch(cienvtest.GitLabTarget, cienvtest.GitLabDiffBase)
+		push["SCANGATE_URL"], push["SCANGATE_TOKEN"] = env["SCANGATE_URL"], env["SCANGATE_TOKEN"]
 		job := gl["scangate"]
 		for k, v := range job.Variables {
-			env[k] = v
+			env[k], push[k] = v, v
 		}
 		// GitLab runs the script's lines in one shell, stopping at the first that fails.
-		runCISteps(t, e, env, bin, rules, []string{strings.Join(job.Script[:len(job.Script)-1], "\n"), job.Script[len(job.Script)-1]}, "acme/payments#17")
+		runCISteps(t, e, push, env, bin, rules, []string{strings.Join(job.Script[:len(job.Script)-1], "\n"), job.Script[len(job.Script)-1]}, "acme/payments#17", cienvtest.GitLabTarget)
 	})
 }
 
-// runCISteps runs a job's steps in a checkout of the fixtures; the last
-// step (the upload) must block, then pass once every finding is
-// allowlisted.
-func runCISteps(t *testing.T, e cliEnv, env map[string]string, bin, rules string, steps []string, label string) {
+// runCISteps runs a job's steps in a checkout of the fixtures, first as a
+// push to base (the upload records a branch analysis, exit 0), then as
+// the pull request (env): its upload must block, with nothing new, then
+// pass once every finding is allowlisted.
+func runCISteps(t *testing.T, e cliEnv, push, env map[string]string, bin, rules string, steps []string, label, base string) {
 	t.Helper()
 	// A checkout of the fixtures the scanners run over, alone (startCLI's
 	// holds files of the other tests' logs).
@@ -153,8 +160,11 @@ func runCISteps(t *testing.T, e cliEnv, env map[string]string, bin, rules string
 	if err := os.CopyFS(e.dir, os.DirFS("../sarif/testdata/scanners/python")); err != nil {
 		t.Fatal(err)
 	}
-	env["PATH"], env["HOME"], env["SEMGREP_RULES"] = bin+":/usr/local/bin:/usr/bin:/bin", t.TempDir(), rules
-	step := func(script string) (int, string) {
+	home := t.TempDir()
+	for _, env := range []map[string]string{push, env} {
+		env["PATH"], env["HOME"], env["SEMGREP_RULES"] = bin+":/usr/local/bin:/usr/bin:/bin", home, rules
+	}
+	run := func(env map[string]string, script string) (int, string) {
 		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
 		cmd.Dir = e.dir
 		for k, v := range env {
@@ -171,6 +181,7 @@ func runCISteps(t *testing.T, e cliEnv, env map[string]string, bin, rules string
 		}
 		return 0, string(out)
 	}
+	step := func(script string) (int, string) { return run(env, script) }
 	for _, s := range steps[:len(steps)-1] {
 		if code, out := step(s); code != 0 {
 			t.Fatalf("step %q: exit %d\n%s", s, code, out)
@@ -182,9 +193,14 @@ func runCISteps(t *testing.T, e cliEnv, env map[string]string, bin, rules string
 		}
 	}
 	upload := steps[len(steps)-1]
-	code, out := step(upload)
-	if code != 1 || !strings.Contains(out, label+": BLOCKED") || !strings.Contains(out, "SECRET") || !strings.Contains(out, "VULNERABILITY") {
-		t.Fatalf("the upload step: exit %d, want 1 (blocked)\n%s", code, out)
+	code, out := run(push, upload)
+	if code != 0 || !strings.Contains(out, "branch "+base+" analysed at ") || strings.Contains(out, "BLOCKED") {
+		t.Fatalf("the upload step on a push to %s: exit %d, want 0 (a branch analysis)\n%s", base, code, out)
+	}
+	code, out = step(upload)
+	if code != 1 || !strings.Contains(out, label+": BLOCKED") || !strings.Contains(out, "SECRET") || !strings.Contains(out, "VULNERABILITY") ||
+		!strings.Contains(out, "new in this pull request (not on "+base+"): 0 findings\n") || strings.Contains(out, "no baseline") {
+		t.Fatalf("the upload step: exit %d, want 1 (blocked), nothing new against %s\n%s", code, base, out)
 	}
 	allowlistAll(t, e, env)
 	if code, out := step(upload); code != 0 || !strings.Contains(out, label+": not blocked") {

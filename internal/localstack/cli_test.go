@@ -367,32 +367,31 @@ func TestCLIFailures(t *testing.T) {
 		}
 	}
 
-	// Outside a pull request: a push event on GitHub, a branch pipeline on GitLab.
-	push := e.github(t, e.admin)
-	if err := os.WriteFile(push.env["GITHUB_EVENT_PATH"], []byte(`{"ref":"refs/heads/master","after":"`+cienvtest.GitHubHeadSHA+`"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	push.env["GITHUB_EVENT_NAME"], push.env["GITHUB_REF"] = "push", "refs/heads/master"
-	branch := e.gitlab(e.admin)
-	for k := range branch.env {
-		if strings.HasPrefix(k, "CI_MERGE_REQUEST_") {
-			delete(branch.env, k)
-		}
-	}
-	branch.env["CI_PIPELINE_SOURCE"], branch.env["CI_COMMIT_BRANCH"] = "push", "main"
+	// Outside a pull request: a push event on GitHub, a branch pipeline on
+	// GitLab. There is no gate to read nor findings of a pull request to
+	// list; upload records a branch analysis (TestCLIBranchAnalysis).
+	push := job{env: cienvtest.GitHubPush(t, t.TempDir(), "master", cienvtest.GitHubHeadSHA)}
+	push.env["SCANGATE_URL"], push.env["SCANGATE_TOKEN"] = e.api, e.admin
+	branch := job{env: cienvtest.GitLabBranch("main", cienvtest.GitLabHeadSHA)}
+	branch.env["SCANGATE_URL"], branch.env["SCANGATE_TOKEN"] = e.api, e.admin
 	for _, c := range []struct {
 		j    job
 		want string
 	}{
-		{push, `not in a pull request: GitHub Actions event "push" has no pull_request in its payload`},
-		{branch, `not in a pull request: GitLab pipeline "push" has no merge request (CI_MERGE_REQUEST_IID is unset)`},
+		{push, `not in a pull request: a push to branch "master"`},
+		{branch, `not in a pull request: a push to branch "main"`},
 	} {
-		for _, args := range [][]string{{"upload", log}, {"gate"}, {"findings"}} {
+		for _, args := range [][]string{{"gate"}, {"findings"}} {
 			code, out, errOut := e.run(t, c.j, args...)
 			if code != 2 || out != "" || !strings.Contains(errOut, c.want) {
 				t.Errorf("scangate %v outside a PR: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 			}
 		}
+	}
+	// A tag's pipeline is neither.
+	delete(branch.env, "CI_COMMIT_BRANCH")
+	if code, out, errOut := e.run(t, branch, "upload", log); code != 2 || out != "" || !strings.Contains(errOut, "neither a pull request nor a push to a branch") {
+		t.Errorf("upload in a tag's pipeline: exit %d %q %q", code, out, errOut)
 	}
 	e.check(t, 0)
 }
@@ -434,7 +433,9 @@ func TestReadmeCLIFlow(t *testing.T) {
 	}
 	name := m[1]
 	for _, want := range []string{
+		"acme/payments: branch main analysed at - (1 log); the baseline of its pull requests, no gate\n",
 		"leaks.sarif: recorded (inline): 1 result: 1 recorded (0 of them suppressed in source), 0 duplicates merged, 0 skipped\n",
+		"base main (no base commit)\n", "new in this pull request (not on main): 1 finding\n",
 		"acme/payments#12: BLOCKED (gate of pull request ", "scangate upload: exit 1\n",
 		"repository 101 #12: not blocked (gate of pull request ",
 		"allowlist 1 created (SECRET " + name + "): 1 secret and 0 vulnerabilities judged anew\n",

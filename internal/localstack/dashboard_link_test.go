@@ -37,9 +37,11 @@ func TestCommitStatusesLinkToMakeRunsDashboard(t *testing.T) {
 				TargetURL string `json:"target_url"`
 			}
 			_ = json.NewDecoder(r.Body).Decode(&body)
-			mu.Lock()
-			targets = append(targets, body.TargetURL)
-			mu.Unlock()
+			if strings.Contains(r.URL.Path, "/statuses/") { // not the merge request's note
+				mu.Lock()
+				targets = append(targets, body.TargetURL)
+				mu.Unlock()
+			}
 			w.WriteHeader(http.StatusCreated)
 			_, _ = w.Write([]byte(`{"id":1}`))
 		}))

@@ -22,11 +22,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/go-jose/go-jose/v4"
 	"gopkg.in/yaml.v3"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/localstack/gateway"
+	"github.com/scangate/scangate/internal/oidctest"
 	"github.com/scangate/scangate/internal/ops"
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
@@ -381,9 +383,15 @@ func TestIAMPolicies(t *testing.T) {
 	defer recv.Close()
 	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{}`))
+		_, _ = w.Write([]byte(`{"id":1}`)) // a note's id, for GitLab's notes
 	}))
 	defer gh.Close()
+	// A CI's issuer on loopback, and an id token of it for the trust
+	// "ci" below.
+	issuer := oidctest.New(t)
+	ciKey := oidctest.RSAKey(t, "k1")
+	issuer.Publish(ciKey)
+	idToken := oidctest.Sign(t, ciKey, jose.RS256, oidctest.GitHubClaims(issuer.URL, "a", "2", clock.Now()))
 	steps := []struct{ method, path, body string }{
 		// Events: an integration, a subscription changed, rotated, tested
 		// and redelivered (its event's deliveries run in the background), and
@@ -398,6 +406,10 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/auth/oidc/trust/1", `{"issuer":"https://token.actions.githubusercontent.com","audience":"a","repos":[{"vc_id":1,"repo_id":2}],"conditions":{"ref":"refs/heads/*"}}`},
 		{"PUT", "/auth/oidc/trust/2", `{"issuer":"https://gitlab.com","audience":"a","repos":[{"vc_id":1,"repo_id":2}]}`},
 		{"DELETE", "/auth/oidc/trust/2", ""},
+		// An id token exchanged, and one refused (audited).
+		{"PUT", "/auth/oidc/trust/ci", `{"issuer":"` + issuer.URL + `","audience":"a","repos":[{"vc_id":1,"repo_id":2}]}`},
+		{"POST", "/auth/oidc/token", `{"id_token":"` + idToken + `"}`},
+		{"POST", "/auth/oidc/token", `{"id_token":"` + idToken + `x"}`},
 		{"POST", "/webhooks", `{"url":"` + recv.URL + `/hook","events":["allowlist.created","allowlist.updated","upload.completed"]}`},
 		{"PATCH", "/webhooks/1", `{"description":"iam"}`},
 		{"POST", "/webhooks/1/rotate-secret", ""},
@@ -425,6 +437,12 @@ func TestIAMPolicies(t *testing.T) {
 		{"PUT", "/whitelist/1", `{"name":"sha256:aa"}`},
 		// A recording whose findings' group has rules reads them.
 		{"POST", "/pr/scan", `{"scan_type":"SECRET","vc_type":"github","vc_id":1,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":4,"pr_name":"n","pr_link":"l"},"findings":[{"name":"sha256:aa"}]}`},
+		// A GitLab integration's gate change: its status, and its merge
+		// request's note, which reads the gate's blocking findings.
+		{"PUT", "/integrations/3", `{"type":"gitlab","api_url":"` + gh.URL + `/api/v4","token":"glpat_iam"}`},
+		{"POST", "/pr/scan", `{"scan_type":"SECRET","status":"completed","vc_type":"gitlab","vc_id":3,"vc_name":"v","repo_id":2,"repo_name":"o/r","webhook_id":3,"pr":{"pr_id":9,"pr_name":"n","pr_link":"l"},` +
+			`"commit_sha":"` + strings.Repeat("a", 40) + `","findings":[{"name":"sha256:cc","path":"a.go","line":3}]}`},
+		{"DRAIN", "", ""},
 		// The read side: each listing's first page and a page from a
 		// cursor (followed below), and each way a read finds its keys.
 		{"GET", "/pr/scan/1/findings?suppressed=true", ""},
@@ -589,16 +607,23 @@ func TestIAMPolicies(t *testing.T) {
 		t.Fatalf("a scoped token: %d %s", resp.StatusCode, body)
 	}
 	scopedReads := map[string]bool{"GetScanFunction": true, "ListFindingsFunction": true, "GetPrFunction": true, "ListPrScansFunction": true,
-		"ListPrsFunction": true, "GetPrGateFunction": true, "GetSarifUploadFunction": true}
+		"ListPrsFunction": true, "GetPrGateFunction": true, "GetSarifUploadFunction": true,
+		"GetBranchFunction": true, "ListBranchesFunction": true, "ListPrAbsentFunction": true}
 	for _, r := range tpl.Routes {
 		if r.Method == "GET" {
-			path := api + strings.TrimPrefix(pathParam.ReplaceAllString(r.Path, "1"), "/api")
-			want := 403
-			if scopedReads[r.Function] {
-				want = 200
+			qs, ok := queries[r.Path]
+			if !ok {
+				qs = []string{""}
 			}
-			if resp, body := do(t, "GET", path, scopedTok.AccessToken, ""); resp.StatusCode != want {
-				t.Fatalf("GET %s with a scoped token: %d %s; want %d", path, resp.StatusCode, body, want)
+			for _, q := range qs {
+				path := api + strings.TrimPrefix(pathParam.ReplaceAllString(r.Path, "1"), "/api") + q
+				want := 403
+				if scopedReads[r.Function] {
+					want = 200
+				}
+				if resp, body := do(t, "GET", path, scopedTok.AccessToken, ""); resp.StatusCode != want {
+					t.Fatalf("GET %s with a scoped token: %d %s; want %d", path, resp.StatusCode, body, want)
+				}
 			}
 		}
 	}

@@ -3,17 +3,15 @@ package localstack_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/events/commitstatus/githubtest"
+	"github.com/scangate/scangate/internal/events/commitstatus/gitlabtest"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/scangate"
 )
@@ -177,34 +175,32 @@ func TestCommitStatusesGoToTheRepositoryOfRepoID(t *testing.T) {
 
 // TestCommitStatusesGoToTheGitLabProjectOfRepoID is the same on GitLab:
 // the status goes to the project of repo_id, /projects/5/statuses/{sha},
-// whatever repo_name says.
+// and the merge request's note to /projects/5/merge_requests/7/notes
+// (created once, then edited), whatever repo_name says.
 func TestCommitStatusesGoToTheGitLabProjectOfRepoID(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var paths []string
-	gl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.Method+" "+r.URL.RequestURI())
-		mu.Unlock()
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{"id":1}`))
-	}))
-	defer gl.Close()
+	gl := gitlabtest.Start(t, "glpat-standin")
+	gl.AddMergeRequest(5, 7)
 	e := startEvents(t)
-	e.call(t, 200, "PUT", "/integrations/2", `{"type":"gitlab","api_url":"`+gl.URL+`/api/v4","token":"glpat-standin"}`)
+	e.call(t, 200, "PUT", "/integrations/2", `{"type":"gitlab","api_url":"`+gl.API()+`","token":"glpat-standin"}`)
 	var want []string
 	for i, name := range hostileRepoNames {
 		refuseRepoName(t, e, "gitlab", name)
 		sha := strings.Repeat(string(rune('a'+i)), 40)
 		gateChangedOf(t, e, 2, name, int64(i+1), true, sha)
 		drain(t, e.stack, e.clock)
-		want = append(want, "POST /api/v4/projects/5/statuses/"+sha)
+		note := "POST /projects/5/merge_requests/7/notes"
+		if i > 0 {
+			note = "PUT /projects/5/merge_requests/7/notes/1"
+		}
+		want = append(want, "POST /projects/5/statuses/"+sha, note)
 	}
 	e.call(t, 404, "GET", "/pr/scan/1", "") // no scan was stored
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(paths, want) {
-		t.Errorf("GitLab requests %v, want %v", paths, want)
+	if got := gl.Requests(); !slices.Equal(got, want) {
+		t.Errorf("GitLab requests %v, want %v", got, want)
+	}
+	if r := gl.Refusals(); len(r) != 0 {
+		t.Errorf("refused %+v", r)
 	}
 }
 

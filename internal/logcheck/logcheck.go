@@ -173,7 +173,7 @@ func isJSON(contentType, method string) bool {
 // secretKeys are the members of the API's bodies that carry a secret.
 func secretKey(k string) bool {
 	switch strings.ToLower(k) {
-	case "password", "secret", "token", "access_token", "new_password", "current_password", "admin_password":
+	case "password", "secret", "token", "access_token", "id_token", "new_password", "current_password", "admin_password":
 		return true
 	}
 	return false

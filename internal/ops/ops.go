@@ -18,6 +18,7 @@ import (
 	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/auth/password"
 	"github.com/scangate/scangate/internal/bucket"
+	"github.com/scangate/scangate/internal/ciauth"
 	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/dashboard"
 	"github.com/scangate/scangate/internal/egress"
@@ -222,6 +223,10 @@ func eventOperations() []Operation {
 		{Name: "delete-integration", API: func(d Deps) api.Handler { return api.DeleteIntegration(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "put-oidc-trust", API: func(d Deps) api.Handler { return api.PutOIDCTrust(d.Store(), d.Egress(), d.Now, d.Log()).Handle }},
 		{Name: "get-oidc-trust", API: func(d Deps) api.Handler { return api.GetOIDCTrust(d.Store(), d.Log()).Handle }},
+		{Name: "exchange-oidc-token", API: func(d Deps) api.Handler {
+			v := ciauth.NewVerifier(d.Egress().Client(ciauth.FetchTimeout), d.Now)
+			return api.ExchangeOIDCToken(ciauth.Exchange{Store: d.Store(), Verifier: v, Now: d.Now}, d.Log()).Handle
+		}},
 		{Name: "delete-oidc-trust", API: func(d Deps) api.Handler { return api.DeleteOIDCTrust(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "dispatch-events", Stream: func(d Deps) trigger.StreamHandler {
 			return dispatch.NewDispatcher(d.Store(), d.Bus(), d.Queues(), d.Now, d.Log())

@@ -322,7 +322,7 @@ func TestMapping(t *testing.T) {
 					res("CVE-2021-0001", "a.py", 2, `"suppressions":[{"kind":"inSource","status":"accepted"}]`)),
 				runOf(`"name":"gitleaks","semanticVersion":"v8.0.0"`, secretRes("github-pat", "a.env", 1, token, ""))),
 			want: []finding{
-				{Type: secretT, Name: sha(token), Rule: "github-pat", Path: "a.env", Line: ln(1)},
+				{Type: secretT, Name: sha(token), Rule: "generic-api-key", Path: "a.env", Line: ln(1)}, // the least rule id of the two
 				{Type: secretT, Name: sha(token), Rule: "github-pat", Path: "a.env", Line: ln(2)},
 				{Type: secretT, Name: sha(token), Rule: "github-pat", Path: "b.env", Line: ln(1)},
 				{Type: vulnT, Name: "CVE-2021-0001", Aliases: []string{"GHSA-2222-3333-4444"}, Rule: "CVE-2021-0001", Path: "a.py", Line: ln(1)},
@@ -432,3 +432,30 @@ func TestSecretValueNeverKept(t *testing.T) {
 }
 
 func errorsAs[T error](err error, target *T) bool { return errors.As(err, target) }
+
+// Two results of one secret at one line (gitleaks' github-pat and
+// curl-auth-header on one curl line) are one finding, whose rule and
+// fingerprint must not depend on the order the scanner wrote them in:
+// gitleaks writes them in an order that changes from run to run, and the
+// finding's identity across scans (rule, fingerprint) would change with
+// it, making an unchanged secret new in a pull request and its base's
+// one fixed.
+func TestDuplicateOrder(t *testing.T) {
+	const token = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+	gitleaks := `"name":"gitleaks","semanticVersion":"v8.0.0"`
+	pat := secretRes("github-pat", "deploy.sh", 3, token, `"partialFingerprints":{"primaryLocationLineHash":"aaaa:1"}`)
+	curl := secretRes("curl-auth-header", "deploy.sh", 3, token, `"partialFingerprints":{"primaryLocationLineHash":"aaaa:1"}`)
+	other := secretRes("curl-auth-header", "deploy.sh", 3, token, `"partialFingerprints":{"primaryLocationLineHash":"0000:1"}`)
+	var kept []string
+	for _, order := range [][]string{{pat, curl, other}, {curl, other, pat}, {other, pat, curl}} {
+		rep := mustRead(t, logOf(runOf(gitleaks, order...)))
+		fs := rep.Runs[0].Secrets
+		if len(fs) != 1 {
+			t.Fatalf("%d findings, want 1", len(fs))
+		}
+		kept = append(kept, fs[0].Rule+" "+fs[0].Fingerprint+" "+fs[0].FingerprintSource)
+	}
+	if kept[0] != "curl-auth-header 0000:1 primaryLocationLineHash" || kept[1] != kept[0] || kept[2] != kept[0] {
+		t.Errorf("the finding kept, by the results' order: %q", kept)
+	}
+}

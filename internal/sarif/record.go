@@ -199,8 +199,8 @@ func idOf(d *descriptor) string {
 
 // add records a finding of a run once per identity: a duplicate within the
 // run merges into the first (suppressed only if both are, aliases united,
-// the higher severity); one of an earlier run of the same category is
-// dropped.
+// the higher severity, the least rule id and fingerprint); one of an
+// earlier run of the same category is dropped.
 func (r *reader) add(run *Run, t scangate.ScanType, f scangate.Finding, ptr string) error {
 	id := identityOf(run.Category, t, &f)
 	list := &run.Vulnerabilities
@@ -213,6 +213,12 @@ func (r *reader) add(run *Run, t scangate.ScanType, f scangate.Finding, ptr stri
 			return nil
 		}
 		g := &(*list)[at.index]
+		// The rule and fingerprint kept, the finding's identity across
+		// scans, must not depend on the results' order, which a scanner
+		// may change from run to run (gitleaks does): the least.
+		if f.Rule < g.Rule || (f.Rule == g.Rule && f.Fingerprint < g.Fingerprint) {
+			g.Rule, g.Fingerprint, g.FingerprintSource = f.Rule, f.Fingerprint, f.FingerprintSource
+		}
 		g.InSource = g.InSource && f.InSource
 		if !g.Severity.AtLeast(f.Severity) {
 			g.Severity = f.Severity

@@ -31,6 +31,9 @@ const (
 	// Trusted CI (POST /auth/oidc/token).
 	AuditOIDCTrustPut    = "oidc.trust.put"
 	AuditOIDCTrustDelete = "oidc.trust.delete"
+	// AuditOIDCRefused is an id token that was not exchanged (why, and
+	// the trust and claims when they are known).
+	AuditOIDCRefused = "oidc.token.refused"
 )
 
 // AuditActions lists every action, for validating filters.
@@ -38,11 +41,14 @@ var AuditActions = []string{AuditUserCreate, AuditUserUpdate, AuditAllowlistCrea
 	AuditAllowlistExpire, AuditTokenCreate, AuditTokenRevoke, AuditLoginFailure, AuditLoginThrottled, AuditAdminBootstrap,
 	AuditScanRecord, AuditPolicyUpdate,
 	AuditWebhookCreate, AuditWebhookUpdate, AuditWebhookDelete, AuditWebhookRotate, AuditWebhookTest, AuditWebhookRedeliver,
-	AuditIntegrationUpdate, AuditIntegrationDelete, AuditOIDCTrustPut, AuditOIDCTrustDelete}
+	AuditIntegrationUpdate, AuditIntegrationDelete, AuditOIDCTrustPut, AuditOIDCTrustDelete, AuditOIDCRefused}
 
 // LoginAction reports whether an action is one of unauthenticated traffic
-// (failed and throttled logins), kept apart from the change log.
-func LoginAction(a string) bool { return a == AuditLoginFailure || a == AuditLoginThrottled }
+// (failed and throttled logins, id tokens refused), kept apart from the
+// change log.
+func LoginAction(a string) bool {
+	return a == AuditLoginFailure || a == AuditLoginThrottled || a == AuditOIDCRefused
+}
 
 // Actor is who made a change: a user and the token it used (0 when the
 // change did not come through a token, as a login's own).
@@ -68,7 +74,7 @@ type Target struct {
 
 // AuditTargetTypes lists what audit entries are about: a gate policy's id
 // is "global" or the repository's id.
-var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration", "oidc_trust"}
+var AuditTargetTypes = []string{"user", "allowlist", "token", "username", "scan", "gate_policy", "webhook", "integration", "oidc_trust", "oidc_issuer"}
 
 // Change is one field's old and new value; a long list of ids is told as
 // the ids added and removed.

@@ -49,6 +49,9 @@ type PRFilter struct {
 	VcID, RepoID int64
 	Number       int64
 	Blocked      *bool
+	// RepoName, when set, keeps the PRs whose newest scan names that
+	// repository, ignoring ASCII case (what a person knows of it).
+	RepoName string
 	// Repos, when not nil, keeps the PRs of those repositories only (a
 	// token scoped to them lists these).
 	Repos []RepoRef

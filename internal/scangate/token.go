@@ -10,7 +10,7 @@ type Token struct {
 	ID         int64
 	Hash       string
 	UserID     int64
-	Kind       string // TokenLogin or TokenPersonal
+	Kind       string // TokenLogin, TokenPersonal or TokenCI
 	Name       string // a personal token's name
 	Scope      string // ScopeWrite, ScopeRead or ScopeScan
 	CreatedAt  time.Time
@@ -27,8 +27,12 @@ type Token struct {
 const (
 	TokenLogin    = "login"    // issued by logging in
 	TokenPersonal = "personal" // created by its user (or the admin CLI) for a CI job or dashboard
-	ScopeWrite    = "write"
-	ScopeRead     = "read" // GET routes and logging out only
+	// TokenCI is a scan token a CI job's id token was exchanged for
+	// (POST /auth/oidc/token): scoped to one repository, at most
+	// MaxCITokenLifetime, owned by the admin who last put the trust.
+	TokenCI    = "ci"
+	ScopeWrite = "write"
+	ScopeRead  = "read" // GET routes and logging out only
 	// ScopeScan is a CI job's: it records scans (inline, SARIF, uploads),
 	// reads, and logs out; nothing else.
 	ScopeScan = "scan"
@@ -36,6 +40,10 @@ const (
 
 // Scopes lists the scopes of personal tokens; the first is the default.
 var Scopes = []string{ScopeWrite, ScopeRead, ScopeScan}
+
+// MaxCITokenLifetime is the longest a token exchanged for a CI job's id
+// token lives (never past the id token's own expiry).
+const MaxCITokenLifetime = time.Hour
 
 // Limits of personal tokens.
 const (

@@ -161,7 +161,18 @@ func statusKey(vcID, repoID int64, sha string) item {
 // now). So statuses of one commit are posted one at a time, the newest
 // last.
 func (s *Store) ClaimStatus(ctx context.Context, vcID, repoID int64, sha string, seq int64, now time.Time, lease int64) (string, error) {
-	k := statusKey(vcID, repoID, sha)
+	return s.claim(ctx, "commit status", statusKey(vcID, repoID, sha), seq, now, lease)
+}
+
+// ReleaseStatus ends the lease of the post of seq on a commit, so that the
+// next one need not wait for it to run out.
+func (s *Store) ReleaseStatus(ctx context.Context, vcID, repoID int64, sha string, seq, lease int64) error {
+	return s.release(ctx, "commit status", statusKey(vcID, repoID, sha), seq, lease)
+}
+
+// claim sets a claim item's sequence to seq and its lease to lease unless
+// a greater sequence was claimed or another holder's lease has not ended.
+func (s *Store) claim(ctx context.Context, what string, k item, seq int64, now time.Time, lease int64) (string, error) {
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key:              k,
 		UpdateExpression: aws.String("SET " + ref(aSeq) + " = :seq, " + ref(aLease) + " = :lease, " + ref(aTTL) + " = :ttl"),
@@ -174,9 +185,9 @@ func (s *Store) ClaimStatus(ctx context.Context, vcID, repoID int64, sha string,
 		return Claimed, nil
 	}
 	if !conditionFailed(err) {
-		return "", dbErr("claim commit status", err)
+		return "", dbErr("claim "+what, err)
 	}
-	it, err := s.getItem(ctx, "get commit status claim", k)
+	it, err := s.getItem(ctx, "get "+what+" claim", k)
 	if err != nil {
 		return "", err
 	}
@@ -186,17 +197,16 @@ func (s *Store) ClaimStatus(ctx context.Context, vcID, repoID int64, sha string,
 	return Busy, nil
 }
 
-// ReleaseStatus ends the lease of the post of seq on a commit, so that the
-// next one need not wait for it to run out.
-func (s *Store) ReleaseStatus(ctx context.Context, vcID, repoID int64, sha string, seq, lease int64) error {
+// release ends the lease of the holder of seq.
+func (s *Store) release(ctx context.Context, what string, k item, seq, lease int64) error {
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key:                       statusKey(vcID, repoID, sha),
+		Key:                       k,
 		UpdateExpression:          aws.String("SET " + ref(aLease) + " = :zero"),
 		ConditionExpression:       aws.String(ref(aSeq) + " = :seq AND " + ref(aLease) + " = :lease"),
 		ExpressionAttributeValues: item{":zero": num(0), ":seq": num(seq), ":lease": num(lease)},
 	})
 	if err != nil && !conditionFailed(err) {
-		return dbErr("release commit status", err)
+		return dbErr("release "+what, err)
 	}
 	return nil
 }
@@ -209,36 +219,110 @@ func nullableN(n int64) any {
 	return n
 }
 
-// The check run of a commit (a GitHub App's) is kept on the commit's claim
-// item, beside the claimed sequence: its id, and the gate sequence it
-// shows.
+// What a commit's check run (a GitHub App's) and a merge request's note
+// (GitLab's) show is kept on their claim items, beside the claimed
+// sequence: the provider's id of the run or note, the gate sequence it
+// shows in full, and, for a run, the keys of the annotations sent to it
+// (GitHub appends every request's annotations to a run's, so each is sent
+// once). A merge request's note claim is
+//
+//	STATUS#<vc_id>#<repository>#MR#<number> / NOTE   seq, lease, note_id, note_seq, ttl
+//
+// in the family of the commits' claims (a commit hash has no '#').
 const (
 	aCheckRun = "check_run"
 	aCheckSeq = "check_seq"
+	aCheckAnn = "check_sent"
+	aNoteID   = "note_id"
+	aNoteSeq  = "note_seq"
 )
 
-// CheckRun reads the id of a commit's check run and the gate sequence it
-// shows (0, 0 when none was created).
-func (s *Store) CheckRun(ctx context.Context, vcID, repoID int64, sha string) (id, seq int64, err error) {
-	it, err := s.getItem(ctx, "get check run", statusKey(vcID, repoID, sha))
-	if err != nil || it == nil {
-		return 0, 0, err
-	}
-	return getN(it, aCheckRun), getN(it, aCheckSeq), nil
+// Shown is what a check run or a note shows: its id on the provider (0
+// when none was created), the gate sequence it shows in full (0: none
+// yet), and the keys of the annotations sent to it (check runs only).
+type Shown struct {
+	ID, Seq int64
+	Sent    []string
 }
 
-// SetCheckRun records the commit's check run id and the sequence it now
-// shows, while the post of seq holds the commit (its claim is seq and its
-// lease lease): a post that lost its hold records nothing.
-func (s *Store) SetCheckRun(ctx context.Context, vcID, repoID int64, sha string, seq, lease, id int64) error {
+// shownAttrs name where a Shown is kept on a claim item.
+type shownAttrs struct{ id, seq, sent string }
+
+var (
+	checkRunAttrs = shownAttrs{aCheckRun, aCheckSeq, aCheckAnn}
+	noteAttrs     = shownAttrs{aNoteID, aNoteSeq, ""}
+)
+
+// noteKey is the claim item of a merge request's note.
+func noteKey(vcID, repoID, number int64) item {
+	return key("STATUS#"+strconv.FormatInt(vcID, 10)+"#"+strconv.FormatInt(repoID, 10)+"#MR#"+strconv.FormatInt(number, 10), "NOTE")
+}
+
+// CheckRun reads what a commit's check run shows.
+func (s *Store) CheckRun(ctx context.Context, vcID, repoID int64, sha string) (Shown, error) {
+	return s.shown(ctx, "get check run", statusKey(vcID, repoID, sha), checkRunAttrs)
+}
+
+// SetCheckRun records what the commit's check run shows, while the post
+// of seq holds the commit (its claim is seq and its lease lease): a post
+// that lost its hold records nothing.
+func (s *Store) SetCheckRun(ctx context.Context, vcID, repoID int64, sha string, seq, lease int64, sh Shown) error {
+	return s.setShown(ctx, "record check run", statusKey(vcID, repoID, sha), checkRunAttrs, seq, lease, sh)
+}
+
+// ClaimNote claims the right to write the note of gate sequence seq on a
+// merge request (number, in the repository of repoID) until lease, as
+// ClaimStatus does for a commit: the notes of one merge request are
+// written one at a time, the newest gate last, whatever its commits.
+func (s *Store) ClaimNote(ctx context.Context, vcID, repoID, number, seq int64, now time.Time, lease int64) (string, error) {
+	return s.claim(ctx, "merge request note", noteKey(vcID, repoID, number), seq, now, lease)
+}
+
+// ReleaseNote ends the lease of the note's writer of seq.
+func (s *Store) ReleaseNote(ctx context.Context, vcID, repoID, number, seq, lease int64) error {
+	return s.release(ctx, "merge request note", noteKey(vcID, repoID, number), seq, lease)
+}
+
+// Note reads what a merge request's note shows.
+func (s *Store) Note(ctx context.Context, vcID, repoID, number int64) (Shown, error) {
+	return s.shown(ctx, "get merge request note", noteKey(vcID, repoID, number), noteAttrs)
+}
+
+// SetNote records what a merge request's note shows, while the writer of
+// seq holds its claim.
+func (s *Store) SetNote(ctx context.Context, vcID, repoID, number, seq, lease int64, sh Shown) error {
+	return s.setShown(ctx, "record merge request note", noteKey(vcID, repoID, number), noteAttrs, seq, lease, sh)
+}
+
+func (s *Store) shown(ctx context.Context, op string, k item, a shownAttrs) (Shown, error) {
+	it, err := s.getItem(ctx, op, k)
+	if err != nil || it == nil {
+		return Shown{}, err
+	}
+	sh := Shown{ID: getN(it, a.id), Seq: getN(it, a.seq)}
+	if a.sent != "" {
+		sh.Sent = getStrings(it, a.sent)
+	}
+	return sh, nil
+}
+
+func (s *Store) setShown(ctx context.Context, op string, k item, a shownAttrs, seq, lease int64, sh Shown) error {
+	set := "SET " + ref(a.id) + " = :id, " + ref(a.seq) + " = :shown"
+	vals := item{":id": num(sh.ID), ":shown": num(sh.Seq), ":seq": num(seq), ":lease": num(lease)}
+	if a.sent != "" && len(sh.Sent) > 0 {
+		it := item{}
+		setStrings(it, ":sent", sh.Sent)
+		set += ", " + ref(a.sent) + " = :sent"
+		vals[":sent"] = it[":sent"]
+	}
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key:                       statusKey(vcID, repoID, sha),
-		UpdateExpression:          aws.String("SET " + ref(aCheckRun) + " = :id, " + ref(aCheckSeq) + " = :seq"),
+		Key:                       k,
+		UpdateExpression:          aws.String(set),
 		ConditionExpression:       aws.String(ref(aSeq) + " = :seq AND " + ref(aLease) + " = :lease"),
-		ExpressionAttributeValues: item{":id": num(id), ":seq": num(seq), ":lease": num(lease)},
+		ExpressionAttributeValues: vals,
 	})
 	if err != nil && !conditionFailed(err) {
-		return dbErr("record check run", err)
+		return dbErr(op, err)
 	}
 	return nil
 }

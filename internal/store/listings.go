@@ -211,7 +211,8 @@ func (s *Store) PRScansPage(ctx context.Context, prID int64, t scangate.ScanType
 
 // PRsPage reads a page of pull requests by last scan, newest first: all of
 // them, or one repository's; with f.Blocked set, only those that are (or
-// are not) blocked. One Query.
+// are not) blocked; with f.RepoName, those of that repository name (its
+// newest scan's, ignoring ASCII case). One Query.
 func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, after map[string]string) (scangate.Page[scangate.PR], error) {
 	if f.Number != 0 {
 		return s.prByNumber(ctx, f)
@@ -223,6 +224,9 @@ func (s *Store) PRsPage(ctx context.Context, f scangate.PRFilter, limit int, aft
 	var keep filters
 	if f.Blocked != nil {
 		keep = append(keep, boolIs(aBlocked, f.Blocked, true))
+	}
+	if f.RepoName != "" {
+		keep = append(keep, func(it item) bool { return strings.EqualFold(getS(it, aRepoName), f.RepoName) })
 	}
 	if f.Repos != nil {
 		keep = append(keep, func(it item) bool {
@@ -244,7 +248,7 @@ func (s *Store) prByNumber(ctx context.Context, f scangate.PRFilter) (scangate.P
 		return scangate.Page[scangate.PR]{Items: []scangate.PR{}}, nil
 	}
 	r, found, err := s.prRecord(ctx, f.VcID, f.RepoID, f.Number)
-	if err != nil || !found || f.Blocked != nil && r.gate.Blocked != *f.Blocked {
+	if err != nil || !found || f.Blocked != nil && r.gate.Blocked != *f.Blocked || f.RepoName != "" && !strings.EqualFold(r.repoName, f.RepoName) {
 		return scangate.Page[scangate.PR]{Items: []scangate.PR{}}, err
 	}
 	return scangate.Page[scangate.PR]{Items: []scangate.PR{r.PR}, After: []map[string]string{nil}}, nil

@@ -114,6 +114,12 @@ func tokenIDItem(t scangate.Token) item {
 // putToken adds a new token (its record and its id item) and its audit
 // entry to a transaction.
 func (s *Store) putToken(t *tx, tok scangate.Token, who scangate.Who) {
+	s.putTokenWith(t, tok, who, nil)
+}
+
+// putTokenWith is putToken with further changes for the audit entry (a
+// CI token's trust and subject).
+func (s *Store) putTokenWith(t *tx, tok scangate.Token, who scangate.Who, extra scangate.Changes) {
 	t.put(lToken, tokenItem(tok), when("attribute_not_exists("+ref(aPK)+")"))
 	t.put(lTokenID, tokenIDItem(tok), when("attribute_not_exists("+ref(aPK)+")"))
 	changes := scangate.Changes{}
@@ -127,6 +133,9 @@ func (s *Store) putToken(t *tx, tok scangate.Token, who scangate.Who) {
 		changes.Set("repos", nil, scangate.FormatRepos(tok.Repos))
 	}
 	changes.Set("user_id", nil, tok.UserID)
+	for k, v := range extra {
+		changes[k] = v
+	}
 	s.addAudit(t, scangate.NewAudit(scangate.AuditTokenCreate, who, tokenTarget(tok.ID), changes, tok.CreatedAt))
 }
 

@@ -172,3 +172,27 @@ func (s *Store) Trusts(ctx context.Context, issuer string) ([]scangate.Trust, er
 	}
 	return out, nil
 }
+
+// IssueCIToken stores a token exchanged for a CI job's id token (its
+// hash; the secret is the caller's to answer once), with its audit entry
+// (token.create) naming the trust that let it in and the id token's
+// subject: one transaction. Such tokens are kept out of their owner's
+// registry of personal tokens (they are not personal, and a busy CI would
+// fill it); they live an hour at most.
+func (s *Store) IssueCIToken(ctx context.Context, tok scangate.Token, trust, subject string, who scangate.Who) error {
+	t := s.newTx()
+	extra := scangate.Changes{}
+	extra.Set("trust", nil, trust)
+	extra.Set("subject", nil, subject)
+	s.putTokenWith(t, tok, who, extra)
+	return s.commit(ctx, "issue ci token", t)
+}
+
+// RefuseIDToken records an id token that was not exchanged: an entry
+// oidc.token.refused of the login partition (unauthenticated traffic, as
+// failed logins), about target, with why and what is known of the token.
+func (s *Store) RefuseIDToken(ctx context.Context, target scangate.Target, changes scangate.Changes, who scangate.Who, now time.Time) error {
+	t := s.newTx()
+	s.addAudit(t, scangate.NewAudit(scangate.AuditOIDCRefused, who, target, changes, now))
+	return s.commit(ctx, "record refused id token", t)
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,6 +69,36 @@ func TestInlineBody(t *testing.T) {
 	}
 	if ok, _ := client.FitsInline(env, largest+1); ok {
 		t.Errorf("a gzip of %d bytes (body %d) goes inline", largest+1, client.InlineSize(len(e), largest+1))
+	}
+}
+
+// A scan is of a pull request or of a branch: the envelope sends exactly
+// one of pr and branch, and a base only when it has one.
+func TestEnvelopePROrBranch(t *testing.T) {
+	keys := func(e client.Envelope) string {
+		b, err := json.Marshal(e)
+		var m map[string]any
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			t.Fatalf("%s %v", b, err)
+		}
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return strings.Join(ks, " ")
+	}
+	if got := keys(env); got != "pr repo_id repo_name vc_id vc_name vc_type webhook_id" {
+		t.Errorf("a pull request's envelope: %s", got)
+	}
+	pr := env
+	pr.BaseRef, pr.BaseSHA = "main", strings.Repeat("a", 40)
+	if got := keys(pr); got != "base_ref base_sha pr repo_id repo_name vc_id vc_name vc_type webhook_id" {
+		t.Errorf("a pull request's envelope with its base: %s", got)
+	}
+	branch := client.Envelope{VcType: "github", VcID: 1, VcName: "github.com", RepoID: 5, RepoName: "o/r", WebhookID: 1, Branch: "main", CommitSHA: strings.Repeat("b", 40)}
+	if got := keys(branch); got != "branch commit_sha repo_id repo_name vc_id vc_name vc_type webhook_id" {
+		t.Errorf("a branch analysis's envelope: %s", got)
 	}
 }
 

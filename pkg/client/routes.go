@@ -48,12 +48,23 @@ func (c *Client) PRScans(ctx context.Context, pr int64) ([]Scan, error) {
 	return all[Scan](ctx, c, "/pr/"+strconv.FormatInt(pr, 10)+"/scans", url.Values{})
 }
 
-// Findings reads every finding of a scan, in the order recorded; with
-// unsuppressed only those that count.
-func (c *Client) Findings(ctx context.Context, scan int64, unsuppressed bool) ([]Finding, error) {
+// FindingFilter narrows a scan's findings: Unsuppressed keeps those that
+// count; BaselineState (new or unchanged) those of that state against the
+// pull request's baseline ("" all).
+type FindingFilter struct {
+	Unsuppressed  bool
+	BaselineState string
+}
+
+// Findings reads every finding of a scan that f keeps, in the order
+// recorded.
+func (c *Client) Findings(ctx context.Context, scan int64, f FindingFilter) ([]Finding, error) {
 	q := url.Values{}
-	if unsuppressed {
+	if f.Unsuppressed {
 		q.Set("suppressed", "false")
+	}
+	if f.BaselineState != "" {
+		q.Set("baseline_state", f.BaselineState)
 	}
 	return all[Finding](ctx, c, "/pr/scan/"+strconv.FormatInt(scan, 10)+"/findings", q)
 }
@@ -103,6 +114,14 @@ func (c *Client) UpdateAllowlist(ctx context.Context, id int64, body map[string]
 func (c *Client) CreateToken(ctx context.Context, r TokenRequest) (Token, error) {
 	var t Token
 	err := c.write(ctx, http.MethodPost, "/auth/tokens", r, &t)
+	return t, err
+}
+
+// ExchangeIDToken exchanges a CI job's OpenID Connect id token for a scan
+// token of its repository (POST /auth/oidc/token; no bearer token sent).
+func (c *Client) ExchangeIDToken(ctx context.Context, idToken string) (CIToken, error) {
+	var t CIToken
+	err := c.write(ctx, http.MethodPost, "/auth/oidc/token", map[string]string{"id_token": idToken}, &t)
 	return t, err
 }
 

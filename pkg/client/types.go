@@ -3,7 +3,9 @@ package client
 import "encoding/json"
 
 // Envelope names what a scan is of: the envelope of POST /pr/scan without
-// scan_type and findings, as the SARIF routes take it.
+// scan_type and findings, as the SARIF routes take it. A scan is of a pull
+// request (PR) or of a branch (Branch, a push's analysis): the one left
+// zero is not sent.
 type Envelope struct {
 	VcType    string `json:"vc_type"`
 	VcID      int64  `json:"vc_id"`
@@ -11,12 +13,18 @@ type Envelope struct {
 	RepoID    int64  `json:"repo_id"`
 	RepoName  string `json:"repo_name"`
 	WebhookID int64  `json:"webhook_id"`
-	PR        PRRef  `json:"pr"`
+	PR        PRRef  `json:"pr,omitzero"`
+	Branch    string `json:"branch,omitempty"`
 	// The commit and ref scanned and the analysis category (docs/API.md
 	// section 11); empty ones are not sent.
 	CommitSHA string `json:"commit_sha,omitempty"`
 	Ref       string `json:"ref,omitempty"`
 	Category  string `json:"category,omitempty"`
+	// A pull request's base branch and the merge base of its head and
+	// base (what its findings are classified against); not sent when
+	// empty.
+	BaseRef string `json:"base_ref,omitempty"`
+	BaseSHA string `json:"base_sha,omitempty"`
 }
 
 // PRRef is the envelope's pull request: its number in the version-control
@@ -102,6 +110,10 @@ type Finding struct {
 	Severity     string   `json:"severity,omitempty"`
 	Suppressed   bool     `json:"suppressed"`
 	SuppressedBy []int64  `json:"suppressed_by"`
+	Fingerprint  *string  `json:"fingerprint"`
+	// BaselineState is new or unchanged against the pull request's
+	// baseline; nil for a branch analysis's findings.
+	BaselineState *string `json:"baseline_state"`
 }
 
 // UnmarshalJSON keeps the finding's body beside its fields.
@@ -149,6 +161,7 @@ type Gate struct {
 	PRID        int64          `json:"pr_id"`
 	Blocked     bool           `json:"blocked"`
 	HeadSHA     *string        `json:"head_sha"`
+	BaseRef     *string        `json:"base_ref"`
 	Reasons     []GateReason   `json:"reasons"`
 	Categories  []GateCategory `json:"categories"`
 	Policy      map[string]any `json:"policy"`
@@ -175,6 +188,21 @@ type GateCategory struct {
 	SecretCount        int64  `json:"secret_count"`
 	VulnerabilityCount int64  `json:"vulnerability_count"`
 	CreatedAt          string `json:"created_at"`
+	// Baseline is the base branch's analysis the scan was classified
+	// against, nil when there was none (every finding is new).
+	Baseline       *Baseline `json:"baseline"`
+	NewCount       int64     `json:"new_count"`
+	UnchangedCount int64     `json:"unchanged_count"`
+	AbsentCount    int64     `json:"absent_count"`
+}
+
+// Baseline is the base branch's analysis a pull request's scan was
+// classified against: the one at its base commit (exact) or the
+// branch's newest (newest).
+type Baseline struct {
+	ScanID    int64   `json:"scan_id"`
+	CommitSHA *string `json:"commit_sha"`
+	Match     string  `json:"match"`
 }
 
 // Allowlist is an allowlist as GET /whitelist lists it.
@@ -248,4 +276,11 @@ type Login struct {
 	AccessToken string `json:"access_token"`
 	TokenType   string `json:"token_type"`
 	ExpiresIn   int64  `json:"expires_in"`
+}
+
+// CIToken is the scan token a CI job's id token was exchanged for.
+type CIToken struct {
+	Login
+	Scope string    `json:"scope"`
+	Repos []RepoRef `json:"repos"`
 }

@@ -8,6 +8,7 @@ import (
 	_ "embed"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -20,6 +21,8 @@ const (
 	GitHubPRLink   = "https://github.com/Codertocat/Hello-World/pull/2"
 	GitHubHeadSHA  = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 	GitHubMergeSHA = "9b2c7d0c1f1e1d6a8e2f3c4b5a69788796a5b4c3" // GITHUB_SHA: the merge commit
+	GitHubBase     = "master"                                   // pull_request.base.ref
+	GitHubBaseSHA  = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e" // pull_request.base.sha
 )
 
 //go:embed testdata/github-pull_request-synchronize.json
@@ -56,6 +59,9 @@ const (
 	GitLabMRLink    = "https://gitlab.example.com/acme/payments/-/merge_requests/17"
 	GitLabHeadSHA   = "1f0e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6"
 	GitLabMergeSHA  = "aaaa2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6"
+	GitLabTarget    = "main"
+	GitLabDiffBase  = "2b1a0f9e8d7c6b5a49382716a5b4c3d2e1f0a9b8" // CI_MERGE_REQUEST_DIFF_BASE_SHA: the merge base
+	GitLabTargetSHA = "3c2b1a0f9e8d7c6b5a49382716a5b4c3d2e1f0a9" // CI_MERGE_REQUEST_TARGET_BRANCH_SHA (merged results)
 )
 
 // GitLabMergeRequest is the environment of a GitLab CI job in a merge
@@ -71,14 +77,46 @@ func GitLabMergeRequest(merged bool) map[string]string {
 		"CI_MERGE_REQUEST_PROJECT_ID": "4242", "CI_MERGE_REQUEST_PROJECT_PATH": GitLabProject,
 		"CI_MERGE_REQUEST_PROJECT_URL":        "https://gitlab.example.com/acme/payments",
 		"CI_MERGE_REQUEST_REF_PATH":           "refs/merge-requests/17/head",
-		"CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "rotate-keys", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
-		"CI_COMMIT_SHA": GitLabHeadSHA, "CI_COMMIT_REF_NAME": "rotate-keys", "CI_JOB_NAME": "scangate",
+		"CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "rotate-keys", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": GitLabTarget,
+		"CI_MERGE_REQUEST_DIFF_BASE_SHA": GitLabDiffBase,
+		"CI_COMMIT_SHA":                  GitLabHeadSHA, "CI_COMMIT_REF_NAME": "rotate-keys", "CI_JOB_NAME": "scangate",
 		"CI_PIPELINE_ID": "1048576", "CI_JOB_ID": "7340032",
 	}
 	if merged {
 		env["CI_COMMIT_SHA"] = GitLabMergeSHA
 		env["CI_MERGE_REQUEST_SOURCE_BRANCH_SHA"] = GitLabHeadSHA
 		env["CI_MERGE_REQUEST_EVENT_TYPE"] = "merged_result"
+		env["CI_MERGE_REQUEST_TARGET_BRANCH_SHA"] = GitLabTargetSHA
 	}
+	return env
+}
+
+// GitHubPush is the environment GitHub Actions sets for a job run on a
+// push of commit sha to branch (its payload, in dir, holds the ref and
+// the commit, and no pull request).
+func GitHubPush(t testing.TB, dir, branch, sha string) map[string]string {
+	t.Helper()
+	env := GitHubPullRequest(t, dir)
+	payload := `{"ref":"refs/heads/` + branch + `","before":"0000000000000000000000000000000000000000","after":"` + sha + `"}`
+	if err := os.WriteFile(env["GITHUB_EVENT_PATH"], []byte(payload), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"GITHUB_HEAD_REF", "GITHUB_BASE_REF"} {
+		env[k] = ""
+	}
+	env["GITHUB_EVENT_NAME"], env["GITHUB_REF"], env["GITHUB_REF_NAME"], env["GITHUB_SHA"] = "push", "refs/heads/"+branch, branch, sha
+	return env
+}
+
+// GitLabBranch is the environment of a GitLab CI job in a branch pipeline
+// of a push of commit sha to branch: no merge request.
+func GitLabBranch(branch, sha string) map[string]string {
+	env := GitLabMergeRequest(false)
+	for k := range env {
+		if strings.HasPrefix(k, "CI_MERGE_REQUEST_") {
+			delete(env, k)
+		}
+	}
+	env["CI_PIPELINE_SOURCE"], env["CI_COMMIT_BRANCH"], env["CI_COMMIT_REF_NAME"], env["CI_COMMIT_SHA"] = "push", branch, branch, sha
 	return env
 }

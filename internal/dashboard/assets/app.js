@@ -1,4 +1,4 @@
-// The dashboard: a router on the URL's fragment (#/pr/7, #/whitelist/3,
+// The dashboard: a router on the URL's fragment (#/pr/7, #/branches/2, #/whitelist/3,
 // #/gate/policy/repos/101, #/webhooks/2, #/integrations/1),
 // the header, and the life of a page. Pages are in pages/.
 
@@ -7,6 +7,8 @@ import {h, alert, status} from './dom.js';
 import * as signIn from './pages/signin.js';
 import * as prs from './pages/prs.js';
 import * as pr from './pages/pr.js';
+import * as branches from './pages/branches.js';
+import * as branch from './pages/branch.js';
 import * as allowlists from './pages/allowlists.js';
 import * as allowlist from './pages/allowlist.js';
 import * as audit from './pages/audit.js';
@@ -23,6 +25,8 @@ const routes = [
   [/^\/signin$/, signIn, false],
   [/^\/(?:prs)?$/, prs, true],
   [/^\/pr\/([1-9][0-9]{0,18})$/, pr, true],
+  [/^\/branches$/, branches, true],
+  [/^\/branches\/([1-9][0-9]{0,18})$/, branch, true],
   [/^\/whitelist$/, allowlists, true],
   [/^\/whitelist\/([1-9][0-9]{0,18})$/, allowlist, true],
   [/^\/audit$/, audit, true],
@@ -135,7 +139,7 @@ function header() {
   nav.hidden = false;
   nav.replaceChildren(
     h('ul', {},
-      link('#/', 'Pull requests', ['#/prs', '#/pr/']),
+      link('#/', 'Pull requests', ['#/prs', '#/pr/', '#/branches']),
       link('#/whitelist', 'Allowlists', ['#/whitelist/']),
       user.role === 'admin' ? link('#/gate/policy', 'Gate policy', ['#/gate/']) : null,
       user.role === 'admin' ? link('#/audit', 'Audit log') : null,

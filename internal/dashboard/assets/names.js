@@ -6,6 +6,7 @@
 import {call} from './api.js';
 
 const repos = new Map(); // "vc_id/repo_id": Promise of {repo, vc}
+const known = new Set(); // the repositories' names learnt so far
 
 function key(pr) {
   return `${pr.vc_id}/${pr.repo_id}`;
@@ -18,6 +19,7 @@ export function repoOf(pr) {
   if (!repos.has(k)) {
     repos.set(k, call('GET', `/pr/${pr.id}/scans`, {query: {limit: 1}}).then((page) => {
       const s = page.items[0];
+      if (s) known.add(s.repo_name);
       return s ? {repo: s.repo_name, vc: s.vc_name} : {repo: `repository ${pr.repo_id}`, vc: `integration ${pr.vc_id}`};
     }, (err) => {
       repos.delete(k);
@@ -30,5 +32,12 @@ export function repoOf(pr) {
 // learn keeps the names a scan carries.
 export function learn(scan) {
   const k = `${scan.vc_id}/${scan.repo_id}`;
+  known.add(scan.repo_name);
   if (!repos.has(k)) repos.set(k, Promise.resolve({repo: scan.repo_name, vc: scan.vc_name}));
+}
+
+// knownRepos is the names of the repositories learnt so far, sorted: what
+// a person may pick from when naming one.
+export function knownRepos() {
+  return [...known].sort();
 }

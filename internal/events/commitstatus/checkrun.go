@@ -26,6 +26,10 @@ type Annotation struct {
 	EndLine   int // StartLine when 0
 	Title     string
 	Message   string
+	// Finding names the finding annotated (its scan type, category, rule,
+	// name, path and line), so that it is annotated once whatever else
+	// changes of it (its baseline state); "" to name it by what it shows.
+	Finding string
 }
 
 // CheckRun is what a check run shows of a gate.
@@ -54,7 +58,12 @@ func CheckRunOf(g Gate, dashboard string, annotations []Annotation) CheckRun {
 			conclusion = "action_required"
 		}
 	}
-	run := CheckRun{Conclusion: conclusion, Title: desc, Summary: summary(g), Annotations: annotations}
+	sum := summary(g)
+	if total := Blocking(g); int64(len(annotations)) < total {
+		sum += fmt.Sprintf("\n%d of the %d blocking findings are annotated on their lines (new first, then the most severe); "+
+			"the pull request's page in scangate lists them all.\n", len(annotations), total)
+	}
+	run := CheckRun{Conclusion: conclusion, Title: desc, Summary: sum, Annotations: annotations}
 	if dashboard != "" {
 		run.DetailsURL = TargetURL(dashboard, g.PRID)
 	}
@@ -112,15 +121,18 @@ func cell(s string) string {
 
 // SyncCheckRun creates the check run of the commit (id 0) or updates run
 // id, with the first MaxAnnotations annotations, and sends the others in
-// further updates of MaxAnnotations each. It returns the run's id, also
-// when a later batch failed (the run exists: the caller keeps its id).
-func (g *GitHub) SyncCheckRun(ctx context.Context, c Commit, id int64, run CheckRun) (int64, error) {
+// further updates of MaxAnnotations each (GitHub appends them to the
+// run's: send each once, see Unsent). It returns the run's id and how
+// many of the annotations it sent (the first ones), also when a later
+// batch failed (the run exists: the caller keeps its id, and sends the
+// rest later).
+func (g *GitHub) SyncCheckRun(ctx context.Context, c Commit, id int64, run CheckRun) (int64, int, error) {
 	if err := checkCommit("github", c); err != nil {
-		return id, err
+		return id, 0, err
 	}
 	owner, repo, err := g.repository(ctx, c.RepoID)
 	if err != nil {
-		return id, err
+		return id, 0, err
 	}
 	owner, repo = url.PathEscape(owner), url.PathEscape(repo)
 	batches := batch(run.Annotations)
@@ -131,6 +143,7 @@ func (g *GitHub) SyncCheckRun(ctx context.Context, c Commit, id int64, run Check
 	if run.DetailsURL != "" {
 		details = github.Ptr(run.DetailsURL)
 	}
+	sent := 0
 	for i := range batches {
 		var resp *github.Response
 		if id == 0 {
@@ -147,10 +160,11 @@ func (g *GitHub) SyncCheckRun(ctx context.Context, c Commit, id int64, run Check
 		if err != nil {
 			e := failure(resp, err)
 			e.Err = fmt.Errorf("check run (annotations batch %d of %d): %w", i+1, len(batches), e.Err)
-			return id, e
+			return id, sent, e
 		}
+		sent += len(batches[i])
 	}
-	return id, nil
+	return id, sent, nil
 }
 
 // batch cuts the annotations into requests of at most MaxAnnotations (one

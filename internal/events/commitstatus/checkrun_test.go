@@ -48,7 +48,8 @@ func TestGitHubCheckRunCreatedOnceUpdatedInBatches(t *testing.T) {
 		if step.run.Conclusion != step.conclusion {
 			t.Fatalf("gate %d: conclusion %s, want %s", i+1, step.run.Conclusion, step.conclusion)
 		}
-		if id, err = gh.SyncCheckRun(context.Background(), c, id, step.run); err != nil || id == 0 {
+		var sent int
+		if id, sent, err = gh.SyncCheckRun(context.Background(), c, id, step.run); err != nil || id == 0 || sent != len(step.run.Annotations) {
 			t.Fatalf("gate %d: run %d, %v (refused %+v)", i+1, id, err, srv.Refusals())
 		}
 	}
@@ -84,11 +85,11 @@ func TestGitHubStandInRefusesACheckRunItDoesNotHave(t *testing.T) {
 	srv := standIn(t, "ghp_standin")
 	srv.AddRepo(7, "acme", "payments")
 	gh := github(t, srv.URL, "ghp_standin").(*commitstatus.GitHub)
-	_, err := gh.SyncCheckRun(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, 5, commitstatus.CheckRun{Conclusion: "success", Title: "t", Summary: "s"})
+	_, _, err := gh.SyncCheckRun(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, 5, commitstatus.CheckRun{Conclusion: "success", Title: "t", Summary: "s"})
 	if err == nil || len(srv.Refusals()) != 1 || srv.Refusals()[0].Status != 404 {
 		t.Fatalf("update of run 5: %v (refused %+v)", err, srv.Refusals())
 	}
-	_, err = gh.SyncCheckRun(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, 0, commitstatus.CheckRun{Conclusion: "blocked", Title: "t", Summary: "s"})
+	_, _, err = gh.SyncCheckRun(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, 0, commitstatus.CheckRun{Conclusion: "blocked", Title: "t", Summary: "s"})
 	if err == nil || srv.Refusals()[1].Status != 422 || len(srv.CheckRuns()) != 0 {
 		t.Fatalf("a conclusion GitHub does not have: %v (refused %+v)", err, srv.Refusals())
 	}

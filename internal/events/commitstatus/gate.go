@@ -19,6 +19,9 @@ type Gate struct {
 	Policy     struct {
 		// BlockSeverity is the lowest severity that blocks, per scan type.
 		BlockSeverity map[string]string `json:"block_severity"`
+		// BlockOn is "new" when only findings new against the baseline
+		// block, "all" or "" (a gate of before it) when every finding does.
+		BlockOn string `json:"block_on"`
 	} `json:"policy"`
 }
 
@@ -28,6 +31,8 @@ type Reason struct {
 	ScanType string `json:"scan_type"`
 	Category string `json:"category"`
 	Count    int64  `json:"count"` // findings, for kind findings
+	// ScanID is the newest scan of the category (none when missing).
+	ScanID *int64 `json:"scan_id"`
 }
 
 // Category is the newest scan of one (scan type, category).

@@ -43,37 +43,89 @@ func (g *GitLab) Post(ctx context.Context, c Commit, s Status) error {
 	if err := checkCommit("gitlab", c); err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]string{
-		"state":       gitlabStates[s.State],
-		"name":        Context,
-		"description": s.Description,
-		"target_url":  s.TargetURL,
-	})
-	if err != nil {
+	status, answer, err := g.send(ctx, http.MethodPost, "/projects/"+strconv.FormatInt(c.RepoID, 10)+"/statuses/"+url.PathEscape(c.SHA),
+		map[string]string{"state": gitlabStates[s.State], "name": Context, "description": s.Description, "target_url": s.TargetURL})
+	switch {
+	case err != nil:
 		return err
+	case status >= 200 && status < 300:
+		return nil
+	case status == http.StatusBadRequest && bytes.Contains(answer, []byte("Cannot transition status")):
+		return nil
 	}
-	u := g.api + "/projects/" + strconv.FormatInt(c.RepoID, 10) + "/statuses/" + url.PathEscape(c.SHA)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	return refused(status, answer)
+}
+
+// SyncNote writes a merge request's note (number is its iid in the
+// project of repoID): creates it when id is 0, else edits note id, and
+// creates a new one when that note is gone (deleted by someone: 404).
+// POST and PUT /projects/{id}/merge_requests/{iid}/notes[/{note_id}].
+// It returns the note's id.
+func (g *GitLab) SyncNote(ctx context.Context, repoID, number, id int64, body string) (int64, error) {
+	if repoID < 1 || number < 1 {
+		return id, &Error{Provider: "gitlab", Permanent: true, Err: fmt.Errorf("merge request %d of project %d: not positive ids", number, repoID)}
+	}
+	notes := "/projects/" + strconv.FormatInt(repoID, 10) + "/merge_requests/" + strconv.FormatInt(number, 10) + "/notes"
+	req := map[string]string{"body": body}
+	if id != 0 {
+		status, answer, err := g.send(ctx, http.MethodPut, notes+"/"+strconv.FormatInt(id, 10), req)
+		switch {
+		case err != nil:
+			return id, err
+		case status >= 200 && status < 300:
+			return id, nil
+		case status != http.StatusNotFound:
+			return id, refused(status, answer)
+		}
+	}
+	status, answer, err := g.send(ctx, http.MethodPost, notes, req)
 	if err != nil {
-		return &Error{Provider: "gitlab", Permanent: true, Err: err}
+		return id, err
+	}
+	if status < 200 || status >= 300 {
+		return id, refused(status, answer)
+	}
+	var note struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(answer, &note); err != nil || note.ID < 1 {
+		return id, &Error{Provider: "gitlab", StatusCode: status, Err: fmt.Errorf("the note created has no id: %q", clip(string(answer), 200))}
+	}
+	return note.ID, nil
+}
+
+// maxAnswer is the most of an answer read: a note's answer repeats its
+// body (up to a few KiB); a status's is smaller.
+const maxAnswer = 64 << 10
+
+// send makes one request of the API with a JSON body and returns the
+// answer's status and (at most maxAnswer of) its body.
+func (g *GitLab) send(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, nil, &Error{Provider: "gitlab", Permanent: true, Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, g.api+path, bytes.NewReader(b))
+	if err != nil {
+		return 0, nil, &Error{Provider: "gitlab", Permanent: true, Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "scangate")
 	req.Header.Set("PRIVATE-TOKEN", g.token)
 	resp, err := g.hc.Do(req)
 	if err != nil {
-		return &Error{Provider: "gitlab", Err: unwrapURL(err)}
+		return 0, nil, &Error{Provider: "gitlab", Err: unwrapURL(err)}
 	}
 	defer func() { _ = resp.Body.Close() }()
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		return nil
-	case resp.StatusCode == http.StatusBadRequest && bytes.Contains(answer, []byte("Cannot transition status")):
-		return nil
-	}
-	return &Error{Provider: "gitlab", StatusCode: resp.StatusCode, Permanent: permanent(resp.StatusCode),
-		Err: fmt.Errorf("%s", bytes.TrimSpace(answer))}
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	return resp.StatusCode, answer, nil
+}
+
+// refused is the error of an answer that is not a success: its status,
+// and at most 1 KiB of what GitLab said.
+func refused(status int, answer []byte) error {
+	return &Error{Provider: "gitlab", StatusCode: status, Permanent: permanent(status),
+		Err: fmt.Errorf("%s", bytes.TrimSpace([]byte(clip(string(answer), 1024))))}
 }
 
 // unwrapURL drops the URL from a *url.Error.

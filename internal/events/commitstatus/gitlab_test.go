@@ -2,79 +2,26 @@ package commitstatus_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/scangate/scangate/internal/egress"
 	"github.com/scangate/scangate/internal/events/commitstatus"
+	"github.com/scangate/scangate/internal/events/commitstatus/gitlabtest"
 )
 
-// gitlabStandIn plays GitLab's POST /projects/:id/statuses/:sha as its
-// documentation describes it: the project by its id (42 here), the
-// token in PRIVATE-TOKEN, state one of pending, running, success, failed,
-// canceled; a status set again to the state it has is refused with 400
-// "Cannot transition status", as GitLab does.
-type gitlabStandIn struct {
-	mu     sync.Mutex
-	posted []map[string]string
-	state  map[string]string // name@sha -> state
-}
-
-func (g *gitlabStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	answer := func(status int, body any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(body)
-	}
-	const prefix = "/api/v4/projects/42/statuses/"
-	sha, ok := strings.CutPrefix(r.URL.EscapedPath(), prefix)
-	switch {
-	case r.Method != http.MethodPost || !ok:
-		answer(404, map[string]string{"message": "404 Project Not Found"})
-		return
-	case r.Header.Get("PRIVATE-TOKEN") != "glpat-standin":
-		answer(401, map[string]string{"message": "401 Unauthorized"})
-		return
-	}
-	var body map[string]string
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		answer(400, map[string]string{"error": "body is not JSON"})
-		return
-	}
-	switch body["state"] {
-	case "pending", "running", "success", "failed", "canceled":
-	default:
-		answer(400, map[string]string{"error": "state does not have a valid value"})
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	key := body["name"] + "@" + sha
-	if g.state[key] == body["state"] {
-		answer(400, map[string]string{"message": fmt.Sprintf("Cannot transition status via :%s from :%s", body["state"], body["state"])})
-		return
-	}
-	if g.state == nil {
-		g.state = map[string]string{}
-	}
-	g.state[key] = body["state"]
-	body["sha"] = sha
-	g.posted = append(g.posted, body)
-	answer(201, map[string]any{"id": len(g.posted), "sha": sha, "status": body["state"], "name": body["name"]})
-}
-
+// TestGitLabStatuses: statuses go to the project of the commit's
+// repository id on the GitLab stand-in (internal/events/commitstatus/gitlabtest,
+// which checks paths, token and bodies as GitLab documents them); a
+// retry of the state the commit has counts as posted; a wrong token is
+// retried, an invalid state is not, and no error shows the token.
 func TestGitLabStatuses(t *testing.T) {
-	standIn := &gitlabStandIn{}
-	srv := httptest.NewServer(standIn)
-	defer srv.Close()
-	p, err := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: srv.URL + "/api/v4", Token: "glpat-standin"}, local, local.Client(10*time.Second), nil)
+	gl := gitlabtest.Start(t, "glpat-standin")
+	gl.AddProject(42)
+	p, err := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: gl.API(), Token: "glpat-standin"}, local, local.Client(10*time.Second), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,18 +37,18 @@ func TestGitLabStatuses(t *testing.T) {
 		}
 	}
 	var got []string
-	for _, b := range standIn.posted {
-		if b["name"] != "scangate" || b["sha"] != sha || b["target_url"] != "https://scangate.example.com/#/pr/3" {
-			t.Errorf("posted %v", b)
+	for _, b := range gl.Statuses() {
+		if b.Name != "scangate" || b.SHA != sha || b.Project != 42 || b.Target != "https://scangate.example.com/#/pr/3" {
+			t.Errorf("posted %+v", b)
 		}
-		got = append(got, b["state"]+":"+b["description"])
+		got = append(got, b.State+":"+b.Description)
 	}
 	want := "failed:Blocked: 2 secrets|pending:Pending: secret/gitleaks|success:Not blocked: 1 scan, no blocking finding"
 	if strings.Join(got, "|") != want {
 		t.Fatalf("posted %q, want %q", strings.Join(got, "|"), want)
 	}
 
-	wrong, _ := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: srv.URL + "/api/v4", Token: "glpat-wrong"}, local, local.Client(10*time.Second), nil)
+	wrong, _ := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: gl.API(), Token: "glpat-wrong"}, local, local.Client(10*time.Second), nil)
 	err = wrong.Post(context.Background(), c, commitstatus.Status{State: commitstatus.Success})
 	var e *commitstatus.Error
 	if !errors.As(err, &e) || e.StatusCode != 401 || !commitstatus.Retryable(err) || strings.Contains(err.Error(), "glpat") {
@@ -110,6 +57,93 @@ func TestGitLabStatuses(t *testing.T) {
 	err = p.Post(context.Background(), c, commitstatus.Status{State: "blocked"})
 	if !errors.As(err, &e) || e.StatusCode != 400 || commitstatus.Retryable(err) {
 		t.Fatalf("an invalid state: %v, want a permanent 400", err)
+	}
+}
+
+// TestGitLabNoteCreatedOnceThenEdited: a merge request's note is created
+// by the first sync (POST .../merge_requests/7/notes) and edited by the
+// next (PUT .../notes/{id}), one note whatever the gates; a note someone
+// deleted is created again; a merge request GitLab does not have is an
+// error (retried: it may be a token without access), and a wrong token
+// too, without showing it.
+func TestGitLabNoteCreatedOnceThenEdited(t *testing.T) {
+	gl := gitlabtest.Start(t, "glpat-standin")
+	gl.AddMergeRequest(42, 7)
+	p, err := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: gl.API(), Token: "glpat-standin"}, local, local.Client(10*time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := p.(*commitstatus.GitLab)
+	var id int64
+	for i, body := range []string{"first", "second", "third", "fourth"} {
+		if id, err = g.SyncNote(context.Background(), 42, 7, id, body); err != nil || id == 0 {
+			t.Fatalf("sync %d: note %d, %v (refused %+v)", i+1, id, err, gl.Refusals())
+		}
+	}
+	notes := gl.Notes()
+	if len(notes) != 1 || notes[0].ID != id || notes[0].Body != "fourth" || notes[0].Edits != 3 || notes[0].MR != 7 || notes[0].Project != 42 {
+		t.Fatalf("notes %+v", notes)
+	}
+	want := "POST /projects/42/merge_requests/7/notes,PUT /projects/42/merge_requests/7/notes/1,PUT /projects/42/merge_requests/7/notes/1,PUT /projects/42/merge_requests/7/notes/1"
+	if got := strings.Join(gl.Requests(), ","); got != want {
+		t.Errorf("requests %s, want %s", got, want)
+	}
+	gl.DeleteNote(id)
+	if id, err = g.SyncNote(context.Background(), 42, 7, id, "again"); err != nil || id != 2 {
+		t.Fatalf("after the note was deleted: note %d, %v", id, err)
+	}
+	if n := gl.Notes(); len(n) != 1 || n[0].Body != "again" {
+		t.Fatalf("notes %+v", n)
+	}
+	var e *commitstatus.Error
+	if _, err = g.SyncNote(context.Background(), 42, 8, 0, "x"); !errors.As(err, &e) || e.StatusCode != 404 || !commitstatus.Retryable(err) {
+		t.Fatalf("an unknown merge request: %v", err)
+	}
+	wrong, _ := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: gl.API(), Token: "glpat-wrong"}, local, local.Client(10*time.Second), nil)
+	if _, err = wrong.(*commitstatus.GitLab).SyncNote(context.Background(), 42, 7, 2, "x"); !errors.As(err, &e) || e.StatusCode != 401 || strings.Contains(err.Error(), "glpat") {
+		t.Fatalf("a wrong token: %v", err)
+	}
+	if got := len(gl.Refusals()); got != 3 { // the deleted note's PUT, and the two above
+		t.Errorf("refused %+v, want three", gl.Refusals())
+	}
+}
+
+// The stand-in refuses what GitLab would, so the tests above can fail:
+// an attribute a note does not have, an empty body, a note of another
+// merge request, a path it does not serve.
+func TestGitLabStandInRefuses(t *testing.T) {
+	gl := gitlabtest.Start(t, "glpat-standin")
+	gl.AddMergeRequest(42, 7)
+	gl.AddMergeRequest(42, 9)
+	g, _ := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: gl.API(), Token: "glpat-standin"}, local, local.Client(10*time.Second), nil)
+	id, err := g.(*commitstatus.GitLab).SyncNote(context.Background(), 42, 7, 0, "")
+	if err == nil || id != 0 {
+		t.Fatalf("an empty note: %d, %v", id, err)
+	}
+	id, _ = g.(*commitstatus.GitLab).SyncNote(context.Background(), 42, 7, 0, "on 7")
+	if _, err := g.(*commitstatus.GitLab).SyncNote(context.Background(), 42, 9, id, "moved"); err != nil {
+		t.Fatal(err) // 404 on 9: a new note there
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/projects/42/merge_requests/7/notes", `{"body":"x","note":"y"}`},
+		{"PUT", "/projects/42/merge_requests/7/notes", `{"body":"x"}`},
+		{"POST", "/projects/42/merge_requests/7/notes?x=1", `{"body":"x"}`},
+		{"POST", "/projects/42/issues/7/notes", `{"body":"x"}`},
+	} {
+		req, _ := http.NewRequest(c.method, gl.API()+c.path, strings.NewReader(c.body))
+		req.Header.Set("PRIVATE-TOKEN", "glpat-standin")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Errorf("%s %s %s: %d", c.method, c.path, c.body, resp.StatusCode)
+		}
+	}
+	if n := gl.Notes(); len(n) != 2 || n[0].MR != 7 || n[0].Body != "on 7" || n[1].MR != 9 {
+		t.Errorf("notes %+v", n)
 	}
 }
 

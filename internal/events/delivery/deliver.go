@@ -371,9 +371,18 @@ func (d *Deliverer) status(ctx context.Context, j *job) bool {
 	}
 	claims := &claims{st: d.Store, now: d.Now}
 	key := commitstatus.Key{VcID: in.VcID, RepoID: g.RepoID, SHA: *g.HeadSHA}
-	if gh, ok := poster.(*commitstatus.GitHub); ok && in.Type == scangate.IntegrationGitHubApp {
-		poster = checked{Poster: poster, gh: gh, run: commitstatus.CheckRunOf(gate, d.Dashboard, nil), st: d.Store,
-			claims: claims, key: key, seq: g.Sequence}
+	show := shown{st: d.Store, gate: gate, dashboard: d.Dashboard}
+	switch p := poster.(type) {
+	case *commitstatus.GitHub:
+		if in.Type == scangate.IntegrationGitHubApp {
+			claims.hold = ShowHold
+			poster = checked{Poster: poster, shown: show, gh: p, claims: claims, key: key, seq: g.Sequence}
+		}
+	case *commitstatus.GitLab:
+		if g.Number > 0 {
+			claims.hold = ShowHold
+			poster = noted{Poster: poster, shown: show, gl: p, now: d.Now, key: key, number: g.Number, seq: g.Sequence}
+		}
 	}
 	start := time.Now()
 	posted, err := commitstatus.Ordered{Poster: poster, Claims: claims}.Post(ctx, key, g.Sequence, st)

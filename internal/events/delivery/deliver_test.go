@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/scangate/scangate/internal/egress"
+	"github.com/scangate/scangate/internal/events/commitstatus/gitlabtest"
 	"github.com/scangate/scangate/internal/events/delivery"
 	"github.com/scangate/scangate/internal/queue/deliverylane"
 	"github.com/scangate/scangate/internal/scangate"
@@ -37,6 +38,10 @@ type fakeStore struct {
 	stale    bool   // RecordAttempt finds the attempt recorded already
 	claim    string // what ClaimStatus answers
 	claims   int
+	// noteClaim is what ClaimNote answers ("": not expected); notes are
+	// what SetNote recorded.
+	noteClaim string
+	notes     []store.Shown
 }
 
 func (s *fakeStore) DeliveryWork(context.Context, scangate.Destination, string) (store.Work, error) {
@@ -65,11 +70,32 @@ func (s *fakeStore) ClaimStatus(context.Context, int64, int64, string, int64, ti
 func (s *fakeStore) ReleaseStatus(context.Context, int64, int64, string, int64, int64) error {
 	return nil
 }
-func (s *fakeStore) CheckRun(context.Context, int64, int64, string) (int64, int64, error) {
-	return 0, 0, errors.New("not expected")
+func (s *fakeStore) CheckRun(context.Context, int64, int64, string) (store.Shown, error) {
+	return store.Shown{}, errors.New("not expected")
 }
-func (s *fakeStore) SetCheckRun(context.Context, int64, int64, string, int64, int64, int64) error {
+func (s *fakeStore) SetCheckRun(context.Context, int64, int64, string, int64, int64, store.Shown) error {
 	return errors.New("not expected")
+}
+func (s *fakeStore) ClaimNote(context.Context, int64, int64, int64, int64, time.Time, int64) (string, error) {
+	if s.noteClaim == "" {
+		return "", errors.New("not expected")
+	}
+	return s.noteClaim, nil
+}
+func (s *fakeStore) ReleaseNote(context.Context, int64, int64, int64, int64, int64) error {
+	return nil
+}
+func (s *fakeStore) Note(context.Context, int64, int64, int64) (store.Shown, error) {
+	return store.Shown{}, nil
+}
+func (s *fakeStore) SetNote(_ context.Context, _, _, _, _, _ int64, sh store.Shown) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, sh)
+	return nil
+}
+func (s *fakeStore) BlockingFindings(context.Context, []scangate.BlockingScan, int, int) ([]scangate.BlockingFinding, bool, error) {
+	return nil, false, nil
 }
 
 // call is one thing the deliverer asked of the queues.
@@ -251,6 +277,54 @@ func TestMessagesWithoutAnAttempt(t *testing.T) {
 						t.Errorf("the recorded error shows %q: %s", x, d.Last.Error)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestGitLabNoteClaims: a GitLab gate change posts the status and then
+// claims its merge request's note: claimed, the note is created and its
+// id and sequence recorded; superseded (a newer gate's note was claimed),
+// the delivery is delivered without a note; busy (another writer holds
+// the note), the delivery comes back in BusyWait without an attempt.
+func TestGitLabNoteClaims(t *testing.T) {
+	t.Parallel()
+	sha := strings.Repeat("a", 40)
+	for _, c := range []struct {
+		claim  string
+		status string // recorded, "" for none
+		again  bool
+		notes  int
+	}{
+		{store.Claimed, "delivered", false, 1},
+		{store.Superseded, "delivered", false, 0},
+		{store.Busy, "", false, 0}, // moved to the retry lane, delayed
+	} {
+		t.Run(c.claim, func(t *testing.T) {
+			gl := gitlabtest.Start(t, "plain-sealed")
+			gl.AddMergeRequest(5, 7)
+			integ := &scangate.Integration{VcID: 9, Type: "gitlab", APIURL: gl.API(), Token: "sealed"}
+			ev := gateEvent(t, sha, 2)
+			var data map[string]any
+			_ = json.Unmarshal(ev.Data, &data)
+			data["number"] = 7
+			ev.Data, _ = json.Marshal(data)
+			st := &fakeStore{work: store.Work{Delivery: pending(toInteg), Event: ev, Integration: integ}, claim: store.Claimed, noteClaim: c.claim}
+			q := &fakeQueues{}
+			if again := handle(t, deliverer(st, q), deliverylane.Fast, deliverylane.Message(toInteg, "01E")); again != c.again {
+				t.Errorf("comes back %v, want %v", again, c.again)
+			}
+			if len(gl.Statuses()) != 1 || len(gl.Notes()) != c.notes || len(st.notes) != c.notes {
+				t.Errorf("statuses %+v, notes %+v, recorded %+v", gl.Statuses(), gl.Notes(), st.notes)
+			}
+			if c.notes == 1 && (st.notes[0].ID != 1 || st.notes[0].Seq != 2) {
+				t.Errorf("recorded %+v, want note 1 showing sequence 2", st.notes[0])
+			}
+			switch {
+			case c.status == "" && (len(st.recorded) != 0 || !slices.Equal(q.calls, []call{{"send", deliverylane.Retry, deliverylane.Message(toInteg, "01E"), delivery.BusyWait}})):
+				t.Errorf("recorded %+v, queues %+v: want no attempt, back in %s", st.recorded, q.calls, delivery.BusyWait)
+			case c.status != "" && (len(st.recorded) != 1 || string(st.recorded[0].Status) != c.status):
+				t.Errorf("recorded %+v, want %s", st.recorded, c.status)
 			}
 		})
 	}

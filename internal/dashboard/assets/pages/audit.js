@@ -8,8 +8,8 @@ export const name = 'audit';
 const actions = ['user.create', 'user.update', 'allowlist.create', 'allowlist.update', 'allowlist.expire',
   'token.create', 'token.revoke', 'login.failure', 'login.throttled', 'admin.bootstrap', 'scan.record', 'gate.policy.update',
   'webhook.create', 'webhook.update', 'webhook.delete', 'webhook.rotate', 'webhook.test', 'webhook.redeliver', 'integration.update', 'integration.delete',
-  'oidc.trust.put', 'oidc.trust.delete'];
-const targets = ['user', 'allowlist', 'token', 'username', 'scan', 'gate_policy', 'webhook', 'integration', 'oidc_trust'];
+  'oidc.trust.put', 'oidc.trust.delete', 'oidc.token.refused'];
+const targets = ['user', 'allowlist', 'token', 'username', 'scan', 'gate_policy', 'webhook', 'integration', 'oidc_trust', 'oidc_issuer'];
 
 function hashOf(params) {
   return '#/audit?' + new URLSearchParams(Object.entries(params).filter(([, v]) => v));

@@ -1,9 +1,11 @@
-// Pull requests: GET /pr, newest scan first, filtered by repository and
-// by whether they are blocked (the blocked ones by default), paged.
+// Pull requests: GET /pr, newest scan first, filtered by repository (by
+// its name, as a person knows it: GET /pr?repo_name=; an address with
+// vc_id and repo_id still names one by its ids) and by whether they are
+// blocked (the blocked ones by default), paged.
 
 import {call} from '../api.js';
 import {h, when, table, field, select, fieldError} from '../dom.js';
-import {repoOf} from '../names.js';
+import {repoOf, knownRepos} from '../names.js';
 
 export const name = 'prs';
 
@@ -18,13 +20,16 @@ function hashOf(params) {
 export async function render(view, ctx) {
   const q = ctx.query;
   const blocked = headings[q.get('blocked')] ? q.get('blocked') : 'true';
-  const filter = {blocked, vc_id: q.get('vc_id') || '', repo_id: q.get('repo_id') || ''};
-  const heading = headings[blocked];
-  view.append(h('h1', {}, heading), filters(filter, ctx));
+  const filter = {blocked, repo: (q.get('repo') || '').trim(), vc_id: q.get('vc_id') || '', repo_id: q.get('repo_id') || ''};
+  const heading = headings[blocked] + (filter.repo ? ` of ${filter.repo}` : '');
+  const form = filters(filter, ctx);
+  view.append(h('h1', {}, heading), form);
   const page = await call('GET', '/pr', {query: {
-    blocked: blocked === 'any' ? '' : blocked, vc_id: filter.vc_id, repo_id: filter.repo_id, cursor: q.get('cursor'), limit: 25,
+    blocked: blocked === 'any' ? '' : blocked, repo_name: filter.repo, vc_id: filter.vc_id, repo_id: filter.repo_id, cursor: q.get('cursor'), limit: 25,
   }});
   const names = await Promise.all(page.items.map((p) => repoOf(p)));
+  // The names to pick from: every repository seen so far.
+  form.querySelector('datalist').replaceChildren(...knownRepos().map((n) => h('option', {value: n})));
   if (page.items.length === 0) {
     view.append(h('p', {class: 'empty'}, q.get('cursor') ? 'No more pull requests.' : 'No pull request matches these filters.'));
   } else {
@@ -44,31 +49,23 @@ export async function render(view, ctx) {
 
 function filters(f, ctx) {
   const blocked = select('blocked', [['true', 'Blocked'], ['false', 'Not blocked'], ['any', 'Any']], f.blocked);
-  const id = (name, value) => h('input', {id: name, name, inputmode: 'numeric', value, size: 10});
-  const vc = id('vc_id', f.vc_id);
-  const repo = id('repo_id', f.repo_id);
+  const repo = h('input', {id: 'repo', name: 'repo', value: f.repo, size: 30, list: 'repo-names', autocomplete: 'off', spellcheck: 'false'});
   const form = h('form', {class: 'filters', novalidate: true, 'aria-label': 'Filters'},
     field('Gate', blocked),
-    field('Integration id', vc),
-    field('Repository id', repo),
+    field('Repository', repo, 'Its full name, as acme/payments (any case); empty for every repository.'),
+    h('datalist', {id: 'repo-names'}),
     h('div', {class: 'actions'}, h('button', {type: 'submit'}, 'Apply')));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    let first = null;
-    for (const c of [vc, repo]) {
-      const bad = c.value && !/^[1-9][0-9]{0,18}$/.test(c.value);
-      fieldError(c, bad ? 'Enter a positive whole number.' : '');
-      first = first || (bad ? c : null);
-    }
-    if (!first && Boolean(vc.value) !== Boolean(repo.value)) {
-      first = vc.value ? repo : vc;
-      fieldError(first, 'A repository is named by both ids: its integration and its own.');
-    }
-    if (first) {
-      first.focus();
+    const name = repo.value.trim();
+    if ([...name].length > 256 || /[\u0000-\u001f\u007f-\u009f]/.test(name)) {
+      fieldError(repo, 'Enter a repository name of at most 256 characters, without control characters.');
+      repo.focus();
       return;
     }
-    ctx.go(hashOf({blocked: blocked.value, vc_id: vc.value, repo_id: repo.value}));
+    fieldError(repo, '');
+    // A name replaces the ids an older address named the repository by.
+    ctx.go(hashOf({blocked: blocked.value, repo: name}));
   });
   return form;
 }

@@ -121,6 +121,16 @@ type Server struct {
 	exchanges []Exchange
 	runs      []CheckRun
 	requests  []string // "create" or "update <id>", in order, per check-run request
+	failRun   int      // the check-run request to answer 502, counting from 1 (FailCheckRun); 0 for none
+}
+
+// FailCheckRun makes the stand-in answer 502 Bad Gateway, as GitHub does
+// now and then, without acting on it, to the check-run request that
+// comes after the next ok ones.
+func (s *Server) FailCheckRun(ok int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failRun = ok + 1
 }
 
 // CheckRun is a check run as the stand-in keeps it: its last members and
@@ -273,6 +283,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "repos/create-commit-status":
 		s.createStatus(w, r, in, params, body)
 	case "checks/create", "checks/update":
+		s.mu.Lock()
+		fail := false
+		if s.failRun > 0 {
+			s.failRun--
+			fail = s.failRun == 0
+		}
+		s.mu.Unlock()
+		if fail {
+			s.refuse(w, r, http.StatusBadGateway, "Server Error", "the stand-in fails this check-run request (FailCheckRun)")
+			return
+		}
 		s.checkRun(w, r, in, params, body, in.Route.Operation.OperationID == "checks/create")
 	default:
 		s.refuse(w, r, http.StatusNotImplemented, "Not Implemented", "the stand-in serves repos/create-commit-status, checks/create and checks/update only, not "+in.Route.Operation.OperationID)
