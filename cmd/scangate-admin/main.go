@@ -22,6 +22,7 @@ import (
 
 	"github.com/scangate/scangate/internal/auth"
 	"github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/emailfold"
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
@@ -104,8 +105,8 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer, getenv
 // credentials gets placeholder ones.
 func newClient(ctx context.Context, endpoint string, getenv func(string) string) (*dynamodb.Client, error) {
 	opts := []func(*awsconfig.LoadOptions) error{
-		awsconfig.WithRetryer(store.NewRetryer),
-		awsconfig.WithHTTPClient(store.NewHTTPClient()),
+		awsconfig.WithRetryer(awsclient.NewRetryer),
+		awsconfig.WithHTTPClient(awsclient.NewHTTPClient()),
 	}
 	if endpoint != "" {
 		if getenv("AWS_REGION") == "" && getenv("AWS_DEFAULT_REGION") == "" {
@@ -119,7 +120,7 @@ func newClient(ctx context.Context, endpoint string, getenv func(string) string)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
 	}
-	return dynamodb.NewFromConfig(cfg, store.UseEndpoint(endpoint)), nil
+	return dynamodb.NewFromConfig(cfg, awsclient.UseEndpoint(endpoint)), nil
 }
 
 // parse parses a command's flags, which take no positional arguments.

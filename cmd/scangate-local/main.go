@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/internal/config"
-	"github.com/scangate/scangate/internal/dashboard"
 	"github.com/scangate/scangate/internal/localstack"
 )
 
@@ -94,7 +93,7 @@ func run() error {
 	if err := stack.RunSchedules(ctx, cfg.Logger(os.Stderr)); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: dashboard.Local(stack.Handler, config.SignIn{}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: localstack.Dashboard(stack.Handler, config.SignIn{}), ReadHeaderTimeout: 10 * time.Second}
 	shut := make(chan struct{})
 	go func() {
 		defer close(shut)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/store"
 )
@@ -64,7 +65,7 @@ func openState(ctx context.Context, table, endpoint, path string, fresh bool) (*
 		k.note = fmt.Sprintf("state: started empty (SCANGATE_FRESH=1); saved to %s when make run stops", path)
 		return k, nil
 	}
-	db, err := store.NewClient(ctx, emb.URL)
+	db, err := awsclient.NewDynamoDB(ctx, emb.URL)
 	if err == nil {
 		err = store.CreateTable(ctx, db, table)
 	}

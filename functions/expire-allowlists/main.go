@@ -10,11 +10,12 @@ import (
 	"github.com/scangate/scangate/internal/boot"
 	"github.com/scangate/scangate/internal/queue/worksqs"
 	"github.com/scangate/scangate/internal/trigger"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 func main() {
 	f := boot.Open("expire-allowlists")
 	q, err := worksqs.Open(os.Getenv)
 	f.Check(err)
-	lambda.Start(trigger.ExpireAllowlists(f.Store, f.Store.Runner(time.Now, q), time.Now, f.Log))
+	lambda.Start(trigger.ExpireAllowlists(f.Store, usecase.Runner(f.Store, time.Now, q), time.Now, f.Log))
 }

@@ -8,9 +8,10 @@ import (
 
 	"github.com/scangate/scangate/internal/boot"
 	"github.com/scangate/scangate/internal/trigger"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 func main() {
 	f := boot.Open("run-work")
-	lambda.Start(trigger.RunWork(f.Store.Runner(time.Now, nil), f.Log))
+	lambda.Start(trigger.RunWork(usecase.Runner(f.Store, time.Now, nil), f.Log))
 }

@@ -10,11 +10,12 @@ import (
 	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/boot"
 	"github.com/scangate/scangate/internal/queue/worksqs"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 func main() {
 	f := boot.Open("update-allowlist")
 	q, err := worksqs.Open(os.Getenv)
 	f.Check(err)
-	lambda.Start(f.API(api.UpdateAllowlist(f.Store, f.Store.Runner(time.Now, q), time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.UpdateAllowlist(f.Store, usecase.Runner(f.Store, time.Now, q), time.Now, f.Log).Handle))
 }

@@ -8,9 +8,10 @@ import (
 
 	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 func main() {
 	f := boot.Open("update-repo-gate-policy")
-	lambda.Start(f.API(api.UpdateRepoGatePolicy(f.Store, f.Store.Runner(time.Now, nil), time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.UpdateRepoGatePolicy(f.Store, usecase.Runner(f.Store, time.Now, nil), time.Now, f.Log).Handle))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // AllowlistStore keeps allowlists, and writes with each change the work
@@ -82,7 +83,7 @@ func allowlistReply(req events.APIGatewayProxyRequest, status int, a scangate.Al
 }
 
 // CreateAllowlist is POST /whitelist.
-func CreateAllowlist(st AllowlistStore, run WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
+func CreateAllowlist(st AllowlistStore, run usecase.WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "CreateAllowlist", Roles: allowlistRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -99,7 +100,7 @@ func CreateAllowlist(st AllowlistStore, run WorkRunner, now func() time.Time, lo
 			if err != nil {
 				return Reply{}, err
 			}
-			r := allowlistReply(req, http.StatusCreated, a, runWork(ctx, run, it, at, log))
+			r := allowlistReply(req, http.StatusCreated, a, usecase.RunWork(ctx, run, it, at, log))
 			if r.Status == http.StatusCreated {
 				r.Location = location(req, "/whitelist", a.ID)
 			}
@@ -108,7 +109,7 @@ func CreateAllowlist(st AllowlistStore, run WorkRunner, now func() time.Time, lo
 }
 
 // UpdateAllowlist is PUT /whitelist/{whitelist_id} (Modify Allowlist).
-func UpdateAllowlist(st AllowlistStore, run WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
+func UpdateAllowlist(st AllowlistStore, run usecase.WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "UpdateAllowlist", Roles: allowlistRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -128,7 +129,7 @@ func UpdateAllowlist(st AllowlistStore, run WorkRunner, now func() time.Time, lo
 			if err != nil {
 				return Reply{}, err
 			}
-			return allowlistReply(req, http.StatusOK, a, runWork(ctx, run, it, at, log)), nil
+			return allowlistReply(req, http.StatusOK, a, usecase.RunWork(ctx, run, it, at, log)), nil
 		}}
 }
 

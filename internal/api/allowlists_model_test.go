@@ -21,6 +21,7 @@ import (
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
 	"github.com/scangate/scangate/internal/trigger"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // modelScan is what the brute-force model knows of a recorded scan.
@@ -228,7 +229,7 @@ func TestAllowlistsRandomizedFannedOut(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			h.store = store.New(h.env.DB, h.env.Table, store.WithRetry(retry.Default), store.WithReevaluation(2, 4))
-			q := &stepQueue{t: t, handle: trigger.RunWork(h.store.Runner(time.Now, nil), h.log)}
+			q := &stepQueue{t: t, handle: trigger.RunWork(usecase.Runner(h.store, time.Now, nil), h.log)}
 			h.queue = q
 			randomized(t, h, seed, q)
 			if q.sent.Load() == 0 {

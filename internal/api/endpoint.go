@@ -20,6 +20,7 @@ import (
 
 	"github.com/scangate/scangate/internal/auth"
 	"github.com/scangate/scangate/internal/metrics"
+	"github.com/scangate/scangate/internal/problem"
 	"github.com/scangate/scangate/internal/scangate"
 )
 
@@ -312,54 +313,24 @@ func whoOf(c scangate.Caller, req events.APIGatewayProxyRequest) scangate.Who {
 	return scangate.Who{Actor: c.Actor(), RequestID: req.RequestContext.RequestID, SourceIP: req.RequestContext.Identity.SourceIP}
 }
 
-// problem is an RFC 9457 problem details body.
-// statusClientClosed is the status of an answer nobody reads because the
-// client went away (nginx's 499; never sent).
-const statusClientClosed = 499
-
-var kindStatus = map[scangate.Kind]int{
-	scangate.KindGone:         statusClientClosed,
-	scangate.KindInvalid:      http.StatusUnprocessableEntity,
-	scangate.KindNotFound:     http.StatusNotFound,
-	scangate.KindConflict:     http.StatusConflict,
-	scangate.KindUnauthorized: http.StatusUnauthorized,
-	scangate.KindForbidden:    http.StatusForbidden,
-	scangate.KindTooMany:      http.StatusTooManyRequests,
-	scangate.KindUnavailable:  http.StatusServiceUnavailable,
-}
-
-// publicDetail is what a caller may be told about err.
+// publicDetail is what a caller may be told about err: an httpError's
+// detail, else problem.PublicDetail's.
 func publicDetail(err error) string {
 	var he *httpError
-	var de *scangate.Error
-	switch {
-	case errors.As(err, &he):
+	if errors.As(err, &he) {
 		return he.detail
-	case errors.As(err, &de) && de.Kind != scangate.KindInternal:
-		return de.Detail
 	}
-	return "an unexpected error occurred"
+	return problem.PublicDetail(err)
 }
 
-// problemOf is the problem details err is answered with: the body of
-// every error answer, and an upload's errors (as POST /pr/scan/sarif would
-// have answered them).
+// problemOf is the problem details err is answered with: an httpError's
+// own status and detail, else those of its kind (problem.Of).
 func problemOf(err error) scangate.Problem {
-	status := http.StatusInternalServerError
-	p := scangate.Problem{Type: "about:blank", Detail: publicDetail(err)}
 	var he *httpError
-	var de *scangate.Error
-	switch {
-	case errors.As(err, &he):
-		status = he.status
-	case errors.As(err, &de):
-		if s, ok := kindStatus[de.Kind]; ok {
-			status = s
-		}
-		p.Errors = de.Fields
+	if errors.As(err, &he) {
+		return problem.With(he.status, he.detail, nil)
 	}
-	p.Status, p.Title = status, title(status)
-	return p
+	return problem.Of(err)
 }
 
 // problemResponse answers err: its problem details with the headers its
@@ -388,17 +359,6 @@ func problemResponse(err error) events.APIGatewayProxyResponse {
 		resp.Headers["WWW-Authenticate"] = `Bearer realm="scangate"`
 	}
 	return resp
-}
-
-// title is a problem's title: the reason phrase of RFC 9110 for 413,
-// "Content Too Large", as API Gateway's REQUEST_TOO_LARGE answer in
-// template.yaml says (Go still says "Request Entity Too Large"), and Go's
-// reason phrase otherwise.
-func title(status int) string {
-	if status == http.StatusRequestEntityTooLarge {
-		return "Content Too Large"
-	}
-	return http.StatusText(status)
 }
 
 func jsonResponse(status int, body any) events.APIGatewayProxyResponse {

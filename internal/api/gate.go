@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // The gate (docs/API.md, The gate): a pull request's stored decision, and
@@ -53,12 +53,6 @@ type PolicyStore interface {
 // PolicyReader reads the gate policy.
 type PolicyReader interface {
 	GatePolicy(ctx context.Context, repo int64) (scangate.StoredPolicy, error)
-}
-
-// WorkRunner runs the work a change leaves (work.Runner).
-type WorkRunner interface {
-	LeaseFrom(now time.Time) int64
-	Continue(ctx context.Context, it work.Item) (work.Item, error)
 }
 
 var adminRoles = []scangate.Role{scangate.RoleAdmin}
@@ -144,7 +138,7 @@ func GetRepoGatePolicy(st PolicyReader, log *slog.Logger) Endpoint {
 // request's gate as durable work, run at once for as long as the request
 // may take; the answer says how many pull requests it re-judges and
 // whether it finished.
-func UpdateGatePolicy(st PolicyStore, run WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
+func UpdateGatePolicy(st PolicyStore, run usecase.WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "UpdateGatePolicy", Roles: adminRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -168,7 +162,7 @@ func UpdateGatePolicy(st PolicyStore, run WorkRunner, now func() time.Time, log 
 // UpdateRepoGatePolicy is PUT /gate/policy/repos/{repo_id}: the
 // repository's own members, replaced (a member left out follows the
 // global policy).
-func UpdateRepoGatePolicy(st PolicyStore, run WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
+func UpdateRepoGatePolicy(st PolicyStore, run usecase.WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "UpdateRepoGatePolicy", Roles: adminRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			m, err := body(req)
@@ -189,7 +183,7 @@ func UpdateRepoGatePolicy(st PolicyStore, run WorkRunner, now func() time.Time, 
 
 // DeleteRepoGatePolicy is DELETE /gate/policy/repos/{repo_id}: the
 // repository follows the global policy again.
-func DeleteRepoGatePolicy(st PolicyStore, run WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
+func DeleteRepoGatePolicy(st PolicyStore, run usecase.WorkRunner, now func() time.Time, log *slog.Logger) Endpoint {
 	return Endpoint{Name: "DeleteRepoGatePolicy", Roles: adminRoles, Users: st, Now: now, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			repo, err := PathID(req, "repo_id")
@@ -200,7 +194,7 @@ func DeleteRepoGatePolicy(st PolicyStore, run WorkRunner, now func() time.Time, 
 		}}
 }
 
-func repoChange(ctx context.Context, st PolicyStore, run WorkRunner, pc scangate.PolicyChange, who scangate.Who, now func() time.Time, log *slog.Logger) (Reply, error) {
+func repoChange(ctx context.Context, st PolicyStore, run usecase.WorkRunner, pc scangate.PolicyChange, who scangate.Who, now func() time.Time, log *slog.Logger) (Reply, error) {
 	p, it, err := changePolicy(ctx, st, run, pc, who, now, log)
 	if err != nil {
 		return Reply{}, err
@@ -210,41 +204,17 @@ func repoChange(ctx context.Context, st PolicyStore, run WorkRunner, pc scangate
 	return Reply{Status: http.StatusOK, Body: b}, nil
 }
 
-// workBudget is how long a change's request runs its work before
-// answering (API Gateway gives a request 29 s); what is left is resumed
-// by the scheduled function, or runs in the queue function.
-const workBudget = 20 * time.Second
-
 // changePolicy stores a policy change with its work, and runs the work
 // for as long as the request may. The change is made once it is stored:
 // work cut short, or failing, is left to the scheduled function, which
 // resumes it within a minute, and the answer says it is running.
-func changePolicy(ctx context.Context, st PolicyStore, run WorkRunner, pc scangate.PolicyChange, who scangate.Who, now func() time.Time, log *slog.Logger) (scangate.StoredPolicy, work.Item, error) {
+func changePolicy(ctx context.Context, st PolicyStore, run usecase.WorkRunner, pc scangate.PolicyChange, who scangate.Who, now func() time.Time, log *slog.Logger) (scangate.StoredPolicy, work.Item, error) {
 	at := now()
 	p, it, err := st.SetGatePolicy(ctx, pc, who, at, run.LeaseFrom(at))
 	if err != nil {
 		return p, it, err
 	}
-	return p, runWork(ctx, run, it, at, log), nil
-}
-
-// runWork runs the work a change wrote, as long as the request may (until
-// workBudget after at, and 5 s before the request's deadline): small work
-// completes; large work is dispatched to the queue; work cut short, or
-// failing, is given up to the scheduled function (and the error logged).
-// It returns the item as it stands.
-func runWork(ctx context.Context, run WorkRunner, it work.Item, at time.Time, log *slog.Logger) work.Item {
-	end := at.Add(workBudget)
-	if d, ok := ctx.Deadline(); ok && d.Add(-5*time.Second).Before(end) {
-		end = d.Add(-5 * time.Second)
-	}
-	budget, cancel := context.WithDeadline(ctx, end)
-	defer cancel()
-	it, err := run.Continue(budget, it)
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		log.ErrorContext(ctx, "durable work: left to the scheduled function", "work_id", it.ID, "kind", it.Kind, "error", err.Error())
-	}
-	return it
+	return p, usecase.RunWork(ctx, run, it, at, log), nil
 }
 
 // readPolicy reads a policy body: block_severity (per scan type),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/trigger"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // recordFindings records a completed scan of repo 100 with findings given
@@ -28,7 +29,7 @@ func (h *harness) recordFindings(typ string, findings ...string) map[string]any 
 // expireAt runs the scheduled function as if it were the given time.
 func (h *harness) expireAt(at time.Time) {
 	h.t.Helper()
-	run := trigger.ExpireAllowlists(h.store, h.store.Runner(func() time.Time { return at }, h.queue), func() time.Time { return at }, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)))
+	run := trigger.ExpireAllowlists(h.store, usecase.Runner(h.store, func() time.Time { return at }, h.queue), func() time.Time { return at }, slog.New(slog.NewJSONHandler(testWriter{h.t}, nil)))
 	if err := run(context.Background(), events.EventBridgeEvent{ID: "test"}); err != nil {
 		h.t.Fatal(err)
 	}

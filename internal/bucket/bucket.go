@@ -22,7 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/awsclient"
 )
 
 // ContentType is the type a client sends an upload's object with: the
@@ -37,7 +37,7 @@ type Bucket struct {
 }
 
 // Open builds the bucket from what Lambda puts in a function's environment
-// (as store.ClientFromEnv builds the DynamoDB client, without the SDK's
+// (as awsclient.DynamoDBFromEnv builds the DynamoDB client, without the SDK's
 // default chain): UPLOADS_BUCKET names it, S3_ENDPOINT, when set, is an
 // S3-compatible server addressed path-style.
 func Open(getenv func(string) string, optFns ...func(*s3.Options)) (*Bucket, error) {
@@ -57,15 +57,15 @@ func Open(getenv func(string) string, optFns ...func(*s3.Options)) (*Bucket, err
 // an S3-compatible server addressed path-style.
 func NewClient(getenv func(string) string, optFns ...func(*s3.Options)) (*s3.Client, error) {
 	endpoint := getenv("S3_ENDPOINT")
-	region, creds, err := store.FromEnv(getenv, endpoint, "s3")
+	region, creds, err := awsclient.FromEnv(getenv, endpoint, "s3")
 	if err != nil {
 		return nil, err
 	}
 	opts := s3.Options{
 		Region:      region,
 		Credentials: creds,
-		Retryer:     store.NewRetryer(),
-		HTTPClient:  store.NewHTTPClient(),
+		Retryer:     awsclient.NewRetryer(),
+		HTTPClient:  awsclient.NewHTTPClient(),
 		// A presigned PUT binds no checksum of a body it has not seen.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,

@@ -24,7 +24,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/scangate/scangate/internal/config"
-	"github.com/scangate/scangate/internal/dashboard"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/localstack"
 )
@@ -150,7 +149,7 @@ func startBrowserWith(t *testing.T, o browserOptions) *browser {
 	}
 	t.Cleanup(func() { _ = stack.Close() })
 	b.stack = stack
-	srv.Config.Handler = dashboard.Local(stack.Handler, signIn)
+	srv.Config.Handler = localstack.Dashboard(stack.Handler, signIn)
 	srv.Start()
 	if b.shots, err = filepath.Abs(filepath.Join("../../.build/screenshots", o.shots)); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/retry"
 	"github.com/scangate/scangate/internal/store"
@@ -98,7 +99,7 @@ func New(t testing.TB) *Env {
 		e.Endpoint = emb.URL
 	}
 	ctx := context.Background()
-	db, err := store.NewClient(ctx, e.Endpoint, func(o *dynamodb.Options) {
+	db, err := awsclient.NewDynamoDB(ctx, e.Endpoint, func(o *dynamodb.Options) {
 		o.Retryer = withoutDelay(o.Retryer)
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("recordSizes",
@@ -218,7 +219,7 @@ func (e *Env) RecorderWith(t testing.TB, record func(op string, input any), stor
 			opts = append(opts, fn)
 		}
 	}
-	db, err := store.NewClient(context.Background(), e.Endpoint, opts...)
+	db, err := awsclient.NewDynamoDB(context.Background(), e.Endpoint, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

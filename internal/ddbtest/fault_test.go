@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	miniserver "github.com/truora/minidyn/server"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/store"
@@ -150,7 +151,7 @@ func TestInjectedInternalErrorIsTheServersOwn(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = emb.Close() })
 	var realTrips atomic.Int64
-	db, err := store.NewClient(ctx, emb.URL, func(o *dynamodb.Options) {
+	db, err := awsclient.NewDynamoDB(ctx, emb.URL, func(o *dynamodb.Options) {
 		o.Retryer = env.DB.Options().Retryer
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("count",

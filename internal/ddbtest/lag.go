@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/store"
 )
 
@@ -40,7 +41,7 @@ type write struct {
 func (e *Env) Lagged(t testing.TB, delay time.Duration, opts ...store.Option) (*store.Store, *Lag) {
 	t.Helper()
 	l := &Lag{Delay: delay, raw: e.DB, table: e.Table, history: map[string][]write{}}
-	db, err := store.NewClient(context.Background(), e.Endpoint, func(o *dynamodb.Options) {
+	db, err := awsclient.NewDynamoDB(context.Background(), e.Endpoint, func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
 			if err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("indexLag", l.handle), middleware.After); err != nil {
 				return err

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/awsclient"
 )
 
 // Client reads secrets with Secrets Manager's GetSecretValue: one POST of
@@ -45,19 +45,19 @@ type Client struct {
 const attempts = 3
 
 // ClientFromEnv builds the client from what Lambda puts in a function's
-// environment, as store.ClientFromEnv builds the DynamoDB client (the
+// environment, as awsclient.DynamoDBFromEnv builds the DynamoDB client (the
 // region, the role's credentials; no default chain), pointed at
 // SECRETSMANAGER_ENDPOINT when that is set (tests).
 func ClientFromEnv(getenv func(string) string) (*Client, error) {
 	endpoint := getenv("SECRETSMANAGER_ENDPOINT")
-	region, creds, err := store.FromEnv(getenv, endpoint, "secretsmanager")
+	region, creds, err := awsclient.FromEnv(getenv, endpoint, "secretsmanager")
 	if err != nil {
 		return nil, err
 	}
 	if endpoint == "" {
 		endpoint = Endpoint(region)
 	}
-	return &Client{Endpoint: endpoint, Region: region, Credentials: creds, HTTP: store.NewHTTPClient(),
+	return &Client{Endpoint: endpoint, Region: region, Credentials: creds, HTTP: awsclient.NewHTTPClient(),
 		Signer: v4.NewSigner(), Now: time.Now}, nil
 }
 

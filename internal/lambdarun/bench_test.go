@@ -33,6 +33,7 @@ import (
 	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/auth"
 	"github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/emailfold"
@@ -45,6 +46,7 @@ import (
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/secretstest"
 	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // functions are the Lambdas measured, after the baseline: every function
@@ -228,7 +230,7 @@ func newFixture(b testing.TB) fixture {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = emb.Close() })
-	db, err := store.NewClient(ctx, emb.URL)
+	db, err := awsclient.NewDynamoDB(ctx, emb.URL)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -260,7 +262,7 @@ func newFixture(b testing.TB) fixture {
 	}
 	// Its re-evaluation, planned, is the work function's: the first
 	// invocation runs its step, the others find it done.
-	if reeval, err = st.Runner(time.Now, nil).Plan(ctx, reeval); err != nil {
+	if reeval, err = usecase.Runner(st, time.Now, nil).Plan(ctx, reeval); err != nil {
 		b.Fatal(err)
 	}
 	step, _ := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: "bench", Body: work.Message(reeval.ID, 0),

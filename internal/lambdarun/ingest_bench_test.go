@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/internal/auth"
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/internal/localstack"
@@ -172,7 +173,7 @@ func BenchmarkIngest(b *testing.B) {
 	s3url := startS3(b)
 	bk := openBucket(b, s3url)
 	bin := build(b, b.TempDir(), "./functions/ingest-sarif-upload", runtime.GOARCH)
-	db, err := store.NewClient(ctx, endpoint)
+	db, err := awsclient.NewDynamoDB(ctx, endpoint)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func ingestOnce(b *testing.B, db *dynamodb.Client, bk *bucket.Bucket, bin, endpo
 	res, err := lambdarun.RunProcess(ctx, lambdarun.Process{Argv: []string{bin}, Name: "ingest-sarif-upload", MemoryMB: 1024, Deadline: 15 * time.Minute, Env: []string{
 		"TABLE_NAME=" + table, "DYNAMODB_ENDPOINT=" + endpoint, "UPLOADS_BUCKET=" + benchBucket, "S3_ENDPOINT=" + s3url,
 		// DynamoDB Local keeps a table per access key and region: those
-		// of the bench's own client (store.NewClient's).
+		// of the bench's own client (awsclient.NewDynamoDB's).
 		"AWS_REGION=" + orDefault("AWS_REGION", "us-east-1"), "AWS_ACCESS_KEY_ID=" + orDefault("AWS_ACCESS_KEY_ID", "local"),
 		"AWS_SECRET_ACCESS_KEY=" + orDefault("AWS_SECRET_ACCESS_KEY", "local"), "LOG_LEVEL=ERROR",
 	}}, [][]byte{s3Event(benchBucket, u.ID, int64(len(obj)))})

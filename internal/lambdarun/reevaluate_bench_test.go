@@ -17,12 +17,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/lambdarun"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // benchWorkers is how many work functions run at once in the benchmark
@@ -94,7 +96,7 @@ func BenchmarkReevaluateFanOut(b *testing.B) {
 		b.Cleanup(func() { _ = emb.Close() })
 		endpoint = emb.URL
 	}
-	db, err := store.NewClient(ctx, endpoint)
+	db, err := awsclient.NewDynamoDB(ctx, endpoint)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -237,7 +239,7 @@ func rawTxRate(b *testing.B, db *dynamodb.Client, table string, n int) float64 {
 func reevaluate(b *testing.B, st *store.Store, bin, table, endpoint string, n int) (time.Duration, int64) {
 	ctx := context.Background()
 	queue := &collected{}
-	run := st.Runner(time.Now, queue)
+	run := usecase.Runner(st, time.Now, queue)
 	start := time.Now()
 	_, it, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-2021-44228",
 		Active: true, Global: true}}, "", scangate.Who{RequestID: "bench"}, start, run.LeaseFrom(start))

@@ -15,9 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/internal/auth"
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/scangate"
-	"github.com/scangate/scangate/internal/store"
 )
 
 // clients is the number of concurrent clients of the throughput benchmarks.
@@ -70,7 +70,7 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 		b.Run(c.name+"/raw-dynamodb", func(b *testing.B) {
-			db, err := store.NewClient(ctx, stack.Embedded.URL)
+			db, err := awsclient.NewDynamoDB(ctx, stack.Embedded.URL)
 			if err != nil {
 				b.Fatal(err)
 			}

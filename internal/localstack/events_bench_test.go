@@ -19,6 +19,7 @@ import (
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // arrivals is a receiver's record of when each event arrived, by the name
@@ -131,7 +132,7 @@ func BenchmarkEventDelivery(b *testing.B) {
 					_, it, err := stack.Store.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanSecret,
 						Name: fmt.Sprintf("sha256:%d-%d", run, i), Active: true, Global: true}}, "", scangate.Who{RequestID: "bench"}, time.Now(), 0)
 					if err == nil {
-						_, err = stack.Store.Runner(time.Now, nil).Continue(ctx, it)
+						_, err = usecase.Runner(stack.Store, time.Now, nil).Continue(ctx, it)
 					}
 					if err != nil {
 						b.Error(err)
@@ -215,7 +216,7 @@ func BenchmarkEventDelivery(b *testing.B) {
 						Name: fmt.Sprintf("sha256:gate-%d", first+i), Active: true, Repos: []int64{1}}, Reason: "false_positive"}, "",
 						scangate.Who{RequestID: "bench"}, time.Now(), 0)
 					if err == nil {
-						_, err = stack.Store.Runner(time.Now, nil).Continue(ctx, it)
+						_, err = usecase.Runner(stack.Store, time.Now, nil).Continue(ctx, it)
 					}
 					if err != nil {
 						b.Error(err)

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
@@ -115,7 +116,7 @@ func TestKilledMidReevaluation(t *testing.T) {
 	}
 	t.Logf("built in %v", time.Since(began))
 	table := fmt.Sprintf("kill-%d", time.Now().UnixNano())
-	db, err := store.NewClient(ctx, endpoint)
+	db, err := awsclient.NewDynamoDB(ctx, endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/auth"
 	passwordpkg "github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/egress"
@@ -222,7 +223,7 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 			endpoint = s.Embedded.URL
 		}
 		var err error
-		if db, err = store.NewClient(ctx, endpoint); err != nil {
+		if db, err = awsclient.NewDynamoDB(ctx, endpoint); err != nil {
 			return err
 		}
 	}
@@ -240,7 +241,7 @@ func (s *Stack) start(ctx context.Context, t *gateway.Template, o Options) error
 	// The functions' metrics, as boot.Open wires them: the store's and
 	// DynamoDB's throttles, written by the stack's logger.
 	m := metrics.New(o.Log)
-	db = dynamodb.New(db.Options(), store.CountThrottles(m))
+	db = dynamodb.New(db.Options(), awsclient.CountThrottles(m))
 	s.Store = store.New(db, o.Table, store.WithWorkLease(o.WorkLease), store.WithMetrics(m))
 	if err := s.bootstrap(ctx, o); err != nil {
 		return err

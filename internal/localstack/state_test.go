@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/store"
 )
@@ -67,7 +68,7 @@ func TestSaveLoadTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = second.Close() }()
-	db, err := store.NewClient(ctx, second.URL)
+	db, err := awsclient.NewDynamoDB(ctx, second.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

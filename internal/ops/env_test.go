@@ -17,12 +17,12 @@ import (
 // event bus's, the uploads bucket's, the secrets' box and the cursors'
 // key.
 var envOf = map[string][]string{
-	"workq.Open":      {"WORK_QUEUE_URL"},
-	"queue.Open":      {"DELIVERY_QUEUE_URL", "RETRY_QUEUE_URL"},
-	"bus.Open":        {"EVENT_BUS_NAME"},
-	"bucket.Open":     {"UPLOADS_BUCKET"},
-	"keys.SecretsKey": {"SECRETS_KEY_ID"},
-	"keys.CursorKey":  {"CURSOR_KEY_ID"},
+	"worksqs.Open":     {"WORK_QUEUE_URL"},
+	"deliverysqs.Open": {"DELIVERY_QUEUE_URL", "RETRY_QUEUE_URL"},
+	"bus.Open":         {"EVENT_BUS_NAME"},
+	"bucket.Open":      {"UPLOADS_BUCKET"},
+	"keys.SecretsKey":  {"SECRETS_KEY_ID"},
+	"keys.CursorKey":   {"CURSOR_KEY_ID"},
 }
 
 // TestMainsHaveTheirEnvironment: every variable a functions/<op>/main.go
@@ -49,12 +49,14 @@ func TestMainsHaveTheirEnvironment(t *testing.T) {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
+	called := map[string]bool{}
 	for _, op := range ops.Operations() {
 		f := parseMain(t, op.Name)
 		var need []string
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok {
 				need = append(need, envOf[selector(call.Fun)]...)
+				called[selector(call.Fun)] = true
 			}
 			return true
 		})
@@ -69,6 +71,12 @@ func TestMainsHaveTheirEnvironment(t *testing.T) {
 			if !own && !global {
 				t.Errorf("functions/%s/main.go needs %s to start; template.yaml's %s does not set it", op.Name, v, ops.LogicalID(op.Name))
 			}
+		}
+	}
+	// A client renamed or moved would leave its line here checking nothing.
+	for name := range envOf {
+		if !called[name] {
+			t.Errorf("no main calls %s: envOf names a client by a name no main uses", name)
 		}
 	}
 }

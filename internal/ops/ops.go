@@ -32,6 +32,7 @@ import (
 	"github.com/scangate/scangate/internal/sso"
 	"github.com/scangate/scangate/internal/store"
 	"github.com/scangate/scangate/internal/trigger"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // Deps is every dependency a function's handler may be built from, as the
@@ -148,10 +149,10 @@ func Operations() []Operation {
 		{Name: "record-sarif", API: func(d Deps) api.Handler { return api.RecordSARIF(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "get-scan", API: func(d Deps) api.Handler { return api.GetScan(d.Store(), d.Log()).Handle }},
 		{Name: "create-allowlist", API: func(d Deps) api.Handler {
-			return api.CreateAllowlist(d.Store(), d.Store().Runner(d.Now, d.WorkQueue()), d.Now, d.Log()).Handle
+			return api.CreateAllowlist(d.Store(), usecase.Runner(d.Store(), d.Now, d.WorkQueue()), d.Now, d.Log()).Handle
 		}},
 		{Name: "update-allowlist", API: func(d Deps) api.Handler {
-			return api.UpdateAllowlist(d.Store(), d.Store().Runner(d.Now, d.WorkQueue()), d.Now, d.Log()).Handle
+			return api.UpdateAllowlist(d.Store(), usecase.Runner(d.Store(), d.Now, d.WorkQueue()), d.Now, d.Log()).Handle
 		}},
 		{Name: "create-sarif-upload", API: func(d Deps) api.Handler {
 			return api.CreateSARIFUpload(d.Store(), d.Bucket(), d.Now, d.Log()).Handle
@@ -166,7 +167,7 @@ func Operations() []Operation {
 		{Name: "list-tokens", API: func(d Deps) api.Handler { return api.ListTokens(d.Store(), d.Cursors(), d.Now, d.Log()).Handle }},
 		{Name: "list-audit", API: func(d Deps) api.Handler { return api.ListAudit(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "expire-allowlists", Schedule: func(d Deps) trigger.ScheduleHandler {
-			return trigger.ExpireAllowlists(d.Store(), d.Store().Runner(d.Now, d.WorkQueue()), d.Now, d.Log())
+			return trigger.ExpireAllowlists(d.Store(), usecase.Runner(d.Store(), d.Now, d.WorkQueue()), d.Now, d.Log())
 		}},
 		{Name: "list-findings", API: func(d Deps) api.Handler { return api.ListFindings(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "get-pr", API: func(d Deps) api.Handler { return api.GetPR(d.Store(), d.Log()).Handle }},
@@ -185,17 +186,17 @@ func Operations() []Operation {
 		{Name: "get-pr-gate", API: func(d Deps) api.Handler { return api.GetPRGate(d.Store(), d.Log()).Handle }},
 		{Name: "get-gate-policy", API: func(d Deps) api.Handler { return api.GetGatePolicy(d.Store(), d.Log()).Handle }},
 		{Name: "update-gate-policy", API: func(d Deps) api.Handler {
-			return api.UpdateGatePolicy(d.Store(), d.Store().Runner(d.Now, nil), d.Now, d.Log()).Handle
+			return api.UpdateGatePolicy(d.Store(), usecase.Runner(d.Store(), d.Now, nil), d.Now, d.Log()).Handle
 		}},
 		{Name: "get-repo-gate-policy", API: func(d Deps) api.Handler { return api.GetRepoGatePolicy(d.Store(), d.Log()).Handle }},
 		{Name: "update-repo-gate-policy", API: func(d Deps) api.Handler {
-			return api.UpdateRepoGatePolicy(d.Store(), d.Store().Runner(d.Now, nil), d.Now, d.Log()).Handle
+			return api.UpdateRepoGatePolicy(d.Store(), usecase.Runner(d.Store(), d.Now, nil), d.Now, d.Log()).Handle
 		}},
 		{Name: "delete-repo-gate-policy", API: func(d Deps) api.Handler {
-			return api.DeleteRepoGatePolicy(d.Store(), d.Store().Runner(d.Now, nil), d.Now, d.Log()).Handle
+			return api.DeleteRepoGatePolicy(d.Store(), usecase.Runner(d.Store(), d.Now, nil), d.Now, d.Log()).Handle
 		}},
 		{Name: "run-work", Queue: func(d Deps) trigger.QueueHandler {
-			return trigger.RunWork(d.Store().Runner(d.Now, nil), d.Log())
+			return trigger.RunWork(usecase.Runner(d.Store(), d.Now, nil), d.Log())
 		}},
 		{Name: "get-reevaluation", API: func(d Deps) api.Handler { return api.GetReevaluation(d.Store(), d.Log()).Handle }},
 		{Name: "get-branch", API: func(d Deps) api.Handler { return api.GetBranch(d.Store(), d.Log()).Handle }},

@@ -13,7 +13,8 @@ import (
 // Kind classifies an error by what the caller should do about it.
 type Kind int
 
-// The kinds of domain error; each maps to one HTTP status in the API adapter.
+// The kinds of domain error; each maps to one HTTP status where errors
+// become problem details (internal/problem).
 const (
 	KindInternal     Kind = iota // a bug or an unexpected failure
 	KindInvalid                  // the request breaks the schema (422)
@@ -24,6 +25,9 @@ const (
 	KindTooMany                  // too many attempts (429)
 	KindUnavailable              // the database failed or throttled after retries (503)
 	KindGone                     // the caller went away before the answer (logged, never sent)
+	KindTooLarge                 // the input breaches a size limit (413)
+	KindMalformed                // the input cannot be decoded (400)
+	KindTimedOut                 // the work ran out of its time; the detail says which (500)
 )
 
 // FieldError names the member of a request body that is wrong, as a JSON

@@ -153,6 +153,13 @@ func ViewGate(g PRGate) GateView {
 	return v
 }
 
+// The kinds of durable work a change leaves (a work item's kind).
+const (
+	WorkPolicy    = "policy"    // re-judge every pull request after a gate policy change
+	WorkAllowlist = "allowlist" // re-evaluate an allowlist's findings after it was created or changed
+	WorkExpiry    = "expiry"    // re-evaluate them after its expiry
+)
+
 // The causes of a gate change (pr.gate_changed's cause).
 const (
 	CauseScan      = "scan"      // a recording

@@ -15,6 +15,7 @@ import (
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // eventsOf are the outbox's events of one type, oldest first.
@@ -148,7 +149,7 @@ func TestGateEventsFollowTheDecision(t *testing.T) {
 	critical := scangate.PolicyChange{Global: scangate.DefaultPolicy().With(&scangate.PolicyOverride{
 		BlockSeverity: map[scangate.ScanType]scangate.Severity{scangate.ScanSecret: scangate.SeverityCritical}})}
 	at := t0.Add(6 * time.Minute)
-	run := st.Runner(func() time.Time { return at }, nil)
+	run := usecase.Runner(st, func() time.Time { return at }, nil)
 	_, it, err = st.SetGatePolicy(ctx, critical, testWho, at, run.LeaseFrom(at))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // severePRs records n pull requests (repo 1, numbers 1 to n), each with
@@ -66,7 +67,7 @@ func TestPolicyRejudgeResumesAfterKill(t *testing.T) {
 	env := ddbtest.New(t)
 	severePRs(t, env, 120) // three steps of 50 ids
 	ctx := context.Background()
-	run := env.Store.Runner(time.Now, nil)
+	run := usecase.Runner(env.Store, time.Now, nil)
 	at := time.Now()
 	_, it, err := env.Store.SetGatePolicy(ctx, highOnly, testWho, at, run.LeaseFrom(at))
 	if err != nil {
@@ -124,7 +125,7 @@ func TestPolicyRejudgeAfterProcessDeath(t *testing.T) {
 	env := ddbtest.New(t)
 	severePRs(t, env, 4)
 	ctx := context.Background()
-	run := env.Store.Runner(time.Now, nil)
+	run := usecase.Runner(env.Store, time.Now, nil)
 	at := time.Now()
 	if _, _, err := env.Store.SetGatePolicy(ctx, highOnly, testWho, at, run.LeaseFrom(at)); err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestPolicyRejudgeAfterProcessDeath(t *testing.T) {
 		t.Fatalf("resume under a live lease: %d %v", n, err)
 	}
 	later := time.Now().Add(work.DefaultLease + time.Second)
-	if n, err := env.Store.Runner(func() time.Time { return later }, nil).Resume(ctx, later); err != nil || n != 1 {
+	if n, err := usecase.Runner(env.Store, func() time.Time { return later }, nil).Resume(ctx, later); err != nil || n != 1 {
 		t.Fatalf("resume once the lease ran out: %d %v", n, err)
 	}
 	if got := blockedPRs(t, env, 4); len(got) != 2 || got[0] != 1 || got[1] != 3 {

@@ -8,6 +8,7 @@ import (
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // allowNow creates an allowlist of rule and runs its re-evaluation in
@@ -36,7 +37,7 @@ func modifyNow(t testing.TB, st *store.Store, id int64, c scangate.AllowlistChan
 // runNow runs a piece of work in place to its end, and returns its
 // counts.
 func runNow(st *store.Store, it work.Item) (scangate.Updated, error) {
-	it, err := st.Runner(time.Now, nil).Continue(context.Background(), it)
+	it, err := usecase.Runner(st, time.Now, nil).Continue(context.Background(), it)
 	return scangate.Updated{Secrets: it.Totals["secrets_updated"], Vulnerabilities: it.Totals["vulnerabilities_updated"]}, err
 }
 
@@ -45,7 +46,7 @@ func runNow(st *store.Store, it work.Item) (scangate.Updated, error) {
 func runAt(t testing.TB, st *store.Store, at time.Time, items ...work.Item) {
 	t.Helper()
 	for _, it := range items {
-		if _, err := st.Runner(func() time.Time { return at }, nil).Continue(context.Background(), it); err != nil {
+		if _, err := usecase.Runner(st, func() time.Time { return at }, nil).Continue(context.Background(), it); err != nil {
 			t.Fatal(err)
 		}
 	}

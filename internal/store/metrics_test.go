@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/metrics"
 	"github.com/scangate/scangate/internal/scangate"
@@ -145,7 +146,7 @@ func TestThrottlesCounted(t *testing.T) {
 	t.Parallel()
 	env := ddbtest.New(t)
 	out, m := newEmitter()
-	db := dynamodb.New(env.DB.Options(), store.CountThrottles(m))
+	db := dynamodb.New(env.DB.Options(), awsclient.CountThrottles(m))
 	st := store.New(db, env.Table)
 	var mu sync.Mutex
 	answers := []error{ddbtest.Throttled(), ddbtest.Throttled(), ddbtest.InternalServerError()}

@@ -171,7 +171,7 @@ func (s *Store) GatePolicy(ctx context.Context, repo int64) (scangate.StoredPoli
 
 // KindPolicy is the kind of the work that re-judges every pull request
 // after a policy change.
-const KindPolicy = "policy"
+const KindPolicy = scangate.WorkPolicy
 
 // policyParams are the parameters of a policy work item: the version of
 // the change that wrote it.
@@ -295,17 +295,19 @@ func policyChanges(oldGlobal, newGlobal scangate.Policy, oldRepo, newRepo *scang
 	return c
 }
 
-// Runner is the runner of the store's kinds of durable work: re-judging
-// every PR after a policy change, re-evaluating an allowlist's findings
-// after a change or an expiry. With send, the steps of work planned to
-// fan out are dispatched to the work queue.
-func (s *Store) Runner(now func() time.Time, send work.Sender) work.Runner {
-	return work.Runner{Store: s, Now: now, Sender: send, Lease: s.workLease, DispatchLease: s.workLease,
-		Kinds: map[string]work.Kind{
-			KindPolicy:    policyWork{s: s, now: now},
-			KindAllowlist: reevalWork{s: s, now: now, cause: scangate.CauseAllowlist},
-			KindExpiry:    reevalWork{s: s, now: now, cause: scangate.CauseExpiry},
-		}}
+// WorkLease is the lease of durable work, both held and dispatched
+// (WithWorkLease).
+func (s *Store) WorkLease() time.Duration { return s.workLease }
+
+// PolicyWork is the kind of durable work that re-judges every pull
+// request after a gate policy change (scangate.WorkPolicy).
+func (s *Store) PolicyWork(now func() time.Time) work.Kind { return policyWork{s: s, now: now} }
+
+// ReevalWork is the kind of durable work that re-evaluates an allowlist's
+// findings after a change (cause scangate.CauseAllowlist) or an expiry
+// (scangate.CauseExpiry).
+func (s *Store) ReevalWork(now func() time.Time, cause string) work.Kind {
+	return reevalWork{s: s, now: now, cause: cause}
 }
 
 // policyRange is how many PR ids one step of a policy's work re-judges.

@@ -45,8 +45,8 @@ import (
 
 // Kinds of the work that re-evaluates an allowlist's findings.
 const (
-	KindAllowlist = "allowlist"
-	KindExpiry    = "expiry"
+	KindAllowlist = scangate.WorkAllowlist
+	KindExpiry    = scangate.WorkExpiry
 )
 
 // Defaults of the re-evaluation's sizes (docs/DECISIONS.md says how they

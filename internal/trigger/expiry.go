@@ -2,32 +2,17 @@ package trigger
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/scangate/scangate/internal/queue/work"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
-// ExpiryStore applies the expiries of allowlists, each with its work.
-type ExpiryStore interface {
-	ExpireDue(ctx context.Context, now time.Time, lease int64) ([]work.Item, error)
-	WarnExpiring(ctx context.Context, now time.Time) (int, error)
-}
-
-// Resumer runs durable work (work.Runner): the work of the expiries it
-// applies, then the work whose lease has run out.
-type Resumer interface {
-	LeaseFrom(now time.Time) int64
-	Continue(ctx context.Context, it work.Item) (work.Item, error)
-	Resume(ctx context.Context, now time.Time) (int, error)
-}
-
 // ExpireAllowlists is the scheduled function, which an EventBridge
-// schedule runs every minute: every allowlist whose expiry has passed
+// schedule runs every minute (usecase.Expire): every allowlist whose expiry has passed
 // stops suppressing, with the work that re-evaluates what it covered,
 // which runs at once (or is dispatched to the work queue when large);
 // every allowlist whose expiry is at most 7 days away gets its
@@ -36,9 +21,9 @@ type Resumer interface {
 // dispatched item whose steps stopped progressing) is resumed. An error
 // makes Lambda run it again; the work is idempotent, and the next
 // minute's run finishes what one left.
-func ExpireAllowlists(st ExpiryStore, run Resumer, now func() time.Time, log *slog.Logger) ScheduleHandler {
+func ExpireAllowlists(st usecase.ExpiryStore, run usecase.Resumer, now func() time.Time, log *slog.Logger) ScheduleHandler {
 	return func(ctx context.Context, ev events.EventBridgeEvent) error {
-		start := now()
+		start := time.Now()
 		// The work stops with time to give its lease up, so that the next
 		// run takes it at once rather than after the lease.
 		budget := ctx
@@ -47,24 +32,8 @@ func ExpireAllowlists(st ExpiryStore, run Resumer, now func() time.Time, log *sl
 			budget, cancel = context.WithDeadline(ctx, d.Add(-finishMargin))
 			defer cancel()
 		}
-		items, err := st.ExpireDue(ctx, start, run.LeaseFrom(start))
-		warned := 0
-		if err == nil {
-			warned, err = st.WarnExpiring(ctx, start)
-		}
-		var errs []error
-		for _, it := range items {
-			if _, err := run.Continue(budget, it); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		resumed, rerr := run.Resume(budget, now())
-		rerr = errors.Join(append(errs, rerr)...)
-		if errors.Is(rerr, context.DeadlineExceeded) && budget.Err() != nil && ctx.Err() == nil {
-			rerr = nil // out of time: the next run goes on from where this one stopped
-		}
-		err = errors.Join(err, rerr)
-		attrs := []any{"operation", "ExpireAllowlists", "event_id", ev.ID, "expired", len(items), "warned", warned, "work_completed", resumed,
+		out, err := usecase.Expire(ctx, budget, st, run, now)
+		attrs := []any{"operation", "ExpireAllowlists", "event_id", ev.ID, "expired", out.Expired, "warned", out.Warned, "work_completed", out.Resumed,
 			"latency_ms", time.Since(start).Milliseconds()}
 		if err != nil {
 			log.ErrorContext(ctx, "scheduled function", append(attrs, "error", err.Error())...)

@@ -14,6 +14,7 @@ import (
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
 	"github.com/scangate/scangate/internal/trigger"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // TestReevaluationGateChangesOnce: an allowlist that unblocks two PRs
@@ -40,7 +41,7 @@ func TestReevaluationGateChangesOnce(t *testing.T) {
 			if _, err := st.BulkLoad(ctx, ddbtest.GroupScans(20, 10, "CVE-2021-44228"), scangate.Who{RequestID: "test"}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
-			worker := trigger.RunWork(st.Runner(time.Now, nil), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			worker := trigger.RunWork(usecase.Runner(st, time.Now, nil), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 			deliver := func(id, body string) {
 				resp, err := worker(ctx, sqsEvent(id, body))
 				if err != nil || len(resp.BatchItemFailures) > 0 {
@@ -53,7 +54,7 @@ func TestReevaluationGateChangesOnce(t *testing.T) {
 			run := func(it work.Item) {
 				t.Helper()
 				queue := &collect{}
-				it, err := st.Runner(time.Now, queue).Continue(ctx, it)
+				it, err := usecase.Runner(st, time.Now, queue).Continue(ctx, it)
 				if err != nil || it.FanOut != tc.fanOut || len(queue.bodies) != map[bool]int{true: it.Steps}[tc.fanOut] {
 					t.Fatalf("run: %+v %v, messages %v", it, err, queue.bodies)
 				}

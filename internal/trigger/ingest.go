@@ -7,27 +7,36 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/auth"
+	"github.com/scangate/scangate/internal/problem"
 	"github.com/scangate/scangate/internal/sarif"
 	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // IngestStore is what the ingest function reads and writes.
 type IngestStore interface {
-	api.ScanStore
+	usecase.LogStore
+	TokenUser(ctx context.Context, hash string, userID int64) (*scangate.Token, *scangate.User, error)
 	DropUnrecorded(ctx context.Context, once string) error
 	Upload(ctx context.Context, id int64) (scangate.Upload, error)
 	ClaimUpload(ctx context.Context, id int64, now time.Time, lease int64) (scangate.Upload, bool, error)
 	FinishUpload(ctx context.Context, u scangate.Upload, lease int64, o scangate.UploadOutcome, now time.Time) (bool, error)
 	ReleaseUpload(ctx context.Context, id, lease int64) (bool, error)
+}
+
+// Objects is the uploads bucket as the ingest reads it (internal/bucket).
+type Objects interface {
+	// Open starts reading an object: its body and its size as the bucket
+	// reports it; an error that is fs.ErrNotExist when there is none.
+	Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
+	Delete(ctx context.Context, key string) error
 }
 
 // UploadLimits are the limits of a log uploaded through S3: the
@@ -64,7 +73,7 @@ const (
 // one twice.
 type Ingest struct {
 	Store    IngestStore
-	Bucket   api.Bucket
+	Bucket   Objects
 	Log      *slog.Logger
 	Now      func() time.Time
 	MaxBytes int64         // the object's size: scangate.MaxUploadBytes, or lower
@@ -74,7 +83,7 @@ type Ingest struct {
 
 // NewIngest builds the ingest function of uploads: the object of each
 // upload read from b, at most maxBytes (config's UploadMaxBytes).
-func NewIngest(st IngestStore, b api.Bucket, maxBytes int64, now func() time.Time, log *slog.Logger) S3Handler {
+func NewIngest(st IngestStore, b Objects, maxBytes int64, now func() time.Time, log *slog.Logger) S3Handler {
 	return Ingest{Store: st, Bucket: b, Log: log, Now: now, MaxBytes: maxBytes, Limits: UploadLimits(), Poll: DefaultIngestPoll}.Handle
 }
 
@@ -177,7 +186,7 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 			c, err := g.read(work, key, size, opts, h)
 			return u.Envelope, c, err
 		}
-		out, rerr := api.RecordLog(work, g.Store, read, api.Recording{Who: who, At: g.Now(), Once: once,
+		out, rerr := usecase.RecordLog(work, g.Store, read, usecase.Recording{Who: who, At: g.Now(), Once: once,
 			Check: func(ctx context.Context) error { return g.authority(ctx, u) }})
 		o = scangate.UploadOutcome{Results: out.Results, Recorded: out.Recorded,
 			SuppressedInSource: out.SuppressedInSource, Skipped: out.Skipped}
@@ -187,10 +196,10 @@ func (g Ingest) process(ctx context.Context, u scangate.Upload, key string, size
 		err = rerr
 	}
 	if err != nil {
-		if !api.Refused(err) && ctx.Err() == nil && work.Err() == nil {
+		if !usecase.Refused(err) && ctx.Err() == nil && work.Err() == nil {
 			return g.release(ctx, u.ID, lease, err)
 		}
-		o = scangate.UploadOutcome{Errors: []scangate.Problem{api.ProblemOf(permanentError(err, work))}}
+		o = scangate.UploadOutcome{Errors: []scangate.Problem{problem.Of(permanentError(err, work))}}
 	}
 	done, err := g.Store.FinishUpload(ctx, u, lease, o, g.Now())
 	if err != nil {
@@ -220,10 +229,10 @@ func (g Ingest) authority(ctx context.Context, u scangate.Upload) error {
 		return fmt.Errorf("check the upload's creator: %w", err)
 	}
 	if reason := auth.Refusal(tok, user, u.CreatedBy, g.Now()); reason != "" {
-		return api.Failf(http.StatusUnauthorized, "the upload's creator may no longer record scans with the token it was created with: %s", reason)
+		return scangate.Errorf(scangate.KindUnauthorized, "the upload's creator may no longer record scans with the token it was created with: %s", reason)
 	}
 	if !(scangate.Caller{Role: user.Role}).Allowed(recorders...) {
-		return api.Failf(http.StatusForbidden, "the upload's creator may no longer record scans: the role %s may not", user.Role)
+		return scangate.Errorf(scangate.KindForbidden, "the upload's creator may no longer record scans: the role %s may not", user.Role)
 	}
 	return nil
 }
@@ -240,11 +249,11 @@ func (g Ingest) release(ctx context.Context, id, lease int64, cause error) error
 // permanentError is the error an upload fails with: err, or, when the
 // work ran out of its function's time, a problem that says so.
 func permanentError(err error, work context.Context) error {
-	if api.Refused(err) {
+	if usecase.Refused(err) {
 		return err
 	}
 	if errors.Is(work.Err(), context.DeadlineExceeded) {
-		return api.Failf(http.StatusInternalServerError, "the upload was not processed within the ingest function's time limit")
+		return scangate.Errorf(scangate.KindTimedOut, "the upload was not processed within the ingest function's time limit")
 	}
 	return err
 }
@@ -256,14 +265,14 @@ func (g Ingest) read(ctx context.Context, key string, size int64, o sarif.Option
 	if maxBytes <= 0 || maxBytes > scangate.MaxUploadBytes {
 		maxBytes = scangate.MaxUploadBytes
 	}
-	tooLarge := api.Failf(http.StatusRequestEntityTooLarge, "the uploaded object holds more than %d bytes (limit object_bytes)", maxBytes)
+	tooLarge := scangate.Errorf(scangate.KindTooLarge, "the uploaded object holds more than %d bytes (limit object_bytes)", maxBytes)
 	if size > maxBytes {
 		return sarif.Counts{}, tooLarge
 	}
 	body, size, err := g.Bucket.Open(ctx, key)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return sarif.Counts{}, api.Failf(http.StatusNotFound, "the uploaded object no longer exists")
+		return sarif.Counts{}, scangate.Errorf(scangate.KindNotFound, "the uploaded object no longer exists")
 	case err != nil:
 		return sarif.Counts{}, fmt.Errorf("read the uploaded object: %w", err)
 	}
@@ -279,7 +288,7 @@ func (g Ingest) read(ctx context.Context, key string, size int64, o sarif.Option
 	case c.err != nil:
 		return counts, fmt.Errorf("read the uploaded object: %w", c.err)
 	}
-	return counts, api.SARIFError(err)
+	return counts, usecase.SARIFError(err)
 }
 
 // capped reads at most left bytes of r and notes whether r held more, and

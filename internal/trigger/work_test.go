@@ -19,6 +19,7 @@ import (
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
 	"github.com/scangate/scangate/internal/trigger"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // collect is a work queue that keeps what it is sent.
@@ -65,7 +66,7 @@ func TestWorkStepsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	queue := &collect{}
-	run := st.Runner(time.Now, queue)
+	run := usecase.Runner(st, time.Now, queue)
 	at := time.Now()
 	_, it, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-2021-44228",
 		Active: true, Global: true}}, "", scangate.Who{RequestID: "test"}, at, run.LeaseFrom(at))
@@ -75,7 +76,7 @@ func TestWorkStepsOnce(t *testing.T) {
 	if it, err = run.Continue(ctx, it); err != nil || it.Status != work.Running || !it.FanOut || it.Steps != 4 || len(queue.bodies) != 4 {
 		t.Fatalf("dispatched: %+v %v, messages %v", it, err, queue.bodies)
 	}
-	worker := trigger.RunWork(st.Runner(time.Now, nil), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	worker := trigger.RunWork(usecase.Runner(st, time.Now, nil), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	deliver := func(id, body string) {
 		resp, err := worker(ctx, sqsEvent(id, body))
 		if err != nil || len(resp.BatchItemFailures) > 0 {
@@ -154,7 +155,7 @@ func TestSupersededWorkCountsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	queue := &collect{}
-	run := st.Runner(time.Now, queue)
+	run := usecase.Runner(st, time.Now, queue)
 	who := scangate.Who{RequestID: "test"}
 	a, first, err := st.CreateAllowlist(ctx, scangate.Allowlist{Rule: scangate.Rule{Type: scangate.ScanVulnerability, Name: "CVE-2021-44228",
 		Active: true, Global: true}}, "", who, time.Now(), run.LeaseFrom(time.Now()))
@@ -171,7 +172,7 @@ func TestSupersededWorkCountsOnly(t *testing.T) {
 	if second, err = run.Continue(ctx, second); err != nil {
 		t.Fatal(err)
 	}
-	worker := st.Runner(time.Now, nil)
+	worker := usecase.Runner(st, time.Now, nil)
 	handle := func(it work.Item) {
 		for n := range it.Steps {
 			if err := worker.Handle(ctx, work.Message(it.ID, n)); err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/events/dispatch"
-	"github.com/scangate/scangate/internal/store"
 )
 
 // EventBridge puts events on one bus.
@@ -30,11 +30,11 @@ func Open(getenv func(string) string, optFns ...func(*eventbridge.Options)) (*Ev
 		return nil, errors.New("EVENT_BUS_NAME is not set")
 	}
 	endpoint := getenv("EVENTBRIDGE_ENDPOINT")
-	region, creds, err := store.FromEnv(getenv, endpoint, "events")
+	region, creds, err := awsclient.FromEnv(getenv, endpoint, "events")
 	if err != nil {
 		return nil, err
 	}
-	opts := eventbridge.Options{Region: region, Credentials: creds, Retryer: store.NewRetryer(), HTTPClient: store.NewHTTPClient()}
+	opts := eventbridge.Options{Region: region, Credentials: creds, Retryer: awsclient.NewRetryer(), HTTPClient: awsclient.NewHTTPClient()}
 	if endpoint != "" {
 		opts.BaseEndpoint = aws.String(endpoint)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/queue/deliverylane"
-	"github.com/scangate/scangate/internal/store"
 )
 
 // SQS sends to and hides messages of the delivery queues.
@@ -26,7 +26,7 @@ type SQS struct {
 }
 
 // Open builds the queues from a function's environment, as
-// store.ClientFromEnv builds the DynamoDB client: DELIVERY_QUEUE_URL (the
+// awsclient.DynamoDBFromEnv builds the DynamoDB client: DELIVERY_QUEUE_URL (the
 // fast lane), RETRY_QUEUE_URL and, for the deliverer,
 // DEAD_LETTER_QUEUE_URL; SQS_ENDPOINT, when set, is an SQS-compatible
 // server.
@@ -49,15 +49,15 @@ func Open(getenv func(string) string, optFns ...func(*sqs.Options)) (*SQS, error
 }
 
 // Client is the SQS client of a function's environment, built as
-// store.ClientFromEnv builds the DynamoDB client: SQS_ENDPOINT, when set,
+// awsclient.DynamoDBFromEnv builds the DynamoDB client: SQS_ENDPOINT, when set,
 // is an SQS-compatible server.
 func Client(getenv func(string) string, optFns ...func(*sqs.Options)) (*sqs.Client, error) {
 	endpoint := getenv("SQS_ENDPOINT")
-	region, creds, err := store.FromEnv(getenv, endpoint, "sqs")
+	region, creds, err := awsclient.FromEnv(getenv, endpoint, "sqs")
 	if err != nil {
 		return nil, err
 	}
-	opts := sqs.Options{Region: region, Credentials: creds, Retryer: store.NewRetryer(), HTTPClient: store.NewHTTPClient()}
+	opts := sqs.Options{Region: region, Credentials: creds, Retryer: awsclient.NewRetryer(), HTTPClient: awsclient.NewHTTPClient()}
 	if endpoint != "" {
 		opts.BaseEndpoint = aws.String(endpoint)
 	}

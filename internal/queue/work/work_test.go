@@ -8,6 +8,7 @@ import (
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // TestFanOut runs a policy change's work as a fan-out would: planned once,
@@ -25,7 +26,7 @@ func TestFanOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := env.Store.Runner(time.Now, nil)
+	run := usecase.Runner(env.Store, time.Now, nil)
 	at := time.Now()
 	change := scangate.PolicyChange{Global: scangate.DefaultPolicy().With(&scangate.PolicyOverride{
 		BlockSeverity: map[scangate.ScanType]scangate.Severity{scangate.ScanSecret: scangate.SeverityMedium}})}

@@ -1,9 +1,8 @@
-package api_test
+package usecase_test
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
@@ -11,11 +10,11 @@ import (
 	"time"
 	"weak"
 
-	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/sarif"
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/usecase"
 )
 
 // retaining is a store that, each time a part of findings is handed to
@@ -73,7 +72,7 @@ func trivyLog(runs, n int) []byte {
 // TestRecordLogKeepsNoFinding: recording a log of 12 runs, the route and
 // the store hold no finding of a run once it is written: when a run's
 // findings are handed to the store, the runs before it have been
-// collected but for those still being written (api.RunsInFlight at
+// collected but for those still being written (usecase.RunsInFlight at
 // once). Memory holds a few runs at a time (and the reader's
 // de-duplication set), not the log. The scans are recorded whole.
 func TestRecordLogKeepsNoFinding(t *testing.T) {
@@ -86,9 +85,9 @@ func TestRecordLogKeepsNoFinding(t *testing.T) {
 		PR: scangate.PRRef{Number: 1, Name: "n", Link: "l"}, Status: "completed"}
 	read := func(h sarif.Handler) (scangate.NewScan, sarif.Counts, error) {
 		c, err := sarif.Read(bytes.NewReader(raw), sarif.Options{}, h)
-		return envelope, c, api.SARIFError(err)
+		return envelope, c, usecase.SARIFError(err)
 	}
-	out, err := api.RecordLog(context.Background(), st, read, api.Recording{Who: scangate.Who{RequestID: "test"}, At: time.Now()})
+	out, err := usecase.RecordLog(context.Background(), st, read, usecase.Recording{Who: scangate.Who{RequestID: "test"}, At: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,17 +95,13 @@ func TestRecordLogKeepsNoFinding(t *testing.T) {
 		t.Fatalf("%d parts handed; want one a run, %d", len(st.alive), runs)
 	}
 	for k, n := range st.alive {
-		if n > api.RunsInFlight-1 {
-			t.Errorf("when run %d was handed on, %d runs before it were still held (%d are written at once): %v", k, n, api.RunsInFlight, st.alive)
+		if n > usecase.RunsInFlight-1 {
+			t.Errorf("when run %d was handed on, %d runs before it were still held (%d are written at once): %v", k, n, usecase.RunsInFlight, st.alive)
 			break
 		}
 	}
-	var b map[string]any
-	if err := json.Unmarshal([]byte(mustJSON(out)), &b); err != nil {
-		t.Fatal(err)
-	}
-	if b["recorded"] != 3600.0 || len(b["scans"].([]any)) != runs {
-		t.Errorf("recorded %v findings in %d scans", b["recorded"], len(b["scans"].([]any)))
+	if out.Recorded != 3600 || len(out.Scans) != runs {
+		t.Errorf("recorded %v findings in %d scans", out.Recorded, len(out.Scans))
 	}
 	rep, err := env.Store.Check(context.Background())
 	if err != nil || rep.Scans != runs || rep.Findings != 3600 || rep.Unrecorded != 0 || len(rep.Drift) > 0 {

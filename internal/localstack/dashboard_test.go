@@ -1,4 +1,4 @@
-package dashboard_test
+package localstack_test
 
 import (
 	"io"
@@ -9,20 +9,21 @@ import (
 
 	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/dashboard"
+	"github.com/scangate/scangate/internal/localstack"
 )
 
-// TestLocal: the local server serves the dashboard's files at the root
+// TestDashboard: the local server serves the dashboard's files at the root
 // with the security headers (HSTS only over HTTPS), a config.json naming
 // /api, and hands every other request to the API.
-func TestLocal(t *testing.T) {
+func TestDashboard(t *testing.T) {
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.WriteString(w, "api "+r.Method+" "+r.URL.Path)
 	})
-	plain := httptest.NewServer(dashboard.Local(api, config.SignIn{}))
+	plain := httptest.NewServer(localstack.Dashboard(api, config.SignIn{}))
 	defer plain.Close()
-	tls := httptest.NewTLSServer(dashboard.Local(api, config.SignIn{}))
+	tls := httptest.NewTLSServer(localstack.Dashboard(api, config.SignIn{}))
 	defer tls.Close()
 	get := func(c *http.Client, method, url string) (*http.Response, string) {
 		t.Helper()

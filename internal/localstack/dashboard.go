@@ -1,4 +1,4 @@
-package dashboard
+package localstack
 
 import (
 	"bytes"
@@ -8,23 +8,24 @@ import (
 	"time"
 
 	"github.com/scangate/scangate/internal/config"
+	"github.com/scangate/scangate/internal/dashboard"
 )
 
-// Local serves the dashboard at the root of the local server, beside the
+// Dashboard serves the dashboard at the root of the local server, beside the
 // API: GET and HEAD of the dashboard's files (/ is index.html) and of a
 // config.json naming /api, with the security headers (connect-src 'self':
 // the API shares the origin); every other request goes to api.
-func Local(api http.Handler, signIn config.SignIn) http.Handler {
-	files := map[string][]byte{"/" + ConfigName: Config("/api", signIn)}
-	for _, name := range Names() {
-		b, err := fs.ReadFile(Files(), name)
+func Dashboard(api http.Handler, signIn config.SignIn) http.Handler {
+	files := map[string][]byte{"/" + dashboard.ConfigName: dashboard.Config("/api", signIn)}
+	for _, name := range dashboard.Names() {
+		b, err := fs.ReadFile(dashboard.Files(), name)
 		if err != nil {
 			panic(err) // embedded: readable
 		}
 		files["/"+name] = b
 	}
 	files["/"] = files["/index.html"]
-	headers := Headers("'self'")
+	headers := dashboard.Headers("'self'")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, ok := files[r.URL.Path]
 		if !ok || r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -35,14 +36,14 @@ func Local(api http.Handler, signIn config.SignIn) http.Handler {
 			w.Header().Set(k, v)
 		}
 		if r.TLS != nil {
-			w.Header().Set("Strict-Transport-Security", HSTS)
+			w.Header().Set("Strict-Transport-Security", dashboard.HSTS)
 		}
 		name := r.URL.Path
 		if strings.HasSuffix(name, "/") {
 			name += "index.html"
 		}
-		w.Header().Set("Content-Type", ContentType(name))
-		w.Header().Set("Cache-Control", CacheControl)
+		w.Header().Set("Content-Type", dashboard.ContentType(name))
+		w.Header().Set("Cache-Control", dashboard.CacheControl)
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 	})
 }
