@@ -441,7 +441,7 @@ func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]mod
 		var list []scangate.CategoryScan
 		for _, s := range cats {
 			repo = s.repo
-			list = append(list, scangate.CategoryScan{Type: s.typ, Category: s.category, ScanID: int64(s.id), Status: s.status, Sev: sev[s.id]})
+			list = append(list, scangate.CategoryScan{Type: s.typ, Category: s.category, ScanID: int64(s.id), Status: s.status, Sev: sev[s.id], NewSev: sev[s.id]})
 		}
 		p := policy.global.With(policy.repos[repo])
 		want := scangate.Decide(p, list, scangate.Time{})
@@ -459,7 +459,7 @@ func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]mod
 			t.Errorf("PR %d: blocked %v by %v; the model says %v by %v", prID, g["blocked"], got, want.Blocked, exp)
 		}
 		for _, c := range list {
-			if _, _, b := h.counts(int(c.ScanID)); b != p.ScanBlocks(c.Type, c.Status, c.Sev) {
+			if _, _, b := h.counts(int(c.ScanID)); b != p.ScanBlocks(c.Type, c.Status, c.Sev, c.NewSev) {
 				t.Errorf("scan %d, the newest %s#%s of PR %d: block status %v; the model says %v", c.ScanID, c.Type, c.Category, prID, b, !b)
 			}
 		}

@@ -248,8 +248,8 @@ func runWork(ctx context.Context, run WorkRunner, it work.Item, at time.Time, lo
 }
 
 // readPolicy reads a policy body: block_severity (per scan type),
-// required ({scan_type, category} pairs) and block_on_missing, each
-// optional.
+// required ({scan_type, category} pairs), block_on_missing and block_on,
+// each optional.
 func readPolicy(m members) (scangate.PolicyOverride, error) {
 	var p scangate.Problems
 	f := readFields(m, "", &p)
@@ -277,6 +277,9 @@ func readPolicy(m members) (scangate.PolicyOverride, error) {
 	}
 	if b, ok := f.boolean("block_on_missing", false); ok {
 		o.BlockOnMissing = &b
+	}
+	if b, ok := f.enum("block_on", false, scangate.BlockOns); ok {
+		o.BlockOn = &b
 	}
 	f.done()
 	if len(p) == 0 {

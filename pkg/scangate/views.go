@@ -143,7 +143,7 @@ func ViewGate(g PRGate) GateView {
 	for _, c := range g.Categories {
 		s, vu := c.Counts()
 		cv := GateCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, Status: c.Status,
-			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev), SecretCount: s, VulnerabilityCount: vu, CreatedAt: c.CreatedAt,
+			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev, c.NewSev), SecretCount: s, VulnerabilityCount: vu, CreatedAt: c.CreatedAt,
 			NewCount: c.Class.New, UnchangedCount: c.Class.Unchanged, AbsentCount: c.Class.Absent}
 		if c.Class.BaselineScanID != 0 {
 			cv.Baseline = &BaselineView{ScanID: c.Class.BaselineScanID, CommitSHA: nullable(c.Class.BaselineSHA), Match: c.Class.Match}

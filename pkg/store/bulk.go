@@ -63,7 +63,7 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 				sev.Add(r.sev, 1)
 			}
 		}
-		scans[i] = newScan(ids[i], ns, sev, pol.effective(ns.RepoID), now)
+		scans[i] = newScan(ids[i], ns, sev, sev, pol.effective(ns.RepoID), now) // unclassified: every finding new
 		prKeys[i] = prKey(ns.VcID, ns.RepoID, ns.PR.Number)
 	}
 	more, err := s.bulkScans(ctx, nss, scans, prKeys, who, pol, now)

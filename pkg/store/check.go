@@ -169,9 +169,10 @@ func (img tableImage) policies() (policies, error) {
 // checkFindings compares each finding's judgement with its groups' rules
 // (a difference is pending while a re-evaluation of the group runs) and
 // its suppression with its judgement, and returns the unsuppressed
-// findings of each scan, per severity, as judged.
-func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
-	unsuppressed := map[int64]scangate.SevCounts{}
+// findings of each scan, per severity, as judged: all of them, and the
+// new ones.
+func (img tableImage) checkFindings(r *Report) map[int64][2]scangate.SevCounts {
+	unsuppressed := map[int64][2]scangate.SevCounts{}
 	for _, it := range img.findings {
 		row := rowFrom(it)
 		if _, ok := img.scans[row.scanID]; !ok {
@@ -196,7 +197,10 @@ func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
 		}
 		if !row.sup() {
 			c := unsuppressed[row.scanID]
-			c.Add(row.sev, 1)
+			c[0].Add(row.sev, 1)
+			if !row.unch {
+				c[1].Add(row.sev, 1)
+			}
 			unsuppressed[row.scanID] = c
 		}
 	}
@@ -205,17 +209,20 @@ func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
 
 // checkScans compares each scan's counts with its findings and returns
 // the scans as they should be (their block status as stored).
-func (img tableImage) checkScans(r *Report, unsuppressed map[int64]scangate.SevCounts) map[int64]scangate.Scan {
+func (img tableImage) checkScans(r *Report, unsuppressed map[int64][2]scangate.SevCounts) map[int64]scangate.Scan {
 	want := map[int64]scangate.Scan{}
 	for id, it := range img.scans {
 		sc := scanFrom(it)
 		exp := sc
-		exp.Sev = unsuppressed[id]
+		exp.Sev, exp.NewSev = unsuppressed[id][0], unsuppressed[id][1]
 		exp.SecretCount, exp.VulnerabilityCount = scangate.CategoryScan{Type: sc.Type, Sev: exp.Sev}.Counts()
 		want[id] = exp
 		if sc.SecretCount != exp.SecretCount || sc.VulnerabilityCount != exp.VulnerabilityCount || sc.Sev != exp.Sev {
 			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: counts %d/%d by severity %v, its findings say %d/%d by severity %v", id,
 				sc.SecretCount, sc.VulnerabilityCount, sc.Sev, exp.SecretCount, exp.VulnerabilityCount, exp.Sev))
+		}
+		if sc.NewSev != exp.NewSev {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: new findings by severity %v, its findings say %v", id, sc.NewSev, exp.NewSev))
 		}
 	}
 	return want
@@ -264,14 +271,14 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 		for k, n := range cats[pk] {
 			sc := want[n.id]
 			exp = append(exp, scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID, CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev,
-				Class: sc.Class})
+				NewSev: sc.NewSev, Class: sc.Class})
 			c, ok := pr.cats[k]
 			switch {
 			case !ok || c.ScanID != n.id:
 				drift("its newest %s scan is %d, its scans say %d", k.attr(), c.ScanID, n.id)
 			case c.Class != sc.Class:
 				drift("its newest %s scan %d reads classification %+v; the scan says %+v", k.attr(), n.id, c.Class, sc.Class)
-			case c.Sev != sc.Sev || !pr.legacy && (c.Status != sc.Status || c.cver != getN(img.scans[n.id], aCountVer) || c.block != sc.BlockStatus):
+			case c.Sev != sc.Sev || c.NewSev != sc.NewSev || !pr.legacy && (c.Status != sc.Status || c.cver != getN(img.scans[n.id], aCountVer) || c.block != sc.BlockStatus):
 				drift("its newest %s scan %d reads %v %s (count version %d, block %v); the scan says %v %s (%d, %v)", k.attr(), n.id,
 					c.Sev, c.Status, c.cver, c.block, sc.Sev, sc.Status, getN(img.scans[n.id], aCountVer), sc.BlockStatus)
 			}
@@ -459,7 +466,7 @@ func (img tableImage) checkGate(r *Report, pr prRecord, it item, exp []scangate.
 		wrong = append(wrong, fmt.Sprintf("PR %d: gate %s (listed blocked %v), the policy decides %s", pr.ID, a, getBool(it, aBlocked, true), b))
 	}
 	for _, c := range exp {
-		if b := p.ScanBlocks(c.Type, c.Status, c.Sev); want[c.ScanID].BlockStatus != b {
+		if b := p.ScanBlocks(c.Type, c.Status, c.Sev, c.NewSev); want[c.ScanID].BlockStatus != b {
 			wrong = append(wrong, fmt.Sprintf("scan %d (newest %s#%s of PR %d): block status %v, the policy decides %v",
 				c.ScanID, c.Type, c.Category, pr.ID, want[c.ScanID].BlockStatus, b))
 		}

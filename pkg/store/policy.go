@@ -289,6 +289,7 @@ func policyChanges(oldGlobal, newGlobal scangate.Policy, oldRepo, newRepo *scang
 	set("block_severity", was.BlockSeverity, is.BlockSeverity)
 	set("required", was.Required, is.Required)
 	set("block_on_missing", was.BlockOnMissing, is.BlockOnMissing)
+	set("block_on", was.BlockOn, is.BlockOn)
 	if (oldRepo == nil) != (newRepo == nil) {
 		c["override"] = scangate.Change{From: oldRepo != nil, To: newRepo != nil}
 	}

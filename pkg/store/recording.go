@@ -59,6 +59,7 @@ type recording struct {
 type scanPart struct {
 	n   int                // findings written (the next one's index)
 	sev scangate.SevCounts // of those, the unsuppressed, per severity
+	new scangate.SevCounts // of those, the new ones (all, unclassified)
 }
 
 // groupSet is the allowlist groups a recording met, each once, in about
@@ -464,10 +465,13 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 			states = r.classify(i, part)
 			r.mu.Unlock()
 		}
-		var sev scangate.SevCounts
+		var sev, newSev scangate.SevCounts
 		for k := range rows {
 			if !rows[k].sup() {
 				sev.Add(rows[k].sev, 1)
+				if states == nil || states[k] == scangate.BaselineNew {
+					newSev.Add(rows[k].sev, 1)
+				}
 			}
 			items := findingItems(rows[k], base+start+k, part[k])
 			if states != nil {
@@ -482,6 +486,7 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 		r.mu.Lock()
 		for k := range sev {
 			p.sev[k] += sev[k]
+			p.new[k] += newSev[k]
 		}
 		r.mu.Unlock()
 	}
@@ -557,7 +562,7 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		var scans []scangate.Scan
 		for i := c * scansPerCommit; i < min((c+1)*scansPerCommit, len(r.scans)); i++ {
 			ns := r.scans[i]
-			sc := newScan(r.ids[i], ns, r.parts[i].sev, r.pol.effective(ns.RepoID), r.now)
+			sc := newScan(r.ids[i], ns, r.parts[i].sev, r.parts[i].new, r.pol.effective(ns.RepoID), r.now)
 			if !ns.IsBranch() {
 				c := r.class[i]
 				sc.Class = scangate.Classification{Classified: true, New: c.newN, Unchanged: c.unch, Absent: c.absent}
