@@ -159,6 +159,7 @@ const (
 	CauseAllowlist = "allowlist" // an allowlist created or changed
 	CauseExpiry    = "expiry"    // an allowlist's expiry
 	CausePolicy    = "policy"    // a change of the gate policy
+	CauseBaseline  = "baseline"  // the base branch's newest analysis moved: findings re-classified
 )
 
 // GateDecision is a gate's decision alone.

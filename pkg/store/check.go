@@ -41,7 +41,8 @@ type tableImage struct {
 	findings    []item
 	prs         map[string]item
 	branches    []item
-	absent      map[int64]int64 // ABSENT items, by scan
+	commits     map[string]int64          // COMMIT markers: the analysis of a branch's commit, by sort key
+	absent      map[int64]map[int64]int64 // ABSENT items, by scan, then by baseline
 	policyItems []item
 	audited     map[int64]bool // scans named by a scan.record entry
 	firstRec    string         // the id of the oldest scan.record entry
@@ -86,6 +87,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 	img.checkPRs(&r, want, pol)
 	img.checkBranches(&r)
 	img.checkClasses(&r)
+	img.checkBaselines(&r)
 	img.checkAudit(&r)
 	img.checkEvents(&r, time.Now())
 	sort.Strings(r.Drift)
@@ -96,7 +98,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 // image reads the table with a consistent Scan.
 func (s *Store) image(ctx context.Context) (tableImage, error) {
 	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]item{}, audited: map[int64]bool{},
-		absent: map[int64]int64{}}
+		absent: map[int64]map[int64]int64{}, commits: map[string]int64{}}
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -124,11 +126,17 @@ func (img *tableImage) add(it item) {
 	case strings.HasPrefix(sk, "FINDING#"):
 		img.findings = append(img.findings, it)
 	case strings.HasPrefix(sk, "ABSENT#"):
-		img.absent[parseScanPK(pk)]++
+		id := parseScanPK(pk)
+		if img.absent[id] == nil {
+			img.absent[id] = map[int64]int64{}
+		}
+		img.absent[id][getN(it, aBaseline)]++
 	case sk == "PR":
 		img.prs[pk] = it
 	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, branchSKPrefix):
 		img.branches = append(img.branches, it)
+	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, "COMMIT#"):
+		img.commits[pk+"/"+sk] = getN(it, aScanID)
 	case pk == policyPK:
 		img.policyItems = append(img.policyItems, it)
 	case pk == auditPK && getS(it, aAction) == scangate.AuditScanRecord:
@@ -380,9 +388,14 @@ func (img tableImage) checkClasses(r *Report) {
 			absent = x.absent(id, c.BaselineScanID)
 		}
 		newN, unch := x.states(id, base, drift)
-		if c.New != newN || c.Unchanged != unch || c.Absent != absent || img.absent[id] != absent {
+		if c.New != newN || c.Unchanged != unch || c.Absent != absent || img.absent[id][c.BaselineScanID] != absent {
 			drift("classified %d new, %d unchanged, %d absent (%d listed); its findings and baseline say %d, %d, %d",
-				c.New, c.Unchanged, c.Absent, img.absent[id], newN, unch, absent)
+				c.New, c.Unchanged, c.Absent, img.absent[id][c.BaselineScanID], newN, unch, absent)
+		}
+		for bl, n := range img.absent[id] {
+			if bl != c.BaselineScanID { // written for a baseline it did not switch to, or no longer has: unread
+				r.Unrecorded += int(n)
+			}
 		}
 	}
 }
@@ -596,5 +609,53 @@ func (img tableImage) checkGateEvents(r *Report, pr prRecord, gs []scangate.Gate
 	case last.Blocked != pr.gate.Blocked || !scangate.SameReasons(last.Reasons, pr.gate.Reasons):
 		drift("its newest pr.gate_changed (sequence %d) says blocked %v for %d reasons; its gate, blocked %v for %d",
 			last.Sequence, last.Blocked, len(last.Reasons), pr.gate.Blocked, len(pr.gate.Reasons))
+	}
+}
+
+// checkBaselines checks that the newest scan of each category of every
+// active pull request with a base, classified against a baseline that is
+// not exact, is classified against what its base says now: the base
+// branch's analysis of the PR's base commit, else its newest, else none.
+// A difference is pending while baseline work runs, drift otherwise.
+func (img tableImage) checkBaselines(r *Report) {
+	branches := map[string]branchRecord{}
+	for _, it := range img.branches {
+		b := branchFrom(it)
+		branches[branchesPK(b.vcID, b.repoID)+"/"+b.name] = b
+	}
+	pending := false
+	for _, w := range img.running {
+		pending = pending || w.Kind == KindBaseline
+	}
+	for _, it := range img.prs {
+		pr := prFrom(it)
+		if pr.BaseRef == "" {
+			continue
+		}
+		b := branches[branchesPK(pr.VcID, pr.RepoID)+"/"+pr.BaseRef]
+		for k, c := range pr.cats {
+			if !c.Class.Classified || c.Class.Match == scangate.MatchExact {
+				continue
+			}
+			want := target{}
+			if id, ok := img.commits[branchesPK(pr.VcID, pr.RepoID)+"/"+commitSK(b.id, k, pr.BaseSHA)]; ok && pr.BaseSHA != "" {
+				want = target{scanID: id, sha: pr.BaseSHA, match: scangate.MatchExact}
+			} else if bc, ok := b.cats[k]; ok {
+				want = target{scanID: bc.scanID, sha: bc.sha, match: scangate.MatchNewest}
+			}
+			if want.scanID != 0 && pr.LastScan.Before(b.cats[k].at.Add(-ActiveWindow)) {
+				continue // not active when its base moved: not re-classified
+			}
+			if want.scanID == c.Class.BaselineScanID && want.match == c.Class.Match {
+				continue
+			}
+			line := fmt.Sprintf("PR %d: its newest %s scan %d is classified against %d (%s); its base %q says %d (%s)", pr.ID, k.attr(),
+				c.ScanID, c.Class.BaselineScanID, c.Class.Match, pr.BaseRef, want.scanID, want.match)
+			if pending {
+				r.Pending = append(r.Pending, line)
+			} else {
+				r.Drift = append(r.Drift, line)
+			}
+		}
 	}
 }

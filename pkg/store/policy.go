@@ -306,6 +306,7 @@ func (s *Store) Runner(now func() time.Time, send work.Sender) work.Runner {
 			KindPolicy:    policyWork{s: s, now: now},
 			KindAllowlist: reevalWork{s: s, now: now, cause: scangate.CauseAllowlist},
 			KindExpiry:    reevalWork{s: s, now: now, cause: scangate.CauseExpiry},
+			KindBaseline:  baselineWork{s: s, now: now},
 		}}
 }
 

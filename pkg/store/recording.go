@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/work"
 )
 
 // A recording writes the findings of its scans as they are given, part
@@ -53,6 +54,8 @@ type recording struct {
 	// baseline state (both guarded by mu while parts are written).
 	base  []*baseline
 	class []classes
+	// baseRef and baseSHA are the base the scans were classified by.
+	baseRef, baseSHA string
 }
 
 // scanPart is what a recording keeps of one scan's findings.
@@ -339,6 +342,7 @@ func (r *recording) admit(ctx context.Context) error {
 	if first.BaseRef != "" {
 		baseRef, baseSHA = first.BaseRef, first.BaseSHA
 	}
+	r.baseRef, r.baseSHA = baseRef, baseSHA
 	return r.readBaselines(ctx, baseRef, baseSHA)
 }
 
@@ -555,6 +559,7 @@ func (r *recording) judge(ctx context.Context, rows []findingRow) error {
 // answers with every scan of the recording and its PR.
 func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, bool, error) {
 	var mine []int64
+	var moved []work.Item // the work of branch commits that moved a newest analysis
 	for c := range r.commits() {
 		if r.recordedBefore(c * scansPerCommit) {
 			continue
@@ -578,7 +583,11 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		}
 		var err error
 		if r.scans[0].IsBranch() {
-			err = r.s.commitBranchScans(ctx, scans, k, r.who)
+			var w *work.Item
+			w, err = r.s.commitBranchScans(ctx, scans, k, r.who, r.s.Runner(time.Now, nil).LeaseFrom(time.Now()))
+			if w != nil {
+				moved = append(moved, *w)
+			}
 		} else {
 			err = r.s.commitScans(ctx, scans, r.scans[0].PR, k, r.who, r.pol)
 		}
@@ -598,6 +607,10 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		if err := r.settle(ctx, mine); err != nil {
 			return nil, scangate.PR{}, false, err
 		}
+		if err := r.rebase(ctx); err != nil {
+			return nil, scangate.PR{}, false, err
+		}
+		r.s.runBaseline(ctx, moved)
 	}
 	scans, pr, err := r.s.scansOf(ctx, r.answerIDs())
 	return scans, pr, recorded, err

@@ -275,6 +275,7 @@ func (s *Store) recordingTx(old prRecord, found bool, scans []scangate.Scan, pre
 	if !found {
 		t.put(lPRID, prIDItem(next), nil)
 	}
+	putBasePR(t, old, found, next)
 	if once != "" {
 		it := merge(onceKey(once), item{aScanID: numList(ids), aTTL: num(first.CreatedAt.Add(onceTTL).Unix())})
 		t.put(lOnce, it, when("attribute_not_exists("+ref(aPK)+")"))

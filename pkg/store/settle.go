@@ -489,6 +489,7 @@ func (s *Store) refreshRows(ctx context.Context, rows []findingRow, idx []int) e
 	for _, it := range items {
 		i := at[keyString(keyOf(it))]
 		rows[i].by, rows[i].gvs, rows[i].fv, rows[i].size = byFrom(it), gvsFrom(it), getN(it, aFindVer), itemSize(it)
+		rows[i].unch = getS(it, aBaselineState) == scangate.BaselineUnchanged
 	}
 	return nil
 }
