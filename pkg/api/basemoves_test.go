@@ -3,10 +3,13 @@ package api_test
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/pkg/work"
 )
 
 // baselineChanges lists a PR's pr.gate_changed events of cause baseline
@@ -109,4 +112,61 @@ func TestBaseMoves(t *testing.T) {
 		}
 	}
 	h.noDrift()
+}
+
+// TestBaseMovesKilledMidway: the database fails every transaction from
+// the third one on while a base scan's recording runs its
+// re-classification of 30 PRs (the branch's analysis itself commits
+// first): the recording answers, its work is left running with check
+// saying so; once its lease has run out the scheduled function completes
+// it, nobody sending the base scan again, and every PR's gate changed
+// exactly once (one pr.gate_changed of cause baseline each), with no
+// drift.
+func TestBaseMovesKilledMidway(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	mustOK(t, h.setPolicy(0, `{"block_on":"new"}`))
+	mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("main", 0, ``, "sha256:x@10"))))
+	const prs = 30
+	for pr := 1; pr <= prs; pr++ {
+		mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("", pr, `,"base_ref":"main"`, "sha256:x@11", "sha256:w@3"))))
+	}
+	var txs atomic.Int64
+	var down atomic.Bool
+	hook := func(op string) {
+		if op == "TransactWriteItems" && txs.Add(1) == 3 {
+			down.Store(true)
+		}
+	}
+	fault := func(op string, _ any) error {
+		if down.Load() && op == "TransactWriteItems" {
+			return ddbtest.InternalServerError()
+		}
+		return nil
+	}
+	h.env.Hook.Store(&hook)
+	h.env.Fault.Store(&fault)
+	mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("main", 0, ``, "sha256:x@10", "sha256:w@3"))))
+	h.env.Hook.Store(nil)
+	h.env.Fault.Store(nil)
+	if !down.Load() {
+		t.Fatalf("the recording made %d transactions; the test needs at least 3", txs.Load())
+	}
+	rep, err := h.env.Store.Check(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Drift) > 0 || len(rep.Running) != 1 || len(rep.Pending) < prs-2 {
+		t.Fatalf("check after the failure: drift %v, running %v, %d pending: the test does not fail midway", rep.Drift, rep.Running, len(rep.Pending))
+	}
+	h.expireAt(time.Now().Add(work.DefaultLease + time.Second))
+	h.noDrift()
+	for pr := 1; pr <= prs; pr++ {
+		if got := baselineChanges(t, h, int64(pr)); strings.Join(got, " ") != "false" {
+			t.Errorf("PR %d: gate changes of cause baseline %v; want one, not blocked", pr, got)
+		}
+	}
+	if rep, _ := h.env.Store.Check(t.Context()); len(rep.Running) != 0 {
+		t.Errorf("work still running: %v", rep.Running)
+	}
 }
