@@ -545,20 +545,28 @@ func (s *Store) dropOtherAbsent(ctx context.Context, scan, baseline int64) error
 	return err
 }
 
-// baselineBudget is how long a branch recording runs the re-classification
-// it leaves before answering; what is left the scheduled function resumes
-// once the lease runs out (and fans out, when planned so).
-const baselineBudget = 10 * time.Second
+// DefaultBaselineBudget is how long a branch recording runs the
+// re-classification it leaves before answering; what is left the
+// scheduled function resumes once the lease runs out (and fans out, when
+// planned so).
+const DefaultBaselineBudget = 10 * time.Second
 
 // runBaseline runs the baseline work a branch recording wrote, for up to
-// baselineBudget (and never past ctx's deadline less 5 s). The recording
-// is made whatever happens to the work: the work is durable, and its
-// failure is left to the scheduled function.
+// the store's baseline budget (and never past ctx's deadline less 5 s).
+// The recording is made whatever happens to the work: the work is
+// durable, and its failure is left to the scheduled function. With no
+// budget it only gives the work's lease up, for the scheduled function.
 func (s *Store) runBaseline(ctx context.Context, items []work.Item) {
 	if len(items) == 0 {
 		return
 	}
-	end := time.Now().Add(baselineBudget)
+	if s.baselineBudget <= 0 {
+		for _, it := range items {
+			_, _ = s.RenewWork(ctx, it.ID, it.Lease, 0) // else it waits for its lease to run out
+		}
+		return
+	}
+	end := time.Now().Add(s.baselineBudget)
 	if d, ok := ctx.Deadline(); ok && d.Add(-5*time.Second).Before(end) {
 		end = d.Add(-5 * time.Second)
 	}
