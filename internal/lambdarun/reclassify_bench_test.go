@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
-	"github.com/scangate/scangate/pkg/work"
+	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/queue/work"
+	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/store"
 )
 
 // perPR is the findings of each PR's scan (and of the base's analyses)
@@ -72,7 +72,7 @@ func BenchmarkReclassify(b *testing.B) {
 	ctx := context.Background()
 	endpoint := os.Getenv("TEST_DYNAMODB_ENDPOINT")
 	if endpoint == "" {
-		emb, err := local.StartEmbedded()
+		emb, err := localstack.StartEmbedded()
 		if err != nil {
 			b.Fatal(err)
 		}
