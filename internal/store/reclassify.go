@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
@@ -380,25 +379,27 @@ func (s *Store) switchBaseline(ctx context.Context, k item, c catKey, tg target,
 	if err != nil {
 		return false, err
 	}
-	// The ABSENT items against tg, before anyone can read them.
-	w := s.newWriter(ctx, "put absent findings")
-	bt := &batcher{w: w}
+	// The ABSENT items against tg, before anyone can read them (in
+	// transactions of puts: the work functions may put items, and
+	// nothing more).
+	t := s.newTx()
 	for _, f := range bl {
 		if f.it[aFP] != nil && ids[f.id] {
 			continue
 		}
-		if err := bt.put(types.WriteRequest{PutRequest: &types.PutRequest{Item: absentItem(sc.ID, tg.scanID, int(class.absent), f.it)}}); err != nil {
-			_ = w.close()
+		t.put(lAbsent, absentItem(sc.ID, tg.scanID, int(class.absent), f.it), nil)
+		class.absent++
+		if t.len() == txMaxItems {
+			if err := s.commit(ctx, "put absent findings", t); err != nil {
+				return false, err
+			}
+			t = s.newTx()
+		}
+	}
+	if t.len() > 0 {
+		if err := s.commit(ctx, "put absent findings", t); err != nil {
 			return false, err
 		}
-		class.absent++
-	}
-	err = bt.flush()
-	if cerr := w.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return false, err
 	}
 	// The switch: the findings whose state changes, unit by unit, with
 	// the scan's counts as they stand after each unit; the last unit
@@ -513,36 +514,42 @@ func absentItem(scan, baseline int64, i int, it item) item {
 	return a
 }
 
-// dropOtherAbsent deletes a scan's ABSENT items of baselines other than
-// baseline: those of a baseline it no longer has, or written by a
-// re-classification that did not switch.
+// lAbsent labels the ABSENT items a re-classification writes or retires.
+const lAbsent = "absent"
+
+// dropOtherAbsent retires a scan's ABSENT items of baselines other than
+// baseline (those of a baseline it no longer has, or written by a
+// re-classification that did not switch): no reader reads them (readers
+// take the baseline from the PR record), and their ttl, set to now, has
+// DynamoDB delete them. Updates, in transactions of 100: the work
+// functions may update items, not delete them.
 func (s *Store) dropOtherAbsent(ctx context.Context, scan, baseline int64) error {
-	w := s.newWriter(ctx, "delete absent findings")
-	b := &batcher{w: w}
 	keep := absentPrefix(baseline)
-	err := s.queryPages(ctx, "list absent findings", &dynamodb.QueryInput{
+	now := num(time.Now().Unix())
+	return s.queryPages(ctx, "list absent findings", &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :a)"),
 		ExpressionAttributeValues: item{":pk": str(scanPK(scan)), ":a": str("ABSENT#")},
-		ProjectionExpression:      aws.String(ref(aPK) + ", " + ref(aSK)),
+		ProjectionExpression:      aws.String(ref(aPK) + ", " + ref(aSK) + ", " + ref(aTTL)),
 		ConsistentRead:            aws.Bool(true),
 	}, func(page []item) error {
+		t := s.newTx()
 		for _, it := range page {
-			if strings.HasPrefix(getS(it, aSK), keep) {
+			if strings.HasPrefix(getS(it, aSK), keep) || it[aTTL] != nil {
 				continue
 			}
-			if err := b.put(types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: keyOf(it)}}); err != nil {
-				return err
+			t.update(lAbsent, keyOf(it), "SET "+ref(aTTL)+" = :now", item{":now": now}, nil)
+			if t.len() == txMaxItems {
+				if err := s.commit(ctx, "retire absent findings", t); err != nil {
+					return err
+				}
+				t = s.newTx()
 			}
 		}
-		return nil
+		if t.len() == 0 {
+			return nil
+		}
+		return s.commit(ctx, "retire absent findings", t)
 	})
-	if err == nil {
-		err = b.flush()
-	}
-	if cerr := w.close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // DefaultBaselineBudget is how long a branch recording runs the
