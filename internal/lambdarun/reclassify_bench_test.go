@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/internal/localstack"
 	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/store"
@@ -70,19 +69,7 @@ func reclassScan(pr int64, from int) scangate.NewScan {
 // worker; and checks that every PR was re-classified once.
 func BenchmarkReclassify(b *testing.B) {
 	ctx := context.Background()
-	endpoint := os.Getenv("TEST_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
-		emb, err := localstack.StartEmbedded()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = emb.Close() })
-		endpoint = emb.URL
-	}
-	db, err := store.NewClient(ctx, endpoint)
-	if err != nil {
-		b.Fatal(err)
-	}
+	db, endpoint := benchDB(b)
 	bin := build(b, b.TempDir(), "./functions/run-work", runtime.GOARCH)
 	who := scangate.Who{RequestID: "bench"}
 	for _, n := range reclassSizes(b) {

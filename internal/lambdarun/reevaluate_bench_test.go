@@ -85,19 +85,7 @@ func reevalSizes(b *testing.B) []int {
 // every scan's count is 0.
 func BenchmarkReevaluateFanOut(b *testing.B) {
 	ctx := context.Background()
-	endpoint := os.Getenv("TEST_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
-		emb, err := localstack.StartEmbedded()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = emb.Close() })
-		endpoint = emb.URL
-	}
-	db, err := store.NewClient(ctx, endpoint)
-	if err != nil {
-		b.Fatal(err)
-	}
+	db, endpoint := benchDB(b)
 	bin := build(b, b.TempDir(), "./functions/run-work", runtime.GOARCH)
 	for _, n := range reevalSizes(b) {
 		b.Run(fmt.Sprintf("findings=%d", n), func(b *testing.B) {
@@ -312,4 +300,24 @@ func runWorkers(b *testing.B, bin, table, endpoint string, bodies []string) []in
 	}
 	wg.Wait()
 	return peaks
+}
+
+// benchDB is a benchmark's DynamoDB: TEST_DYNAMODB_ENDPOINT (make bench's
+// DynamoDB Local), else an embedded server for the benchmark's life; its
+// client and endpoint.
+func benchDB(b *testing.B) (*dynamodb.Client, string) {
+	endpoint := os.Getenv("TEST_DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		emb, err := localstack.StartEmbedded()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = emb.Close() })
+		endpoint = emb.URL
+	}
+	db, err := store.NewClient(context.Background(), endpoint)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, endpoint
 }
