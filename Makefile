@@ -177,7 +177,8 @@ $(OIDC_PROVIDER)/.installed: .ci/oidc-provider/package.json .ci/oidc-provider/pa
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and
 ## throughput on the embedded server; allowlist re-evaluation (10,000 findings in the request;
 ## 10,000, 100,000 and 1,000,000 fanned out to work functions, beside the raw write rate), a
-## 100,000-result upload through the ingest function and events from change to webhook on
+## 100,000-result upload through the ingest function, a base scan re-classifying 100 and
+## 1,000 PRs of 1,000 findings, and events from change to webhook on
 ## DynamoDB Local (figures in docs/BENCHMARKS.md)
 bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./internal/lambdarun
@@ -190,6 +191,8 @@ bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./internal/lambdarun
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench ReevaluateFanOut -benchtime 1x -timeout 180m ./internal/lambdarun
+	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
+	  $(GO) test -run '^$$' -bench Reclassify -benchtime 1x -timeout 60m ./internal/lambdarun
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench EventDelivery -benchtime 1000x ./internal/localstack
 

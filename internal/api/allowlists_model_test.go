@@ -36,6 +36,9 @@ type modelScan struct {
 	createdAt string
 	findings  []scangate.FindingRef // type, repo and vc filled in
 	sevs      []scangate.Severity   // each finding's
+	fps       []string              // each finding's fingerprint
+	branch    string                // a branch analysis's branch ("" for a PR's scan)
+	base      string                // a PR scan's base_ref
 }
 
 // modelPolicy is what the model knows of the gate policy.
@@ -131,10 +134,10 @@ func applyRule(rule modelRule, m map[string]any) modelRule {
 
 // randomFindings are up to three findings of a type over a small
 // vocabulary of names, aliases, paths and severities.
-func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef, []scangate.Severity, string) {
+func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef, []scangate.Severity, []string, string) {
 	var refs []scangate.FindingRef
 	var sevs []scangate.Severity
-	var objs []string
+	var fps, objs []string
 	for range r.IntN(4) {
 		f := scangate.FindingRef{Type: typ, Path: []string{"", "src/a.go", "test/b.go", "docs/c.md"}[r.IntN(4)]}
 		if typ == scangate.ScanVulnerability {
@@ -143,7 +146,8 @@ func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef,
 		} else {
 			f.Name = []string{"sha256:aa", "sha256:bb"}[r.IntN(2)]
 		}
-		o := map[string]any{"name": f.Name}
+		fp := []string{"f1", "f2", "f3"}[r.IntN(3)]
+		o := map[string]any{"name": f.Name, "fingerprint": fp}
 		sev := scangate.SeverityHigh
 		if k := r.IntN(6); k < 5 {
 			sev = scangate.Severity(scangate.Severities[k])
@@ -156,9 +160,9 @@ func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef,
 			o["aliases"] = f.Aliases
 		}
 		b, _ := json.Marshal(o)
-		refs, sevs, objs = append(refs, f), append(sevs, sev), append(objs, string(b))
+		refs, sevs, fps, objs = append(refs, f), append(sevs, sev), append(fps, fp), append(objs, string(b))
 	}
-	return refs, sevs, "[" + strings.Join(objs, ",") + "]"
+	return refs, sevs, fps, "[" + strings.Join(objs, ",") + "]"
 }
 
 // randomPolicy is a random policy body over a small vocabulary; a
@@ -193,6 +197,10 @@ func randomPolicy(r *rand.Rand, repo int64) (*string, *scangate.PolicyOverride) 
 	if repo == 0 || r.IntN(2) == 0 {
 		b := r.IntN(2) == 0
 		m["block_on_missing"], o.BlockOnMissing = b, &b
+	}
+	if repo == 0 || r.IntN(2) == 0 {
+		b := scangate.BlockOns[r.IntN(2)]
+		m["block_on"], o.BlockOn = b, &b
 	}
 	body, _ := json.Marshal(m)
 	str := string(body)
@@ -303,8 +311,8 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 		var wg sync.WaitGroup
 		busy := map[int]bool{} // one change per allowlist per round: their order is then known
 		policyBusy := false    // one policy change per round, likewise
-		for op := 0; op < 6; op++ {
-			switch k := r.IntN(4); {
+		for op := 0; op < 7; op++ {
+			switch k := r.IntN(5); {
 			case k == 0 || len(rules) == 0:
 				body, m := randomRule(r, false)
 				wg.Go(func() {
@@ -359,10 +367,40 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 				s := scanReq{VcID: int64(10 + r.IntN(2)), RepoID: int64(100 + r.IntN(3)), PR: int64(1 + r.IntN(3)),
 					Status: scangate.ScanStatuses[r.IntN(4)], Type: []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]}
 				category := []string{"a", "b", "default"}[r.IntN(3)]
-				refs, sevs, findings := randomFindings(r, scangate.ScanType(s.Type))
+				var like *modelScan // an analysis of the base of a PR scanned before, of its pair
+				if k == 4 {
+					mu.Lock()
+					var based []modelScan
+					for _, o := range scans {
+						if o.base != "" {
+							based = append(based, o)
+						}
+					}
+					if len(based) > 0 && r.IntN(4) > 0 {
+						o := based[r.IntN(len(based))]
+						like = &o
+						s.VcID, s.RepoID, s.Type, category = o.vc, o.repo, string(o.typ), o.category
+					}
+					mu.Unlock()
+				}
+				refs, sevs, fps, findings := randomFindings(r, scangate.ScanType(s.Type))
+				// PR 1 is based on main, PR 2 on dev, PR 3 on nothing;
+				// k 4 is an analysis of main or dev instead.
+				target := fmt.Sprintf(`"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"}`, s.PR)
+				branch, base := "", []string{"main", "dev", ""}[s.PR-1]
+				if base != "" {
+					target += fmt.Sprintf(`,"base_ref":%q`, base)
+				}
+				if k == 4 {
+					branch, base, s.Status = []string{"main", "dev"}[r.IntN(2)], "", "completed"
+					if like != nil {
+						branch = like.base
+					}
+					target = fmt.Sprintf(`"branch":%q`, branch)
+				}
 				body := fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"v","repo_id":%d,"repo_name":"o/r",`+
-					`"webhook_id":3,"status":%q,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":%s,"category":%q}`,
-					s.Type, s.VcID, s.RepoID, s.Status, s.PR, findings, category)
+					`"webhook_id":3,"status":%q,%s,"findings":%s,"category":%q}`,
+					s.Type, s.VcID, s.RepoID, s.Status, target, findings, category)
 				for i := range refs {
 					refs[i].RepoID, refs[i].VcID = s.RepoID, s.VcID
 				}
@@ -372,9 +410,13 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 						return
 					}
 					mu.Lock()
-					scans = append(scans, modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanType(s.Type), category: category,
-						status: s.Status, repo: s.RepoID, vc: s.VcID, pr: fmt.Sprint(s.VcID, s.RepoID, s.PR), prID: int(sc["pr_id"].(float64)),
-						createdAt: sc["created_at"].(string), findings: refs, sevs: sevs})
+					ms := modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanType(s.Type), category: category,
+						status: s.Status, repo: s.RepoID, vc: s.VcID, pr: fmt.Sprint(s.VcID, s.RepoID, s.PR),
+						createdAt: sc["created_at"].(string), findings: refs, sevs: sevs, fps: fps, branch: branch, base: base}
+					if branch == "" {
+						ms.prID = int(sc["pr_id"].(float64))
+					}
+					scans = append(scans, ms)
 					mu.Unlock()
 				})
 			}
@@ -400,33 +442,68 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 		h.noDrift()
 		compareModel(t, h, scans, rules, policy)
 	}
+	// Re-classified: a PR's newest scan whose baseline is newer than it.
+	moved := 0
+	byID := map[float64]modelScan{}
+	for _, sc := range scans {
+		byID[float64(sc.id)] = sc
+	}
+	for _, sc := range scans {
+		if sc.branch != "" {
+			continue
+		}
+		for _, c := range h.gate(sc.prID)["categories"].([]any) {
+			c := c.(map[string]any)
+			if b, ok := c["baseline"].(map[string]any); ok && c["scan_id"] == float64(sc.id) && byID[b["scan_id"].(float64)].createdAt > sc.createdAt {
+				moved++
+			}
+		}
+	}
+	if moved == 0 {
+		t.Error("no PR's scan was re-classified against a newer analysis of its base: the test does not move bases")
+	}
+	t.Logf("%d newest scans re-classified against a newer base", moved)
 }
 
 // compareModel compares every scan's counts, every newest scan's block
-// status and every PR's gate with what the model decides: a finding
-// counts unless a rule covers it; the newest scan of each (type,
-// category) of a PR stands for it; the policy judges them.
+// status and classification, and every PR's gate with what the model
+// decides: a finding counts unless a rule covers it; the newest scan of
+// each (type, category) of a PR stands for it, classified against the
+// newest analysis of that pair of the PR's base branch (a finding is new
+// unless its fingerprint is among the analysis's); the policy judges
+// them, by all their findings or the new ones (block_on).
 func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]modelRule, policy modelPolicy) {
 	t.Helper()
-	sev := map[int]scangate.SevCounts{}
+	sev, covered := map[int]scangate.SevCounts{}, map[int][]bool{}
 	newest := map[int]map[string]modelScan{} // by PR id, then type#category
+	branches := map[string]modelScan{}       // by vc, repo, branch, type#category
+	newer := func(s, o modelScan) bool {
+		return s.createdAt > o.createdAt || s.createdAt == o.createdAt && s.id > o.id
+	}
 	for _, s := range scans {
 		var c scangate.SevCounts
+		cov := make([]bool, len(s.findings))
 		for i, f := range s.findings {
-			covered := false
 			for _, rule := range rules {
-				covered = covered || rule.Covers(f)
+				cov[i] = cov[i] || rule.Covers(f)
 			}
-			if !covered {
+			if !cov[i] {
 				c.Add(s.sevs[i], 1)
 			}
 		}
-		sev[s.id] = c
+		sev[s.id], covered[s.id] = c, cov
+		k := string(s.typ) + "#" + s.category
+		if s.branch != "" {
+			bk := fmt.Sprint(s.vc, s.repo, s.branch, k)
+			if o, ok := branches[bk]; !ok || newer(s, o) {
+				branches[bk] = s
+			}
+			continue
+		}
 		if newest[s.prID] == nil {
 			newest[s.prID] = map[string]modelScan{}
 		}
-		k := string(s.typ) + "#" + s.category
-		if o, ok := newest[s.prID][k]; !ok || s.createdAt > o.createdAt || s.createdAt == o.createdAt && s.id > o.id {
+		if o, ok := newest[s.prID][k]; !ok || newer(s, o) {
 			newest[s.prID][k] = s
 		}
 	}
@@ -440,9 +517,27 @@ func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]mod
 	for prID, cats := range newest {
 		var repo int64
 		var list []scangate.CategoryScan
-		for _, s := range cats {
+		for k, s := range cats {
 			repo = s.repo
-			list = append(list, scangate.CategoryScan{Type: s.typ, Category: s.category, ScanID: int64(s.id), Status: s.status, Sev: sev[s.id]})
+			c := scangate.CategoryScan{Type: s.typ, Category: s.category, ScanID: int64(s.id), Status: s.status, Sev: sev[s.id]}
+			base := map[string]bool{}
+			if b, ok := branches[fmt.Sprint(s.vc, s.repo, s.base, k)]; ok && s.base != "" {
+				c.Class.BaselineScanID = int64(b.id)
+				for _, fp := range b.fps {
+					base[fp] = true
+				}
+			}
+			for i, fp := range s.fps {
+				if base[fp] {
+					c.Class.Unchanged++
+					continue
+				}
+				c.Class.New++
+				if !covered[s.id][i] {
+					c.NewSev.Add(s.sevs[i], 1)
+				}
+			}
+			list = append(list, c)
 		}
 		p := policy.global.With(policy.repos[repo])
 		want := scangate.Decide(p, list, scangate.Time{})
@@ -450,18 +545,35 @@ func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]mod
 		var got []string
 		for _, r := range g["reasons"].([]any) {
 			m := r.(map[string]any)
-			got = append(got, fmt.Sprintf("%s:%s/%s:%v", m["kind"], m["scan_type"], m["category"], m["count"]))
+			got = append(got, fmt.Sprintf("%s:%s/%s:%v/%v", m["kind"], m["scan_type"], m["category"], m["count"], m["new_count"]))
 		}
 		var exp []string
 		for _, r := range want.Reasons {
-			exp = append(exp, fmt.Sprintf("%s:%s/%s:%d", r.Kind, r.Type, r.Category, r.Count))
+			exp = append(exp, fmt.Sprintf("%s:%s/%s:%d/%d", r.Kind, r.Type, r.Category, r.Count, r.NewCount))
 		}
 		if g["blocked"] != want.Blocked || !slices.Equal(got, exp) {
 			t.Errorf("PR %d: blocked %v by %v; the model says %v by %v", prID, g["blocked"], got, want.Blocked, exp)
 		}
+		byScan := map[float64]map[string]any{}
+		for _, c := range g["categories"].([]any) {
+			byScan[c.(map[string]any)["scan_id"].(float64)] = c.(map[string]any)
+		}
 		for _, c := range list {
-			if _, _, b := h.counts(int(c.ScanID)); b != p.ScanBlocks(c.Type, c.Status, c.Sev) {
+			if _, _, b := h.counts(int(c.ScanID)); b != p.ScanBlocks(c.Type, c.Status, c.Sev, c.NewSev) {
 				t.Errorf("scan %d, the newest %s#%s of PR %d: block status %v; the model says %v", c.ScanID, c.Type, c.Category, prID, b, !b)
+			}
+			gc := byScan[float64(c.ScanID)]
+			var bl any
+			if b, ok := gc["baseline"].(map[string]any); ok {
+				bl = b["scan_id"]
+			}
+			wantBL := any(nil)
+			if c.Class.BaselineScanID != 0 {
+				wantBL = float64(c.Class.BaselineScanID)
+			}
+			if gc["new_count"] != float64(c.Class.New) || gc["unchanged_count"] != float64(c.Class.Unchanged) || bl != wantBL {
+				t.Errorf("scan %d, the newest %s#%s of PR %d: %v new, %v unchanged against %v; the model says %d, %d against %v",
+					c.ScanID, c.Type, c.Category, prID, gc["new_count"], gc["unchanged_count"], bl, c.Class.New, c.Class.Unchanged, wantBL)
 			}
 		}
 	}

@@ -218,8 +218,8 @@ func changePolicy(ctx context.Context, st PolicyStore, run usecase.WorkRunner, p
 }
 
 // readPolicy reads a policy body: block_severity (per scan type),
-// required ({scan_type, category} pairs) and block_on_missing, each
-// optional.
+// required ({scan_type, category} pairs), block_on_missing and block_on,
+// each optional.
 func readPolicy(m members) (scangate.PolicyOverride, error) {
 	var p scangate.Problems
 	f := readFields(m, "", &p)
@@ -247,6 +247,9 @@ func readPolicy(m members) (scangate.PolicyOverride, error) {
 	}
 	if b, ok := f.boolean("block_on_missing", false); ok {
 		o.BlockOnMissing = &b
+	}
+	if b, ok := f.enum("block_on", false, scangate.BlockOns); ok {
+		o.BlockOn = &b
 	}
 	f.done()
 	if len(p) == 0 {

@@ -277,7 +277,7 @@ func TestGatePolicy(t *testing.T) {
 		`[{"name":"CVE-1","severity":"medium"},{"name":"CVE-2","severity":"low"}]`))
 	mustOK(t, h.record(scanReq{RepoID: 200, PR: 8, Status: "completed", Findings: []string{"sha256:aa"}, Extra: `,"category":"gitleaks"`}))
 	sameJSON(t, "the default policy", withoutMeta(mustOK(t, h.read("get-gate-policy", &h.admin, nil, ""))),
-		`{"block_severity":{"SECRET":"none","VULNERABILITY":"none"},"required":[],"block_on_missing":true,"version":0,"updated_at":null,"updated_by":null}`)
+		`{"block_severity":{"SECRET":"none","VULNERABILITY":"none"},"required":[],"block_on_missing":true,"block_on":"all","version":0,"updated_at":null,"updated_by":null}`)
 	if g := h.gate(1); g["blocked"] != true {
 		t.Fatal("not blocked by default")
 	}
@@ -336,6 +336,7 @@ func TestGatePolicy(t *testing.T) {
 		`{"required":[{"scan_type":"SECRET","category":"a b"}]}`:                                     {"/required/0/category"},
 		`{"required":[{"scan_type":"SECRET","category":"x"},{"scan_type":"SECRET","category":"x"}]}`: {"/required/1"},
 		`{"block_on_missing":"yes"}`:                                                                 {"/block_on_missing"},
+		`{"block_on":"changed"}`:                                                                     {"/block_on"},
 		`{"required":null}`:                                                                          {"/required"},
 		`{"blocked":true}`:                                                                           {"/blocked"},
 	} {
@@ -375,13 +376,13 @@ func TestGateRoute(t *testing.T) {
 		return strconv.Quote(g["categories"].([]any)[i].(map[string]any)["created_at"].(string))
 	}
 	sameJSON(t, "gate", g, `{"pr_id":1,"blocked":true,"head_sha":"`+sha[:40]+`","base_ref":null,`+
-		`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":1,"count":1},`+
-		`{"kind":"pending","scan_type":"VULNERABILITY","category":"trivy","scan_id":2,"count":0}],`+
+		`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":1,"count":1,"new_count":1},`+
+		`{"kind":"pending","scan_type":"VULNERABILITY","category":"trivy","scan_id":2,"count":0,"new_count":0}],`+
 		`"categories":[{"scan_type":"SECRET","category":"gitleaks","scan_id":1,"status":"completed","block_status":true,"secret_count":1,"vulnerability_count":0,"created_at":`+at(0)+`,`+
 		`"baseline":null,"new_count":1,"unchanged_count":0,"absent_count":0},`+
 		`{"scan_type":"VULNERABILITY","category":"trivy","scan_id":2,"status":"pending","block_status":true,"secret_count":0,"vulnerability_count":0,"created_at":`+at(1)+`,`+
 		`"baseline":null,"new_count":0,"unchanged_count":0,"absent_count":0}],`+
-		`"policy":{"block_severity":{"SECRET":"none","VULNERABILITY":"none"},"required":[],"block_on_missing":true},`+
+		`"policy":{"block_severity":{"SECRET":"none","VULNERABILITY":"none"},"required":[],"block_on_missing":true,"block_on":"all"},`+
 		`"evaluated_at":`+strconv.Quote(g["evaluated_at"].(string))+`}`)
 	if g2 := h.gate(2); g2["blocked"] != false || g2["head_sha"] != sha || len(g2["reasons"].([]any)) != 0 {
 		t.Errorf("PR 2: %v", g2)

@@ -87,19 +87,7 @@ func reevalSizes(b *testing.B) []int {
 // every scan's count is 0.
 func BenchmarkReevaluateFanOut(b *testing.B) {
 	ctx := context.Background()
-	endpoint := os.Getenv("TEST_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
-		emb, err := localstack.StartEmbedded()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = emb.Close() })
-		endpoint = emb.URL
-	}
-	db, err := awsclient.NewDynamoDB(ctx, endpoint)
-	if err != nil {
-		b.Fatal(err)
-	}
+	db, endpoint := benchDB(b)
 	bin := build(b, b.TempDir(), "./functions/run-work", runtime.GOARCH)
 	for _, n := range reevalSizes(b) {
 		b.Run(fmt.Sprintf("findings=%d", n), func(b *testing.B) {
@@ -250,33 +238,7 @@ func reevaluate(b *testing.B, st *store.Store, bin, table, endpoint string, n in
 		b.Fatal(err)
 	}
 	planned := time.Since(start)
-	shares := make([][][]byte, benchWorkers)
-	for i, body := range queue.bodies {
-		ev, _ := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: strconv.Itoa(i), Body: body, EventSource: "aws:sqs"}}})
-		shares[i%benchWorkers] = append(shares[i%benchWorkers], ev)
-	}
-	env := []string{"TABLE_NAME=" + table, "DYNAMODB_ENDPOINT=" + endpoint, "LOG_LEVEL=ERROR",
-		"AWS_REGION=" + orDefault("AWS_REGION", "us-east-1"), "AWS_ACCESS_KEY_ID=" + orDefault("AWS_ACCESS_KEY_ID", "local"),
-		"AWS_SECRET_ACCESS_KEY=" + orDefault("AWS_SECRET_ACCESS_KEY", "local")}
-	peaks := make([]int64, benchWorkers)
-	var wg sync.WaitGroup
-	for w := range benchWorkers {
-		wg.Go(func() {
-			res, err := lambdarun.RunProcess(ctx, lambdarun.Process{Argv: []string{bin}, Name: "run-work", MemoryMB: 256, Deadline: 15 * time.Minute, Env: env}, shares[w])
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			for _, r := range res.Responses {
-				var resp events.SQSEventResponse
-				if json.Unmarshal(r, &resp) != nil || len(resp.BatchItemFailures) > 0 {
-					b.Errorf("a step failed: %s", r)
-				}
-			}
-			peaks[w] = res.PeakRSS
-		})
-	}
-	wg.Wait()
+	peaks := runWorkers(b, bin, table, endpoint, queue.bodies)
 	took := time.Since(start)
 	got, err := st.WorkItem(ctx, it.ID)
 	if err != nil || got.Status != work.Complete || got.Totals["vulnerabilities_updated"] != int64(n) || got.Totals["findings"] != int64(n) {
@@ -305,4 +267,59 @@ func scansLeft(b *testing.B, st *store.Store, n int) int64 {
 		sum += sc.VulnerabilityCount
 	}
 	return sum
+}
+
+// runWorkers runs the steps sent to the work queue (bodies) in
+// benchWorkers processes of the work function, each handed its share of
+// them, and returns each worker's peak resident memory (VmHWM, KiB).
+func runWorkers(b *testing.B, bin, table, endpoint string, bodies []string) []int64 {
+	ctx := context.Background()
+	shares := make([][][]byte, benchWorkers)
+	for i, body := range bodies {
+		ev, _ := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: strconv.Itoa(i), Body: body, EventSource: "aws:sqs"}}})
+		shares[i%benchWorkers] = append(shares[i%benchWorkers], ev)
+	}
+	env := []string{"TABLE_NAME=" + table, "DYNAMODB_ENDPOINT=" + endpoint, "LOG_LEVEL=ERROR",
+		"AWS_REGION=" + orDefault("AWS_REGION", "us-east-1"), "AWS_ACCESS_KEY_ID=" + orDefault("AWS_ACCESS_KEY_ID", "local"),
+		"AWS_SECRET_ACCESS_KEY=" + orDefault("AWS_SECRET_ACCESS_KEY", "local")}
+	peaks := make([]int64, benchWorkers)
+	var wg sync.WaitGroup
+	for w := range benchWorkers {
+		wg.Go(func() {
+			res, err := lambdarun.RunProcess(ctx, lambdarun.Process{Argv: []string{bin}, Name: "run-work", MemoryMB: 256, Deadline: 15 * time.Minute, Env: env}, shares[w])
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for _, r := range res.Responses {
+				var resp events.SQSEventResponse
+				if json.Unmarshal(r, &resp) != nil || len(resp.BatchItemFailures) > 0 {
+					b.Errorf("a step failed: %s", r)
+				}
+			}
+			peaks[w] = res.PeakRSS
+		})
+	}
+	wg.Wait()
+	return peaks
+}
+
+// benchDB is a benchmark's DynamoDB: TEST_DYNAMODB_ENDPOINT (make bench's
+// DynamoDB Local), else an embedded server for the benchmark's life; its
+// client and endpoint.
+func benchDB(b *testing.B) (*dynamodb.Client, string) {
+	endpoint := os.Getenv("TEST_DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		emb, err := localstack.StartEmbedded()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = emb.Close() })
+		endpoint = emb.URL
+	}
+	db, err := awsclient.NewDynamoDB(context.Background(), endpoint)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, endpoint
 }

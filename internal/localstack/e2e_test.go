@@ -151,7 +151,7 @@ func TestReadmeCurlFlow(t *testing.T) {
 		"204\n",
 		`"action":"allowlist.create","actor":{"user_id":1,"username":"admin"`,
 		// The gate and its policy.
-		`{"pr_id":1,"blocked":true,"head_sha":null,"base_ref":null,"reasons":[{"kind":"findings","scan_type":"VULNERABILITY","category":"default","scan_id":2,"count":1}],`,
+		`{"pr_id":1,"blocked":true,"head_sha":null,"base_ref":null,"reasons":[{"kind":"findings","scan_type":"VULNERABILITY","category":"default","scan_id":2,"count":1,"new_count":1}],`,
 		`"rejudge":{"id":4,"status":"complete","prs":6}}`, // works 1 to 3: the allowlists' re-evaluations
 		`{"scan_type":"VULNERABILITY","category":"semgrep","scan_id":14,"status":"completed","block_status":false,"secret_count":0,"vulnerability_count":1,`,
 		`"head_sha":"9fceb02d0ae598e95dc970b74767f19372d61af8"`,

@@ -55,6 +55,31 @@ type Policy struct {
 	BlockSeverity  map[ScanType]Severity `json:"block_severity"`
 	Required       []Requirement         `json:"required"`
 	BlockOnMissing bool                  `json:"block_on_missing"`
+	// BlockOn is which findings block: all of them (BlockOnAll) or only
+	// those new against the PR's baseline (BlockOnNew).
+	BlockOn string `json:"block_on"`
+}
+
+// The values of a policy's block_on.
+const (
+	BlockOnAll = "all" // every unsuppressed finding at or above the severity blocks
+	BlockOnNew = "new" // only the new ones (against the PR's baseline) do
+)
+
+// BlockOns lists block_on's values.
+var BlockOns = []string{BlockOnAll, BlockOnNew}
+
+// blockOn is p's block_on: all when unset (a policy stored before it).
+func (p Policy) blockOn() string { return cmp.Or(p.BlockOn, BlockOnAll) }
+
+// Blocking is what of a scan's unsuppressed findings per severity (sev;
+// newSev of them new against its baseline) p judges by: all of them, or
+// only the new ones under block_on new.
+func (p Policy) Blocking(sev, newSev SevCounts) SevCounts {
+	if p.blockOn() == BlockOnNew {
+		return newSev
+	}
+	return sev
 }
 
 // MaxRequired bounds a policy's required pairs (and a pull request's
@@ -71,7 +96,7 @@ const MaxCategories = 50
 // policies.
 func DefaultPolicy() Policy {
 	return Policy{BlockSeverity: map[ScanType]Severity{ScanSecret: SeverityNone, ScanVulnerability: SeverityNone},
-		Required: []Requirement{}, BlockOnMissing: true}
+		Required: []Requirement{}, BlockOnMissing: true, BlockOn: BlockOnAll}
 }
 
 // PolicyOverride is a repository's policy: each member that is set
@@ -80,11 +105,13 @@ type PolicyOverride struct {
 	BlockSeverity  map[ScanType]Severity `json:"block_severity,omitempty"`
 	Required       *[]Requirement        `json:"required,omitempty"`
 	BlockOnMissing *bool                 `json:"block_on_missing,omitempty"`
+	BlockOn        *string               `json:"block_on,omitempty"`
 }
 
 // With is the policy p with o's members over it (o may be nil).
 func (p Policy) With(o *PolicyOverride) Policy {
-	out := Policy{BlockSeverity: map[ScanType]Severity{}, Required: slices.Clone(p.Required), BlockOnMissing: p.BlockOnMissing}
+	out := Policy{BlockSeverity: map[ScanType]Severity{}, Required: slices.Clone(p.Required), BlockOnMissing: p.BlockOnMissing,
+		BlockOn: p.blockOn()}
 	for _, t := range []ScanType{ScanSecret, ScanVulnerability} {
 		out.BlockSeverity[t] = cmp.Or(p.BlockSeverity[t], SeverityNone)
 	}
@@ -103,6 +130,9 @@ func (p Policy) With(o *PolicyOverride) Policy {
 	if o.BlockOnMissing != nil {
 		out.BlockOnMissing = *o.BlockOnMissing
 	}
+	if o.BlockOn != nil {
+		out.BlockOn = *o.BlockOn
+	}
 	return out
 }
 
@@ -110,14 +140,15 @@ func (p Policy) With(o *PolicyOverride) Policy {
 func (p Policy) Equal(o Policy) bool {
 	return p.BlockSeverity[ScanSecret] == o.BlockSeverity[ScanSecret] &&
 		p.BlockSeverity[ScanVulnerability] == o.BlockSeverity[ScanVulnerability] &&
-		p.BlockOnMissing == o.BlockOnMissing && slices.Equal(p.Required, o.Required)
+		p.BlockOnMissing == o.BlockOnMissing && slices.Equal(p.Required, o.Required) && p.blockOn() == o.blockOn()
 }
 
 // ScanBlocks is a scan's block status under p: it blocks unless it
-// completed and has no unsuppressed finding at or above its type's
-// block severity.
-func (p Policy) ScanBlocks(t ScanType, status string, sev SevCounts) bool {
-	return status != "completed" || sev.AtLeast(p.BlockSeverity[t]) > 0
+// completed and has no unsuppressed finding (no new one, under block_on
+// new) at or above its type's block severity. sev counts its unsuppressed
+// findings per severity, newSev those of them that are new.
+func (p Policy) ScanBlocks(t ScanType, status string, sev, newSev SevCounts) bool {
+	return status != "completed" || p.Blocking(sev, newSev).AtLeast(p.BlockSeverity[t]) > 0
 }
 
 // validateRequired checks a policy's required pairs: at most
@@ -159,6 +190,9 @@ type CategoryScan struct {
 	CreatedAt Time
 	Status    string
 	Sev       SevCounts // its unsuppressed findings per severity
+	// NewSev counts those of them new against its baseline (all of them
+	// when it has none).
+	NewSev SevCounts
 	// Class is its classification against its baseline (re-evaluations
 	// never change it: suppression is not identity).
 	Class Classification
@@ -181,14 +215,16 @@ const (
 )
 
 // GateReason is one reason a gate blocks: of one (scan type, category),
-// the newest scan (none when missing) and its findings at or above the
-// policy's severity.
+// the newest scan (none when missing), its findings that block (at or
+// above the policy's severity; only new ones under block_on new), and how
+// many of those are new against its baseline.
 type GateReason struct {
 	Kind     string   `json:"kind"`
 	Type     ScanType `json:"scan_type"`
 	Category string   `json:"category"`
 	ScanID   *int64   `json:"scan_id"`
 	Count    int64    `json:"count"`
+	NewCount int64    `json:"new_count"`
 }
 
 // Gate is a pull request's decision: whether it is blocked and why, by
@@ -209,7 +245,7 @@ func (g Gate) Same(o Gate) bool {
 // SameReasons reports whether two lists of reasons are equal.
 func SameReasons(a, b []GateReason) bool {
 	return slices.EqualFunc(a, b, func(r, s GateReason) bool {
-		return r.Kind == s.Kind && r.Type == s.Type && r.Category == s.Category && r.Count == s.Count &&
+		return r.Kind == s.Kind && r.Type == s.Type && r.Category == s.Category && r.Count == s.Count && r.NewCount == s.NewCount &&
 			(r.ScanID == nil) == (s.ScanID == nil) && (r.ScanID == nil || *r.ScanID == *s.ScanID)
 	})
 }
@@ -246,14 +282,15 @@ func Decide(p Policy, cats []CategoryScan, at Time) Gate {
 	for _, c := range cats {
 		have[Requirement{c.Type, c.Category}] = true
 		id := c.ScanID
-		r := GateReason{Type: c.Type, Category: c.Category, ScanID: &id, Count: c.Sev.AtLeast(p.BlockSeverity[c.Type])}
+		floor := p.BlockSeverity[c.Type]
+		r := GateReason{Type: c.Type, Category: c.Category, ScanID: &id, Count: p.Blocking(c.Sev, c.NewSev).AtLeast(floor)}
 		switch {
 		case c.Status == "pending" || c.Status == "processing":
 			r.Kind = ReasonPending
 		case c.Status == "failed":
 			r.Kind = ReasonFailed
 		case r.Count > 0:
-			r.Kind = ReasonFindings
+			r.Kind, r.NewCount = ReasonFindings, c.NewSev.AtLeast(floor)
 		default:
 			continue
 		}

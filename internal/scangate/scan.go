@@ -119,6 +119,9 @@ type Scan struct {
 	// Sev counts its unsuppressed findings per severity: the counts above
 	// are their sum, and its block status is judged from them.
 	Sev SevCounts
+	// NewSev counts those of them new against its baseline: all of them
+	// for a scan without one (and for a branch analysis).
+	NewSev SevCounts
 }
 
 // PR is the record of one pull request, identified by (VcID, RepoID, Number).

@@ -41,8 +41,8 @@ func TestBlocks(t *testing.T) {
 	}
 	for _, c := range rows {
 		p := scangate.DefaultPolicy()
-		got := p.ScanBlocks(scangate.ScanSecret, c.status, scangate.SevCounts{0, c.secrets}) ||
-			p.ScanBlocks(scangate.ScanVulnerability, c.status, scangate.SevCounts{0, 0, c.vulnerabilities})
+		got := p.ScanBlocks(scangate.ScanSecret, c.status, scangate.SevCounts{0, c.secrets}, scangate.SevCounts{0, c.secrets}) ||
+			p.ScanBlocks(scangate.ScanVulnerability, c.status, scangate.SevCounts{0, 0, c.vulnerabilities}, scangate.SevCounts{0, 0, c.vulnerabilities})
 		if got != c.want {
 			t.Errorf("Blocks(%q, %d, %d) = %v; want %v", c.status, c.secrets, c.vulnerabilities, got, c.want)
 		}

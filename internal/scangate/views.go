@@ -143,7 +143,7 @@ func ViewGate(g PRGate) GateView {
 	for _, c := range g.Categories {
 		s, vu := c.Counts()
 		cv := GateCategoryView{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, Status: c.Status,
-			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev), SecretCount: s, VulnerabilityCount: vu, CreatedAt: c.CreatedAt,
+			BlockStatus: g.Gate.Policy.ScanBlocks(c.Type, c.Status, c.Sev, c.NewSev), SecretCount: s, VulnerabilityCount: vu, CreatedAt: c.CreatedAt,
 			NewCount: c.Class.New, UnchangedCount: c.Class.Unchanged, AbsentCount: c.Class.Absent}
 		if c.Class.BaselineScanID != 0 {
 			cv.Baseline = &BaselineView{ScanID: c.Class.BaselineScanID, CommitSHA: nullable(c.Class.BaselineSHA), Match: c.Class.Match}
@@ -158,6 +158,7 @@ const (
 	WorkPolicy    = "policy"    // re-judge every pull request after a gate policy change
 	WorkAllowlist = "allowlist" // re-evaluate an allowlist's findings after it was created or changed
 	WorkExpiry    = "expiry"    // re-evaluate them after its expiry
+	WorkBaseline  = "baseline"  // re-classify the pull requests based on a branch whose newest scan moved
 )
 
 // The causes of a gate change (pr.gate_changed's cause).
@@ -166,6 +167,7 @@ const (
 	CauseAllowlist = "allowlist" // an allowlist created or changed
 	CauseExpiry    = "expiry"    // an allowlist's expiry
 	CausePolicy    = "policy"    // a change of the gate policy
+	CauseBaseline  = "baseline"  // the base branch's newest analysis moved: findings re-classified
 )
 
 // GateDecision is a gate's decision alone.

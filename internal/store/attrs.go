@@ -62,7 +62,8 @@ const (
 	aLastScanID   = "last_scan_id"
 	aBlocked      = "blocked"
 	aCategory     = "category"
-	aSev          = "sev" // a finding's severity; a scan's unsuppressed counts per severity
+	aSev          = "sev"  // a finding's severity; a scan's unsuppressed counts per severity
+	aNewSev       = "nsev" // a PR scan's unsuppressed new findings per severity
 	aCommitSHA    = "commit_sha"
 	aRef          = "ref"
 	aCats         = "cats"     // a PR's newest scan per (type, category)

@@ -24,7 +24,7 @@ import (
 // shows of them:
 //
 //	BRANCH#<vc>#<repo> / COMMIT#<branch id>#<TYPE>#<category>#<sha>   scan, at: a branch analysis of that commit
-//	SCAN#<id> / ABSENT#<nnnnnn>                                       bl, idx1, type, name, aliases, rule, path, line, sev, fp, fps
+//	SCAN#<id> / ABSENT#<baseline>#<nnnnnn>                            bl, idx1, type, name, aliases, rule, path, line, sev, fp, fps
 //
 // The scan item keeps its classification: bl, blsha, blm (its baseline,
 // absent when none), cls (classified), nnew, nunch, nabs.
@@ -50,7 +50,7 @@ func commitKey(vcID, repoID, branchID int64, k catKey, sha string) item {
 	return key(branchesPK(vcID, repoID), commitSK(branchID, k, sha))
 }
 
-func absentSK(i int) string { return fmt.Sprintf("ABSENT#%06d", i) }
+func absentSK(baseline int64, i int) string { return absentPrefix(baseline) + fmt.Sprintf("%06d", i) }
 
 // identity is a finding's identity within its scan's type and category:
 // its rule id and fingerprint.
@@ -190,15 +190,7 @@ func (r *recording) writeAbsent(ctx context.Context) error {
 				if fp := getS(it, aFP); fp != "" && bl.ids[identityOf(getS(it, aRule), fp)] {
 					continue
 				}
-				a := key(scanPK(r.ids[i]), absentSK(n))
-				for _, name := range []string{aName, aRule, aPath, aLine, aSev, aFP, aFPSource, aType, aAliases} {
-					if v, ok := it[name]; ok {
-						a[name] = v
-					}
-				}
-				a[aBaseline] = num(bl.scanID)
-				idx, _ := strconv.Atoi(getS(it, aSK)[len("FINDING#"):])
-				a[aIndex] = num(int64(idx))
+				a := absentItem(r.ids[i], bl.scanID, n, it)
 				n++
 				if err := b.put(types.WriteRequest{PutRequest: &types.PutRequest{Item: a}}); err != nil {
 					return err
@@ -242,7 +234,7 @@ func (s *Store) AbsentPage(ctx context.Context, prID int64, limit int, after map
 	}
 	out := scangate.Page[scangate.AbsentFinding]{Items: []scangate.AbsentFinding{}}
 	for i := start; i < len(cats) && len(out.Items) < limit; i++ {
-		q := pageQuery{pk: aPK, sk: aSK, value: scanPK(cats[i].ScanID), prefix: "ABSENT#", strong: true}
+		q := pageQuery{pk: aPK, sk: aSK, value: scanPK(cats[i].ScanID), prefix: absentPrefix(cats[i].Class.BaselineScanID), strong: true}
 		from := after // a cursor of the start of a scan has no sort key
 		if i != start || after[aSK] == "" {
 			from = nil

@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
 )
 
@@ -132,15 +134,19 @@ func (s *Store) branchRecordOf(ctx context.Context, vcID, repoID int64, name str
 
 // commitBranchScans puts branch analyses of one branch, with their audit
 // entries and scan.recorded events, and creates or updates the branch
-// record, in one transaction; no pull request is read or written. The
+// record, in one transaction; no pull request is read or written. When
+// it changes the branch's newest scan of a category, the transaction also
+// writes the work that re-classifies the pull requests based on the
+// branch (KindBaseline), which it returns (held until lease). The
 // first scan of a branch allocates its id and puts the record under
 // attribute_not_exists (the record is the uniqueness marker of (vc_id,
 // repo_id, name)); a racing first scan loses that condition, reads the
 // record and updates it under its version instead.
-func (s *Store) commitBranchScans(ctx context.Context, scans []scangate.Scan, once string, who scangate.Who) error {
-	var newID int64
+func (s *Store) commitBranchScans(ctx context.Context, scans []scangate.Scan, once string, who scangate.Who, lease int64) (*work.Item, error) {
+	var newID, workID int64
+	var w *work.Item
 	first := scans[0]
-	return s.retry.Do(ctx, "record branch scan", func(int) (bool, error) {
+	err := s.retry.Do(ctx, "record branch scan", func(int) (bool, error) {
 		old, found, err := s.branchRecordOf(ctx, first.VcID, first.RepoID, first.Branch)
 		if err != nil {
 			return true, err
@@ -153,9 +159,23 @@ func (s *Store) commitBranchScans(ctx context.Context, scans []scangate.Scan, on
 			}
 			old = branchRecord{id: newID, vcID: first.VcID, repoID: first.RepoID, name: first.Branch, cats: map[catKey]branchCat{}}
 		}
-		t, err := s.branchRecordingTx(old, found, scans, once, who)
+		t, moved, err := s.branchRecordingTx(old, found, scans, once, who)
 		if err != nil {
 			return true, err
+		}
+		w = nil
+		if len(moved) > 0 {
+			if workID == 0 {
+				if workID, err = s.nextID(ctx, "work"); err != nil {
+					return true, err
+				}
+			}
+			it, err := putWork(t, workID, KindBaseline, baselineParams{VcID: old.vcID, RepoID: old.repoID, Name: old.name, Cats: moved},
+				first.CreatedAt.Time, lease)
+			if err != nil {
+				return true, err
+			}
+			w = &it
 		}
 		err = s.commit(ctx, "record branch scan", t)
 		switch {
@@ -166,10 +186,15 @@ func (s *Store) commitBranchScans(ctx context.Context, scans []scangate.Scan, on
 		}
 		return true, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
-// branchRecordingTx is the transaction of a branch recording's commit.
-func (s *Store) branchRecordingTx(old branchRecord, found bool, scans []scangate.Scan, once string, who scangate.Who) (*tx, error) {
+// branchRecordingTx is the transaction of a branch recording's commit,
+// and the categories (as <TYPE>#<category>) whose newest scan it moves.
+func (s *Store) branchRecordingTx(old branchRecord, found bool, scans []scangate.Scan, once string, who scangate.Who) (*tx, []string, error) {
 	first := scans[0]
 	next := old
 	t := s.newTx()
@@ -187,9 +212,16 @@ func (s *Store) branchRecordingTx(old branchRecord, found bool, scans []scangate
 		ids = append(ids, scans[i].ID)
 	}
 	if len(next.cats) > scangate.MaxCategories {
-		return nil, scangate.Errorf(scangate.KindConflict, "branch %q would have %d (scan type, category) pairs; it may have at most %d",
+		return nil, nil, scangate.Errorf(scangate.KindConflict, "branch %q would have %d (scan type, category) pairs; it may have at most %d",
 			old.name, len(next.cats), scangate.MaxCategories)
 	}
+	var moved []string
+	for k, c := range next.cats {
+		if o, ok := old.cats[k]; !ok || o.scanID != c.scanID {
+			moved = append(moved, k.attr())
+		}
+	}
+	slices.Sort(moved)
 	c := when("attribute_not_exists(" + ref(aPK) + ")")
 	if found {
 		c = when(ref(aVer)+" = :ver", ":ver", num(old.ver))
@@ -205,7 +237,7 @@ func (s *Store) branchRecordingTx(old branchRecord, found bool, scans []scangate
 		it := merge(onceKey(once), item{aScanID: numList(ids), aTTL: num(first.CreatedAt.Add(onceTTL).Unix())})
 		t.put(lOnce, it, when("attribute_not_exists("+ref(aPK)+")"))
 	}
-	return t, nil
+	return t, moved, nil
 }
 
 // Branch reads a branch by its id with its newest scans: its id item,

@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/internal/scangate"
@@ -14,7 +17,9 @@ import (
 // and their alias entries judged by the allowlists as they are, the scans
 // with their scan.record audit entries and scan.recorded events, the PR
 // records with their gates judged by the policy and their
-// pr.gate_changed, the PR id items), but with BatchWriteItem alone,
+// pr.gate_changed, the PR id items; a PR scan with a base classified
+// against its base branch's newest analysis of its pair, with its ABSENT
+// items and its PR's item under the base), but with BatchWriteItem alone,
 // batchParallel batches at a time: no transaction, no handshake, no
 // RECENT items. It is for a table that nothing else writes meanwhile:
 // the benchmarks and tests that need a million findings in minutes,
@@ -47,23 +52,59 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 	var reqs []types.WriteRequest
 	scans := make([]scangate.Scan, len(nss))
 	prKeys := make([]item, len(nss))
+	bases := map[string]*bulkBaseline{}
 	for i, ns := range nss {
+		bl, err := s.bulkBaselineOf(ctx, bases, ns)
+		if err != nil {
+			return nil, err
+		}
 		for k := range rows[i] {
 			r := &rows[i][k]
 			for j, g := range r.groups {
 				r.by, r.gvs[j] = r.judged(j, groups[g].covering(r.ref)), groups[g].gv
 			}
 		}
-		var sev scangate.SevCounts
+		var sev, newSev scangate.SevCounts
+		var class classes
+		matched := map[identity]bool{}
 		for k, r := range rows[i] {
-			for _, it := range findingItems(r, k, ns.Findings[k]) {
+			items := findingItems(r, k, ns.Findings[k])
+			isNew := true
+			if bl != nil {
+				f := ns.Findings[k]
+				id := identityOf(f.Rule, f.Fingerprint)
+				if _, ok := bl.ids[id]; ok && f.Fingerprint != "" {
+					isNew, matched[id] = false, true
+				}
+				items[0][aBaselineState] = str(map[bool]string{true: scangate.BaselineNew, false: scangate.BaselineUnchanged}[isNew])
+				if isNew {
+					class.newN++
+				} else {
+					class.unch++
+				}
+			}
+			for _, it := range items {
 				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 			}
 			if !r.sup() {
 				sev.Add(r.sev, 1)
+				if isNew {
+					newSev.Add(r.sev, 1)
+				}
 			}
 		}
-		scans[i] = newScan(ids[i], ns, sev, pol.effective(ns.RepoID), now)
+		scans[i] = newScan(ids[i], ns, sev, newSev, pol.effective(ns.RepoID), now)
+		if bl != nil {
+			for _, f := range bl.items {
+				if fp := getS(f, aFP); fp != "" && matched[identityOf(getS(f, aRule), fp)] {
+					continue
+				}
+				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: absentItem(ids[i], bl.scanID, int(class.absent), f)}})
+				class.absent++
+			}
+			scans[i].Class = scangate.Classification{Classified: true, BaselineScanID: bl.scanID, BaselineSHA: bl.sha, Match: scangate.MatchNewest,
+				New: class.newN, Unchanged: class.unch, Absent: class.absent}
+		}
 		prKeys[i] = prKey(ns.VcID, ns.RepoID, ns.PR.Number)
 	}
 	more, err := s.bulkScans(ctx, nss, scans, prKeys, who, pol, now)
@@ -136,7 +177,12 @@ func (s *Store) bulkGates(read, prs map[string]prRecord, scans []scangate.Scan, 
 		t := s.newTx()
 		prev, found := read[pk]
 		prs[pk], _ = putPR(t, prev, found, pr, scangate.CauseScan)
+		putBasePR(t, prev, found, prs[pk])
 		for _, w := range t.items {
+			if w.Delete != nil {
+				reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: w.Delete.Key}})
+				continue
+			}
 			put(w.Put.Item)
 		}
 	}
@@ -146,4 +192,51 @@ func (s *Store) bulkGates(read, prs map[string]prRecord, scans []scangate.Scan, 
 		put(eventItem(e))
 	}
 	return reqs
+}
+
+// bulkBaseline is a baseline BulkLoad classifies against: the branch's
+// newest analysis of a pair, its findings and their identities.
+type bulkBaseline struct {
+	scanID int64
+	sha    string
+	items  []item
+	ids    map[identity]bool
+}
+
+// bulkBaselineOf is the baseline of a PR scan with a base (nil: none, or
+// a scan without a base), read once per (repository, base, pair) into
+// bases: the base branch's newest analysis of the pair (BulkLoad does not
+// look for an exact one).
+func (s *Store) bulkBaselineOf(ctx context.Context, bases map[string]*bulkBaseline, ns scangate.NewScan) (*bulkBaseline, error) {
+	if ns.BaseRef == "" || ns.IsBranch() {
+		return nil, nil
+	}
+	k := catKeyOf(scangate.Scan{Type: ns.Type, Category: ns.Category})
+	ck := fmt.Sprint(ns.VcID, "/", ns.RepoID, "/", ns.BaseRef, "/", k.attr())
+	if b, ok := bases[ck]; ok {
+		return b, nil
+	}
+	var bl *bulkBaseline
+	br, found, err := s.branchRecordOf(ctx, ns.VcID, ns.RepoID, ns.BaseRef)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := br.cats[k]; ok && found {
+		bl = &bulkBaseline{scanID: c.scanID, sha: c.sha, ids: map[identity]bool{}}
+		bl.items, err = s.queryAll(ctx, "read baseline", &dynamodb.QueryInput{
+			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
+			ExpressionAttributeValues: item{":pk": str(scanPK(c.scanID)), ":f": str("FINDING#")},
+			ConsistentRead:            aws.Bool(true),
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range bl.items {
+			if fp := getS(it, aFP); fp != "" {
+				bl.ids[identityOf(getS(it, aRule), fp)] = true
+			}
+		}
+	}
+	bases[ck] = bl
+	return bl, nil
 }

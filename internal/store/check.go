@@ -41,7 +41,8 @@ type tableImage struct {
 	findings    []item
 	prs         map[string]item
 	branches    []item
-	absent      map[int64]int64 // ABSENT items, by scan
+	commits     map[string]int64          // COMMIT markers: the analysis of a branch's commit, by sort key
+	absent      map[int64]map[int64]int64 // ABSENT items, by scan, then by baseline
 	policyItems []item
 	audited     map[int64]bool // scans named by a scan.record entry
 	firstRec    string         // the id of the oldest scan.record entry
@@ -86,6 +87,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 	img.checkPRs(&r, want, pol)
 	img.checkBranches(&r)
 	img.checkClasses(&r)
+	img.checkBaselines(&r)
 	img.checkAudit(&r)
 	img.checkEvents(&r, time.Now())
 	sort.Strings(r.Drift)
@@ -96,7 +98,7 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 // image reads the table with a consistent Scan.
 func (s *Store) image(ctx context.Context) (tableImage, error) {
 	img := tableImage{groups: map[groupKey]group{}, scans: map[int64]item{}, prs: map[string]item{}, audited: map[int64]bool{},
-		absent: map[int64]int64{}}
+		absent: map[int64]map[int64]int64{}, commits: map[string]int64{}}
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -124,11 +126,17 @@ func (img *tableImage) add(it item) {
 	case strings.HasPrefix(sk, "FINDING#"):
 		img.findings = append(img.findings, it)
 	case strings.HasPrefix(sk, "ABSENT#"):
-		img.absent[parseScanPK(pk)]++
+		id := parseScanPK(pk)
+		if img.absent[id] == nil {
+			img.absent[id] = map[int64]int64{}
+		}
+		img.absent[id][getN(it, aBaseline)]++
 	case sk == "PR":
 		img.prs[pk] = it
 	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, branchSKPrefix):
 		img.branches = append(img.branches, it)
+	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, "COMMIT#"):
+		img.commits[pk+"/"+sk] = getN(it, aScanID)
 	case pk == policyPK:
 		img.policyItems = append(img.policyItems, it)
 	case pk == auditPK && getS(it, aAction) == scangate.AuditScanRecord:
@@ -169,9 +177,10 @@ func (img tableImage) policies() (policies, error) {
 // checkFindings compares each finding's judgement with its groups' rules
 // (a difference is pending while a re-evaluation of the group runs) and
 // its suppression with its judgement, and returns the unsuppressed
-// findings of each scan, per severity, as judged.
-func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
-	unsuppressed := map[int64]scangate.SevCounts{}
+// findings of each scan, per severity, as judged: all of them, and the
+// new ones.
+func (img tableImage) checkFindings(r *Report) map[int64][2]scangate.SevCounts {
+	unsuppressed := map[int64][2]scangate.SevCounts{}
 	for _, it := range img.findings {
 		row := rowFrom(it)
 		if _, ok := img.scans[row.scanID]; !ok {
@@ -196,7 +205,10 @@ func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
 		}
 		if !row.sup() {
 			c := unsuppressed[row.scanID]
-			c.Add(row.sev, 1)
+			c[0].Add(row.sev, 1)
+			if !row.unch {
+				c[1].Add(row.sev, 1)
+			}
 			unsuppressed[row.scanID] = c
 		}
 	}
@@ -205,17 +217,20 @@ func (img tableImage) checkFindings(r *Report) map[int64]scangate.SevCounts {
 
 // checkScans compares each scan's counts with its findings and returns
 // the scans as they should be (their block status as stored).
-func (img tableImage) checkScans(r *Report, unsuppressed map[int64]scangate.SevCounts) map[int64]scangate.Scan {
+func (img tableImage) checkScans(r *Report, unsuppressed map[int64][2]scangate.SevCounts) map[int64]scangate.Scan {
 	want := map[int64]scangate.Scan{}
 	for id, it := range img.scans {
 		sc := scanFrom(it)
 		exp := sc
-		exp.Sev = unsuppressed[id]
+		exp.Sev, exp.NewSev = unsuppressed[id][0], unsuppressed[id][1]
 		exp.SecretCount, exp.VulnerabilityCount = scangate.CategoryScan{Type: sc.Type, Sev: exp.Sev}.Counts()
 		want[id] = exp
 		if sc.SecretCount != exp.SecretCount || sc.VulnerabilityCount != exp.VulnerabilityCount || sc.Sev != exp.Sev {
 			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: counts %d/%d by severity %v, its findings say %d/%d by severity %v", id,
 				sc.SecretCount, sc.VulnerabilityCount, sc.Sev, exp.SecretCount, exp.VulnerabilityCount, exp.Sev))
+		}
+		if sc.NewSev != exp.NewSev {
+			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: new findings by severity %v, its findings say %v", id, sc.NewSev, exp.NewSev))
 		}
 	}
 	return want
@@ -264,14 +279,14 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 		for k, n := range cats[pk] {
 			sc := want[n.id]
 			exp = append(exp, scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID, CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev,
-				Class: sc.Class})
+				NewSev: sc.NewSev, Class: sc.Class})
 			c, ok := pr.cats[k]
 			switch {
 			case !ok || c.ScanID != n.id:
 				drift("its newest %s scan is %d, its scans say %d", k.attr(), c.ScanID, n.id)
 			case c.Class != sc.Class:
 				drift("its newest %s scan %d reads classification %+v; the scan says %+v", k.attr(), n.id, c.Class, sc.Class)
-			case c.Sev != sc.Sev || !pr.legacy && (c.Status != sc.Status || c.cver != getN(img.scans[n.id], aCountVer) || c.block != sc.BlockStatus):
+			case c.Sev != sc.Sev || c.NewSev != sc.NewSev || !pr.legacy && (c.Status != sc.Status || c.cver != getN(img.scans[n.id], aCountVer) || c.block != sc.BlockStatus):
 				drift("its newest %s scan %d reads %v %s (count version %d, block %v); the scan says %v %s (%d, %v)", k.attr(), n.id,
 					c.Sev, c.Status, c.cver, c.block, sc.Sev, sc.Status, getN(img.scans[n.id], aCountVer), sc.BlockStatus)
 			}
@@ -373,9 +388,14 @@ func (img tableImage) checkClasses(r *Report) {
 			absent = x.absent(id, c.BaselineScanID)
 		}
 		newN, unch := x.states(id, base, drift)
-		if c.New != newN || c.Unchanged != unch || c.Absent != absent || img.absent[id] != absent {
+		if c.New != newN || c.Unchanged != unch || c.Absent != absent || img.absent[id][c.BaselineScanID] != absent {
 			drift("classified %d new, %d unchanged, %d absent (%d listed); its findings and baseline say %d, %d, %d",
-				c.New, c.Unchanged, c.Absent, img.absent[id], newN, unch, absent)
+				c.New, c.Unchanged, c.Absent, img.absent[id][c.BaselineScanID], newN, unch, absent)
+		}
+		for bl, n := range img.absent[id] {
+			if bl != c.BaselineScanID { // written for a baseline it did not switch to, or no longer has: unread
+				r.Unrecorded += int(n)
+			}
 		}
 	}
 }
@@ -459,7 +479,7 @@ func (img tableImage) checkGate(r *Report, pr prRecord, it item, exp []scangate.
 		wrong = append(wrong, fmt.Sprintf("PR %d: gate %s (listed blocked %v), the policy decides %s", pr.ID, a, getBool(it, aBlocked, true), b))
 	}
 	for _, c := range exp {
-		if b := p.ScanBlocks(c.Type, c.Status, c.Sev); want[c.ScanID].BlockStatus != b {
+		if b := p.ScanBlocks(c.Type, c.Status, c.Sev, c.NewSev); want[c.ScanID].BlockStatus != b {
 			wrong = append(wrong, fmt.Sprintf("scan %d (newest %s#%s of PR %d): block status %v, the policy decides %v",
 				c.ScanID, c.Type, c.Category, pr.ID, want[c.ScanID].BlockStatus, b))
 		}
@@ -589,5 +609,53 @@ func (img tableImage) checkGateEvents(r *Report, pr prRecord, gs []scangate.Gate
 	case last.Blocked != pr.gate.Blocked || !scangate.SameReasons(last.Reasons, pr.gate.Reasons):
 		drift("its newest pr.gate_changed (sequence %d) says blocked %v for %d reasons; its gate, blocked %v for %d",
 			last.Sequence, last.Blocked, len(last.Reasons), pr.gate.Blocked, len(pr.gate.Reasons))
+	}
+}
+
+// checkBaselines checks that the newest scan of each category of every
+// active pull request with a base, classified against a baseline that is
+// not exact, is classified against what its base says now: the base
+// branch's analysis of the PR's base commit, else its newest, else none.
+// A difference is pending while baseline work runs, drift otherwise.
+func (img tableImage) checkBaselines(r *Report) {
+	branches := map[string]branchRecord{}
+	for _, it := range img.branches {
+		b := branchFrom(it)
+		branches[branchesPK(b.vcID, b.repoID)+"/"+b.name] = b
+	}
+	pending := false
+	for _, w := range img.running {
+		pending = pending || w.Kind == KindBaseline
+	}
+	for _, it := range img.prs {
+		pr := prFrom(it)
+		if pr.BaseRef == "" {
+			continue
+		}
+		b := branches[branchesPK(pr.VcID, pr.RepoID)+"/"+pr.BaseRef]
+		for k, c := range pr.cats {
+			if !c.Class.Classified || c.Class.Match == scangate.MatchExact {
+				continue
+			}
+			want := target{}
+			if id, ok := img.commits[branchesPK(pr.VcID, pr.RepoID)+"/"+commitSK(b.id, k, pr.BaseSHA)]; ok && pr.BaseSHA != "" {
+				want = target{scanID: id, sha: pr.BaseSHA, match: scangate.MatchExact}
+			} else if bc, ok := b.cats[k]; ok {
+				want = target{scanID: bc.scanID, sha: bc.sha, match: scangate.MatchNewest}
+			}
+			if want.scanID != 0 && pr.LastScan.Before(b.cats[k].at.Add(-ActiveWindow)) {
+				continue // not active when its base moved: not re-classified
+			}
+			if want.scanID == c.Class.BaselineScanID && want.match == c.Class.Match {
+				continue
+			}
+			line := fmt.Sprintf("PR %d: its newest %s scan %d is classified against %d (%s); its base %q says %d (%s)", pr.ID, k.attr(),
+				c.ScanID, c.Class.BaselineScanID, c.Class.Match, pr.BaseRef, want.scanID, want.match)
+			if pending {
+				r.Pending = append(r.Pending, line)
+			} else {
+				r.Drift = append(r.Drift, line)
+			}
+		}
 	}
 }

@@ -60,6 +60,7 @@ type findingRow struct {
 	scanID int64
 	ref    scangate.FindingRef
 	src    bool              // suppressed in source
+	unch   bool              // unchanged against its scan's baseline (else new, or a branch's)
 	sev    scangate.Severity // how severe it is
 	by     map[int][]int64   // covering allowlist ids by group index
 	gvs    map[int]int64     // the group version of each group's judgement
@@ -154,6 +155,7 @@ func rowFrom(it item) findingRow {
 		Aliases: getStrings(it, aAliases), RepoID: getN(it, aRepoID), VcID: getN(it, aVcID), Path: getS(it, aPath)}
 	r := newRow(keyOf(it), parseScanPK(getS(it, aPK)), ref, getBool(it, aInSource, false), scangate.Severity(getS(it, aSev)))
 	r.by, r.gvs, r.fv, r.size = byFrom(it), gvsFrom(it), getN(it, aFindVer), itemSize(it)
+	r.unch = getS(it, aBaselineState) == scangate.BaselineUnchanged
 	return r
 }
 

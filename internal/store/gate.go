@@ -167,12 +167,12 @@ func (s *Store) rejudgeOne(ctx context.Context, r prRecord, pol policies, now ti
 		next, changed := r.judge(p, scangate.At(now))
 		t := s.newTx()
 		for k, c := range next.cats {
-			b := p.ScanBlocks(c.Type, c.Status, c.Sev)
+			b := p.ScanBlocks(c.Type, c.Status, c.Sev, c.NewSev)
 			if b == c.block {
 				continue
 			}
 			setBlock(t, c, b)
-			next = next.withSev(k, c.Sev, b, c.cver+1)
+			next = next.withSev(k, c.Sev, c.NewSev, b, c.cver+1)
 			changed = true
 		}
 		if !changed {

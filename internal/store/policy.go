@@ -289,6 +289,7 @@ func policyChanges(oldGlobal, newGlobal scangate.Policy, oldRepo, newRepo *scang
 	set("block_severity", was.BlockSeverity, is.BlockSeverity)
 	set("required", was.Required, is.Required)
 	set("block_on_missing", was.BlockOnMissing, is.BlockOnMissing)
+	set("block_on", was.BlockOn, is.BlockOn)
 	if (oldRepo == nil) != (newRepo == nil) {
 		c["override"] = scangate.Change{From: oldRepo != nil, To: newRepo != nil}
 	}
@@ -308,6 +309,20 @@ func (s *Store) PolicyWork(now func() time.Time) work.Kind { return policyWork{s
 // (scangate.CauseExpiry).
 func (s *Store) ReevalWork(now func() time.Time, cause string) work.Kind {
 	return reevalWork{s: s, now: now, cause: cause}
+}
+
+// BaselineWork is the kind of durable work that re-classifies the pull
+// requests based on a branch whose newest scan of a category changed.
+func (s *Store) BaselineWork(now func() time.Time) work.Kind {
+	return baselineWork{s: s, now: now}
+}
+
+// baselineRunner runs, within a recording, the re-classification work it
+// wrote (the one kind a recording starts; the registry of every kind is
+// usecase.Runner).
+func (s *Store) baselineRunner(now func() time.Time) work.Runner {
+	return work.Runner{Store: s, Now: now, Lease: s.workLease, DispatchLease: s.workLease,
+		Kinds: map[string]work.Kind{KindBaseline: s.BaselineWork(now)}}
 }
 
 // policyRange is how many PR ids one step of a policy's work re-judges.

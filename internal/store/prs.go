@@ -151,7 +151,7 @@ func (r prRecord) item() item {
 	cats := item{}
 	for k, c := range r.cats {
 		cats[k.attr()] = &types.AttributeValueMemberM{Value: item{
-			aID: num(c.ScanID), "at": str(c.CreatedAt.String()), "st": str(c.Status), aSev: sevAttr(c.Sev), "cv": num(c.cver), "b": boolean(c.block)}}
+			aID: num(c.ScanID), "at": str(c.CreatedAt.String()), "st": str(c.Status), aSev: sevAttr(c.Sev), aNewSev: sevAttr(c.NewSev), "cv": num(c.cver), "b": boolean(c.block)}}
 		if cl := c.Class; cl.Classified {
 			m := cats[k.attr()].(*types.AttributeValueMemberM).Value
 			m[aClassified], m[aNewCount], m[aUnchCount], m[aAbsentCount] = boolean(true), num(cl.New), num(cl.Unchanged), num(cl.Absent)
@@ -223,7 +223,8 @@ func prFrom(it item) prRecord {
 			typ, cat, _ := strings.Cut(k, "#")
 			r.cats[catKey{scangate.ScanType(typ), cat}] = catScan{CategoryScan: scangate.CategoryScan{
 				Type: scangate.ScanType(typ), Category: cat, ScanID: getN(e.Value, aID), CreatedAt: getTime(e.Value, "at"),
-				Status: getS(e.Value, "st"), Sev: sevFrom(e.Value, aSev), Class: classFrom(e.Value)}, cver: getN(e.Value, "cv"), block: getBool(e.Value, "b", true)}
+				Status: getS(e.Value, "st"), Sev: sevFrom(e.Value, aSev), NewSev: newSevFrom(e.Value), Class: classFrom(e.Value)},
+				cver: getN(e.Value, "cv"), block: getBool(e.Value, "b", true)}
 		}
 	}
 	if g := getS(it, aGate); g != "" && json.Unmarshal([]byte(g), &r.gate) == nil {
@@ -268,7 +269,7 @@ func (r *prRecord) legacyCats(it item) {
 		}
 		at, _ := scangate.ParseTime(getS(it, t.at))
 		r.cats[catKey{t.typ, scangate.DefaultCategory}] = catScan{CategoryScan: scangate.CategoryScan{Type: t.typ,
-			Category: scangate.DefaultCategory, ScanID: id, CreatedAt: at, Status: status, Sev: scangate.SevCounts{0, n}},
+			Category: scangate.DefaultCategory, ScanID: id, CreatedAt: at, Status: status, Sev: scangate.SevCounts{0, n}, NewSev: scangate.SevCounts{0, n}},
 			block: getBool(it, t.block, true)}
 	}
 }
@@ -308,7 +309,7 @@ func (s *Store) exactCats(ctx context.Context, recs map[string]prRecord) error {
 			for k, c := range r.cats {
 				if it, ok := scans[c.ScanID]; ok {
 					sc := scanFrom(it)
-					c.Status, c.Sev, c.cver, c.block = sc.Status, sc.Sev, getN(it, aCountVer), sc.BlockStatus
+					c.Status, c.Sev, c.NewSev, c.cver, c.block = sc.Status, sc.Sev, sc.NewSev, getN(it, aCountVer), sc.BlockStatus
 					r.cats[k] = c
 				}
 			}
@@ -326,6 +327,17 @@ func sevFrom(it item, name string) scangate.SevCounts {
 	var c scangate.SevCounts
 	copy(c[:], getIDs(it, name))
 	return c
+}
+
+// newSevFrom reads the unsuppressed new findings per severity (of a scan
+// item or a cats entry). One written before they were kept reads as all
+// its unsuppressed findings: without a count of the new ones, every
+// finding counts as new, so block_on new fails closed.
+func newSevFrom(it item) scangate.SevCounts {
+	if _, ok := it[aNewSev]; !ok {
+		return sevFrom(it, aSev)
+	}
+	return sevFrom(it, aNewSev)
 }
 
 func prIDItem(r prRecord) item {
@@ -364,7 +376,7 @@ func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 			cats[kk] = v
 		}
 		cats[k] = catScan{CategoryScan: scangate.CategoryScan{Type: sc.Type, Category: k.category, ScanID: sc.ID,
-			CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev, Class: sc.Class}, block: sc.BlockStatus}
+			CreatedAt: sc.CreatedAt, Status: sc.Status, Sev: sc.Sev, NewSev: sc.NewSev, Class: sc.Class}, block: sc.BlockStatus}
 		r.cats, changed = cats, true
 	}
 	if sc.BaseRef != "" && orderOf(sc) > r.baseAt {
@@ -377,16 +389,16 @@ func (r prRecord) with(sc scangate.Scan, ref scangate.PRRef) (prRecord, bool) {
 	return r, changed
 }
 
-// withSev returns the record with the counts and block status of its
-// newest scan of a pair as a re-evaluation leaves them, at the scan's
-// next count version.
-func (r prRecord) withSev(k catKey, sev scangate.SevCounts, block bool, cver int64) prRecord {
+// withSev returns the record with the counts (sev, newSev of them new)
+// and block status of its newest scan of a pair as a re-evaluation leaves
+// them, at the scan's next count version.
+func (r prRecord) withSev(k catKey, sev, newSev scangate.SevCounts, block bool, cver int64) prRecord {
 	cats := make(map[catKey]catScan, len(r.cats))
 	for kk, v := range r.cats {
 		cats[kk] = v
 	}
 	c := cats[k]
-	c.Sev, c.block, c.cver = sev, block, cver
+	c.Sev, c.NewSev, c.block, c.cver = sev, newSev, block, cver
 	cats[k] = c
 	r.cats = cats
 	return r

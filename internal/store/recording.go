@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/scangate/scangate/internal/queue/work"
 	"github.com/scangate/scangate/internal/scangate"
 )
 
@@ -53,12 +54,15 @@ type recording struct {
 	// baseline state (both guarded by mu while parts are written).
 	base  []*baseline
 	class []classes
+	// baseRef and baseSHA are the base the scans were classified by.
+	baseRef, baseSHA string
 }
 
 // scanPart is what a recording keeps of one scan's findings.
 type scanPart struct {
 	n   int                // findings written (the next one's index)
 	sev scangate.SevCounts // of those, the unsuppressed, per severity
+	new scangate.SevCounts // of those, the new ones (all, unclassified)
 }
 
 // groupSet is the allowlist groups a recording met, each once, in about
@@ -338,6 +342,7 @@ func (r *recording) admit(ctx context.Context) error {
 	if first.BaseRef != "" {
 		baseRef, baseSHA = first.BaseRef, first.BaseSHA
 	}
+	r.baseRef, r.baseSHA = baseRef, baseSHA
 	return r.readBaselines(ctx, baseRef, baseSHA)
 }
 
@@ -464,10 +469,13 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 			states = r.classify(i, part)
 			r.mu.Unlock()
 		}
-		var sev scangate.SevCounts
+		var sev, newSev scangate.SevCounts
 		for k := range rows {
 			if !rows[k].sup() {
 				sev.Add(rows[k].sev, 1)
+				if states == nil || states[k] == scangate.BaselineNew {
+					newSev.Add(rows[k].sev, 1)
+				}
 			}
 			items := findingItems(rows[k], base+start+k, part[k])
 			if states != nil {
@@ -482,6 +490,7 @@ func (r *recording) add(ctx context.Context, i int, fs []scangate.Finding) error
 		r.mu.Lock()
 		for k := range sev {
 			p.sev[k] += sev[k]
+			p.new[k] += newSev[k]
 		}
 		r.mu.Unlock()
 	}
@@ -550,6 +559,7 @@ func (r *recording) judge(ctx context.Context, rows []findingRow) error {
 // answers with every scan of the recording and its PR.
 func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, bool, error) {
 	var mine []int64
+	var moved []work.Item // the work of branch commits that moved a newest analysis
 	for c := range r.commits() {
 		if r.recordedBefore(c * scansPerCommit) {
 			continue
@@ -557,7 +567,7 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		var scans []scangate.Scan
 		for i := c * scansPerCommit; i < min((c+1)*scansPerCommit, len(r.scans)); i++ {
 			ns := r.scans[i]
-			sc := newScan(r.ids[i], ns, r.parts[i].sev, r.pol.effective(ns.RepoID), r.now)
+			sc := newScan(r.ids[i], ns, r.parts[i].sev, r.parts[i].new, r.pol.effective(ns.RepoID), r.now)
 			if !ns.IsBranch() {
 				c := r.class[i]
 				sc.Class = scangate.Classification{Classified: true, New: c.newN, Unchanged: c.unch, Absent: c.absent}
@@ -573,7 +583,11 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		}
 		var err error
 		if r.scans[0].IsBranch() {
-			err = r.s.commitBranchScans(ctx, scans, k, r.who)
+			var w *work.Item
+			w, err = r.s.commitBranchScans(ctx, scans, k, r.who, r.s.baselineRunner(time.Now).LeaseFrom(time.Now()))
+			if w != nil {
+				moved = append(moved, *w)
+			}
 		} else {
 			err = r.s.commitScans(ctx, scans, r.scans[0].PR, k, r.who, r.pol)
 		}
@@ -593,6 +607,10 @@ func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, b
 		if err := r.settle(ctx, mine); err != nil {
 			return nil, scangate.PR{}, false, err
 		}
+		if err := r.rebase(ctx); err != nil {
+			return nil, scangate.PR{}, false, err
+		}
+		r.s.runBaseline(ctx, moved)
 	}
 	scans, pr, err := r.s.scansOf(ctx, r.answerIDs())
 	return scans, pr, recorded, err

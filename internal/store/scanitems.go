@@ -36,6 +36,7 @@ func scanItem(sc scangate.Scan) item {
 	it[aSecretCount] = num(sc.SecretCount)
 	it[aVulnCount] = num(sc.VulnerabilityCount)
 	it[aSev] = sevAttr(sc.Sev)
+	it[aNewSev] = sevAttr(sc.NewSev)
 	it[aCategory] = str(categoryOf(sc))
 	if sc.CommitSHA != "" {
 		it[aCommitSHA] = str(sc.CommitSHA)
@@ -103,6 +104,7 @@ func scanFrom(it item) scangate.Scan {
 		CommitSHA:          getS(it, aCommitSHA),
 		Ref:                getS(it, aRef),
 		Sev:                sevFrom(it, aSev),
+		NewSev:             newSevFrom(it),
 		BranchID:           getN(it, aBranchID),
 		Branch:             getS(it, aBranch),
 		BaseRef:            getS(it, aBaseRef),
@@ -111,6 +113,9 @@ func scanFrom(it item) scangate.Scan {
 	}
 	if _, ok := it[aSev]; !ok {
 		sc.Sev = scangate.SevCounts{0, sc.SecretCount + sc.VulnerabilityCount}
+	}
+	if _, ok := it[aNewSev]; !ok {
+		sc.NewSev = sc.Sev
 	}
 	if sc.Category == "" {
 		sc.Category = scangate.DefaultCategory

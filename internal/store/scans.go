@@ -164,10 +164,11 @@ func rowGroups(rows []findingRow) []groupKey {
 }
 
 // newScan is the scan record of a recording: its unsuppressed findings
-// per severity sev, its block status by the policy p. Its category,
+// per severity sev (newSev of them new against its baseline), its block
+// status by the policy p. Its category,
 // commit and ref are also in other_details, where the spec's scan shape
 // shows them.
-func newScan(id int64, ns scangate.NewScan, sev scangate.SevCounts, p scangate.Policy, now time.Time) scangate.Scan {
+func newScan(id int64, ns scangate.NewScan, sev, newSev scangate.SevCounts, p scangate.Policy, now time.Time) scangate.Scan {
 	sc := scangate.Scan{
 		ID: id, PRNumber: ns.PR.Number, VcID: ns.VcID, WebhookID: ns.WebhookID, RepoID: ns.RepoID,
 		VcType: ns.VcType, Type: ns.Type, CreatedAt: scangate.At(now), VcName: ns.VcName, RepoName: ns.RepoName,
@@ -179,9 +180,9 @@ func newScan(id int64, ns scangate.NewScan, sev scangate.SevCounts, p scangate.P
 		sc.Category = scangate.DefaultCategory
 	}
 	sc.OtherDetails = scanDetails(ns.OtherDetails, sc)
-	sc.Sev = sev
+	sc.Sev, sc.NewSev = sev, newSev
 	sc.SecretCount, sc.VulnerabilityCount = scangate.CategoryScan{Type: sc.Type, Sev: sc.Sev}.Counts()
-	sc.BlockStatus = p.ScanBlocks(sc.Type, sc.Status, sc.Sev)
+	sc.BlockStatus = p.ScanBlocks(sc.Type, sc.Status, sc.Sev, sc.NewSev)
 	return sc
 }
 
@@ -274,6 +275,7 @@ func (s *Store) recordingTx(old prRecord, found bool, scans []scangate.Scan, pre
 	if !found {
 		t.put(lPRID, prIDItem(next), nil)
 	}
+	putBasePR(t, old, found, next)
 	if once != "" {
 		it := merge(onceKey(once), item{aScanID: numList(ids), aTTL: num(first.CreatedAt.Add(onceTTL).Unix())})
 		t.put(lOnce, it, when("attribute_not_exists("+ref(aPK)+")"))

@@ -310,16 +310,19 @@ func (c *chain) next(s *Store, g group, rows []findingRow, max, maxBytes int, ca
 				d = -1
 			}
 			sp.sc.Sev.Add(r.sev, d)
+			if !r.unch {
+				sp.sc.NewSev.Add(r.sev, d)
+			}
 		}
 		u.rows, u.by = append(u.rows, i), append(u.by, by)
 		setJudgement(u.t, r, j, g.gv, by)
 	}
 	if moved {
-		block := c.p.ScanBlocks(sp.sc.Type, sp.sc.Status, sp.sc.Sev)
-		setCounts(u.t, sp.sc, sp.cver, sp.sc.Sev, block)
+		block := c.p.ScanBlocks(sp.sc.Type, sp.sc.Status, sp.sc.Sev, sp.sc.NewSev)
+		setCounts(u.t, sp.sc, sp.cver, block)
 		sp.cver++
 		if c.pr.newest(sp.sc) {
-			next := c.pr.withSev(catKeyOf(sp.sc), sp.sc.Sev, block, sp.cver)
+			next := c.pr.withSev(catKeyOf(sp.sc), sp.sc.Sev, sp.sc.NewSev, block, sp.cver)
 			next, _ = next.judge(c.p, scangate.At(now))
 			c.pr, _ = putPR(u.t, c.pr, true, next, cause)
 		}
@@ -362,17 +365,17 @@ func withGV(gvs map[int]int64, j int, gv int64) map[int]int64 {
 	return out
 }
 
-// setCounts writes a scan's counts (per severity and their sums) and
-// block status under its count version.
-func setCounts(t *tx, sc scangate.Scan, cver int64, sev scangate.SevCounts, block bool) {
+// setCounts writes a scan's counts (per severity, of them the new ones,
+// and their sums: sc's) and block status under its count version.
+func setCounts(t *tx, sc scangate.Scan, cver int64, block bool) {
 	c := when(ref(aCountVer)+" = :cv", ":cv", num(cver))
 	if cver == 0 {
 		c = when("attribute_not_exists("+ref(aCountVer)+") OR "+ref(aCountVer)+" = :cv", ":cv", num(cver))
 	}
-	secrets, vulns := scangate.CategoryScan{Type: sc.Type, Sev: sev}.Counts()
+	secrets, vulns := scangate.CategoryScan{Type: sc.Type, Sev: sc.Sev}.Counts()
 	t.update(lCounts, scanKey(sc.ID),
-		"SET "+ref(aSecretCount)+" = :s, "+ref(aVulnCount)+" = :v, "+ref(aSev)+" = :sev, "+ref(aBlockStatus)+" = :b, "+ref(aCountVer)+" = :next",
-		item{":s": num(secrets), ":v": num(vulns), ":sev": sevAttr(sev), ":b": boolean(block), ":next": num(cver + 1)}, c)
+		"SET "+ref(aSecretCount)+" = :s, "+ref(aVulnCount)+" = :v, "+ref(aSev)+" = :sev, "+ref(aNewSev)+" = :nsev, "+ref(aBlockStatus)+" = :b, "+ref(aCountVer)+" = :next",
+		item{":s": num(secrets), ":v": num(vulns), ":sev": sevAttr(sc.Sev), ":nsev": sevAttr(sc.NewSev), ":b": boolean(block), ":next": num(cver + 1)}, c)
 }
 
 // minSplit is the fewest findings of a scan a unit is cut to, so as to
@@ -486,6 +489,7 @@ func (s *Store) refreshRows(ctx context.Context, rows []findingRow, idx []int) e
 	for _, it := range items {
 		i := at[keyString(keyOf(it))]
 		rows[i].by, rows[i].gvs, rows[i].fv, rows[i].size = byFrom(it), gvsFrom(it), getN(it, aFindVer), itemSize(it)
+		rows[i].unch = getS(it, aBaselineState) == scangate.BaselineUnchanged
 	}
 	return nil
 }

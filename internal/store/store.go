@@ -47,6 +47,10 @@ type Store struct {
 	// syncFindings is the most findings a re-evaluation runs in its
 	// request; stepFindings about how many one step covers.
 	syncFindings, stepFindings int
+	// baselineBudget is how long a branch recording runs the
+	// re-classification it leaves before answering (0: none, all of it
+	// left to the scheduled function).
+	baselineBudget time.Duration
 	// metrics receives the gate decisions and recordings of committed
 	// transactions (nil: none).
 	metrics *metrics.Emitter
@@ -80,6 +84,11 @@ func WithReevaluation(syncFindings, stepFindings int) Option {
 	return func(s *Store) { s.syncFindings, s.stepFindings = syncFindings, stepFindings }
 }
 
+// WithBaselineBudget sets how long a branch recording runs the
+// re-classification of the PRs based on its branch before answering; 0
+// leaves it all to the scheduled function (and the work queue).
+func WithBaselineBudget(d time.Duration) Option { return func(s *Store) { s.baselineBudget = d } }
+
 // DefaultRecentWindow is far beyond the index lag DynamoDB shows in
 // practice (well under a second).
 const DefaultRecentWindow = 10 * time.Minute
@@ -87,7 +96,7 @@ const DefaultRecentWindow = 10 * time.Minute
 // New returns a store on the named table.
 func New(db DB, table string, opts ...Option) *Store {
 	s := &Store{db: storable{db}, table: table, retry: retry.Default, recentWindow: DefaultRecentWindow, auditRetention: DefaultAuditRetention,
-		syncFindings: DefaultSyncFindings, stepFindings: DefaultStepFindings}
+		syncFindings: DefaultSyncFindings, stepFindings: DefaultStepFindings, baselineBudget: DefaultBaselineBudget}
 	for _, o := range opts {
 		o(s)
 	}

@@ -95,6 +95,7 @@ type WorkStore interface {
 	WorkLease() time.Duration
 	PolicyWork(now func() time.Time) work.Kind
 	ReevalWork(now func() time.Time, cause string) work.Kind
+	BaselineWork(now func() time.Time) work.Kind
 }
 
 // Runner is the runner of scangate's kinds of durable work, the registry
@@ -108,5 +109,6 @@ func Runner(st WorkStore, now func() time.Time, send work.Sender) work.Runner {
 			scangate.WorkPolicy:    st.PolicyWork(now),
 			scangate.WorkAllowlist: st.ReevalWork(now, scangate.CauseAllowlist),
 			scangate.WorkExpiry:    st.ReevalWork(now, scangate.CauseExpiry),
+			scangate.WorkBaseline:  st.BaselineWork(now),
 		}}
 }

@@ -72,6 +72,26 @@ func TestDescribe(t *testing.T) {
 			commitstatus.Failure, "Blocked: 1 vulnerability; missing: vulnerability/semgrep; failed: vulnerability/checkov; pending: secret/trufflehog"},
 		{"blocked without a reason", `{"pr_id":7,"blocked":true,"reasons":[],` + policyNone + `}`,
 			commitstatus.Failure, "Blocked"},
+		{"block_on new: new findings per category", `{"pr_id":7,"blocked":true,"reasons":[
+			{"kind":"findings","scan_type":"VULNERABILITY","category":"semgrep","count":2,"new_count":2},
+			{"kind":"findings","scan_type":"SECRET","category":"gitleaks","count":1,"new_count":1},
+			{"kind":"missing","scan_type":"VULNERABILITY","category":"trivy","count":0,"new_count":0}],
+			"policy":{"block_severity":{"SECRET":"high","VULNERABILITY":"none"},"block_on":"new"}}`,
+			commitstatus.Failure, "Blocked: 2 new findings (semgrep), 1 new high+ finding (gitleaks); missing: vulnerability/trivy"},
+		{"block_on new: one category", `{"pr_id":7,"blocked":true,"reasons":[
+			{"kind":"findings","scan_type":"VULNERABILITY","category":"semgrep","count":2,"new_count":2}],` +
+			`"policy":{"block_severity":{"SECRET":"none","VULNERABILITY":"none"},"block_on":"new"}}`,
+			commitstatus.Failure, "Blocked: 2 new findings (semgrep)"},
+		{"block_on all, classified against a baseline: how many are new", `{"pr_id":7,"blocked":true,"reasons":[
+			{"kind":"findings","scan_type":"SECRET","category":"gitleaks","count":2,"new_count":1},
+			{"kind":"findings","scan_type":"VULNERABILITY","category":"trivy","count":1,"new_count":0}],
+			"categories":[{"scan_type":"SECRET","category":"gitleaks","baseline":{"scan_id":1,"commit_sha":null,"match":"newest"}},
+			{"scan_type":"VULNERABILITY","category":"trivy","baseline":null}],` + policyCritical + `}`,
+			commitstatus.Failure, "Blocked: 2 secrets (1 new), 1 critical vulnerability (0 new)"},
+		{"block_on all, no baseline: today's words", `{"pr_id":7,"blocked":true,"reasons":[
+			{"kind":"findings","scan_type":"SECRET","category":"gitleaks","count":2,"new_count":2}],
+			"categories":[{"scan_type":"SECRET","category":"gitleaks","baseline":null}],` + policyNone + `}`,
+			commitstatus.Failure, "Blocked: 2 secrets"},
 	}
 	for _, c := range cases {
 		state, desc := commitstatus.Describe(gate(t, c.gate))
