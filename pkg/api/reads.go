@@ -257,24 +257,3 @@ func ListAllowlists(st AllowlistReader, pg Cursors, now func() time.Time, log *s
 				func(a scangate.Allowlist) scangate.AllowlistView { return scangate.ViewAllowlist(a, at) })
 		}}
 }
-
-// ListAllowlistComments is GET /whitelist/{whitelist_id}/comments: an
-// allowlist's comments, oldest first.
-func ListAllowlistComments(st AllowlistReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "ListAllowlistComments", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			id, err := PathID(req, "whitelist_id")
-			if err != nil {
-				return Reply{}, err
-			}
-			_, cs, err := st.AllowlistDetail(ctx, id)
-			if err != nil {
-				return Reply{}, err
-			}
-			comments := make([]commentBody, len(cs))
-			for i, c := range cs {
-				comments[i] = commentBody{ID: c.ID, Comment: c.Text, CreatedBy: c.By, CreatedOn: c.At}
-			}
-			return Reply{Status: http.StatusOK, Body: comments}, nil
-		}}
-}

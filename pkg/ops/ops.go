@@ -381,13 +381,6 @@ Events:
 				onIndex("GSI3", "Query", store.KeyRepoPRs),
 			},
 			API: func(d Deps) api.Handler { return api.ListPRs(d.Store(), d.Cursors(), d.Log()).Handle }},
-		{Name: "list-allowlist-comments",
-			Method: "GET", Path: "/api/whitelist/{whitelist_id}/comments",
-			Description: "an allowlist's comments, oldest first (one Query).",
-			Grants: []Grant{
-				onTable("Query", store.KeyAllow),
-			},
-			API: func(d Deps) api.Handler { return api.ListAllowlistComments(d.Store(), d.Log()).Handle }},
 		{Name: "get-allowlist",
 			Method: "GET", Path: "/api/whitelist/{whitelist_id}",
 			Description: "an allowlist and its comments (one Query).",
