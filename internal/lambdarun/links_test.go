@@ -17,10 +17,9 @@ import (
 // only the functions that hash or check a password link argon2, only the
 // functions of large uploads and the dashboard's publisher link the S3
 // client, only the publisher links the dashboard's files, only the
-// functions that queue deliveries or dispatch durable work link the SQS
-// client, only the dispatcher the EventBridge client, only the deliverer
-// go-github, and none the SDK's Secrets Manager client (pkg/keys reads the
-// keys with the SDK's signer, for its cold start).
+// deliverer go-github, and none the SDK's Secrets Manager, SQS or
+// EventBridge clients (pkg/awsjson calls them with the SDK's signer, for
+// the cold start).
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
@@ -79,13 +78,8 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		if dash := slices.Contains(list, "github.com/scangate/scangate/pkg/dashboard"); dash != (op.Name == "publish-dashboard") {
 			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
 		}
-		sends := op.Name == "create-allowlist" || op.Name == "update-allowlist" || op.Name == "expire-allowlists"
-		queues := op.Name == "dispatch-events" || op.Name == "deliver-events" || op.Name == "redeliver-webhook-delivery"
-		if sqs != (sends || queues) {
-			t.Errorf("%s: links the SQS client %v, dispatches durable work %v, queues deliveries %v", op.Name, sqs, sends, queues)
-		}
-		if bus := op.Name == "dispatch-events"; eventbridge != bus {
-			t.Errorf("%s: links the EventBridge client %v, puts events %v", op.Name, eventbridge, bus)
+		if sqs || eventbridge {
+			t.Errorf("%s links the SDK's SQS client %v, its EventBridge client %v (pkg/awsjson calls both, for the cold start)", op.Name, sqs, eventbridge)
 		}
 		if statuses := op.Name == "deliver-events"; github != statuses {
 			t.Errorf("%s: links go-github %v, posts commit statuses %v", op.Name, github, statuses)
