@@ -1,5 +1,5 @@
 // Command scangate-generate writes the files that follow from the
-// operations table (pkg/ops): every functions/<op>/main.go and the
+// operations table (internal/ops): every functions/<op>/main.go and the
 // function blocks of template.yaml. Run it from the repository's root
 // (make generate) after changing the table; a test fails while a
 // committed file differs from what it writes.
@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/scangate/scangate/pkg/ops"
+	"github.com/scangate/scangate/internal/ops"
 )
 
 func main() {

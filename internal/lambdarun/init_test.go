@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scangate/scangate/pkg/ops"
+	"github.com/scangate/scangate/internal/ops"
 )
 
 // initBudget is the most a package beyond the floor may allocate in its
@@ -42,7 +42,7 @@ type pkgInit struct {
 }
 
 // initTrace is the package initialisation of this test binary, which
-// links every package of the functions (through pkg/ops, which builds
+// links every package of the functions (through internal/ops, which builds
 // them all and generates their mains): started again with
 // GODEBUG=inittrace=1.
 func initTrace(t *testing.T) map[string]pkgInit {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scangate/scangate/pkg/ops"
+	"github.com/scangate/scangate/internal/ops"
 )
 
 // TestFunctionsLinkOnlyWhatTheyUse reads every function's dependencies
@@ -39,8 +39,8 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
 		"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso",
 		"github.com/truora/minidyn", "github.com/johannesboyne/gofakes3", "gopkg.in/yaml.v3",
-		"github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local",
-		"github.com/scangate/scangate/pkg/ops", "github.com/oklog/ulid",
+		"github.com/scangate/scangate/internal/localstack/gateway", "github.com/scangate/scangate/internal/localstack",
+		"github.com/scangate/scangate/internal/ops", "github.com/oklog/ulid",
 	}
 	for _, op := range ops.Operations() {
 		list, ok := deps[op.Name]
@@ -75,7 +75,7 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload" || op.Name == "publish-dashboard"; s3 != bucket {
 			t.Errorf("%s: links the S3 client %v, uses a bucket %v", op.Name, s3, bucket)
 		}
-		if dash := slices.Contains(list, "github.com/scangate/scangate/pkg/dashboard"); dash != (op.Name == "publish-dashboard") {
+		if dash := slices.Contains(list, "github.com/scangate/scangate/internal/dashboard"); dash != (op.Name == "publish-dashboard") {
 			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
 		}
 		if sqs || eventbridge {
