@@ -20,8 +20,8 @@ import (
 	"github.com/scangate/scangate/internal/events/bus"
 	"github.com/scangate/scangate/internal/keys"
 	"github.com/scangate/scangate/internal/queue/deliverysqs"
-	"github.com/scangate/scangate/internal/seal"
 	"github.com/scangate/scangate/internal/queue/worksqs"
+	"github.com/scangate/scangate/internal/seal"
 )
 
 // The generated files: every function's main and template.yaml's
