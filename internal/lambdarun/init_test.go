@@ -102,19 +102,7 @@ func TestServicePackagesInitLittle(t *testing.T) {
 // and those only in the functions that use a bucket.
 func TestInitBeyondTheFloor(t *testing.T) {
 	trace := initTrace(t)
-	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}",
-		"./functions/...", "./internal/lambdarun/testdata/floor")
-	cmd.Dir = "../.."
-	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	deps := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		deps[f[0][strings.LastIndex(f[0], "/")+1:]] = f[1:]
-	}
+	deps := lambdaDeps(t, "./functions/...", "./internal/lambdarun/testdata/floor")
 	floor := deps["floor"]
 	if len(floor) == 0 {
 		t.Fatal("go list did not list the floor")

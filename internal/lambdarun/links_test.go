@@ -23,18 +23,7 @@ import (
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
-	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./functions/...")
-	cmd.Dir = "../.."
-	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	deps := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		deps[strings.TrimPrefix(f[0], "github.com/scangate/scangate/functions/")] = f[1:]
-	}
+	deps := lambdaDeps(t, "./functions/...")
 	banned := []string{
 		"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
 		"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso",
@@ -85,4 +74,24 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 			t.Errorf("%s: links go-github %v, posts commit statuses %v", op.Name, github, statuses)
 		}
 	}
+}
+
+// lambdaDeps are the dependencies of main packages as go list gives them
+// for the Lambda build (linux/arm64, lambda.norpc), by the last element of
+// each package's path (functions/get-scan: get-scan).
+func lambdaDeps(t *testing.T, pkgs ...string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}"}, pkgs...)...)
+	cmd.Dir = "../.."
+	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		deps[f[0][strings.LastIndex(f[0], "/")+1:]] = f[1:]
+	}
+	return deps
 }
