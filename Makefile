@@ -34,7 +34,12 @@ DIST_COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DIST_DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 DIST_LDFLAGS   := -s -w -buildid= -X main.version=$(DIST_VERSION) -X main.commit=$(DIST_COMMIT) -X main.date=$(DIST_DATE)
 
-.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github test-oidc bench load fuzz fuzz-go validate lint tools clean dist
+.PHONY: generate build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github test-oidc bench load fuzz fuzz-go validate lint tools clean dist
+
+## generate: every functions/<op>/main.go and template.yaml's function blocks, from the
+## operations table (internal/ops); run it after changing the table (a test fails until then)
+generate:
+	$(GO) run ./cmd/scangate-generate -adopt && $(GO) run ./cmd/scangate-generate
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 ## (one go build for all: it links them side by side and loads the packages once)

@@ -184,8 +184,8 @@ func LambdaEnv(runtimeAPI, name string, memoryMB int) []string {
 		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(memoryMB),
 		"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
-		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/" + name,
-		"AWS_LAMBDA_LOG_STREAM_NAME=2026/01/01/[$LATEST]0123456789abcdef0123456789abcdef",
+		"AWS_LAMBDA_LOG_GROUP_NAME=/scangate/scangate/functions", // template.yaml's FunctionLogs, shared
+		"AWS_LAMBDA_LOG_STREAM_NAME=2026/01/01/" + name + "[$LATEST]0123456789abcdef0123456789abcdef",
 		"AWS_REGION=us-east-1",
 		"AWS_DEFAULT_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=ASIAEXAMPLEEXAMPLE00",

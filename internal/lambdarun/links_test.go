@@ -12,30 +12,18 @@ import (
 // TestFunctionsLinkOnlyWhatTheyUse reads every function's dependencies
 // (go list, for the Lambda build tags): none links the SDK's default
 // credential chain, the embedded DynamoDB server, the local gateway,
-// YAML, the operations table (internal/ops, which links every handler) or
+// YAML, the operations table (pkg/ops, which links every handler) or
 // oklog/ulid (its initialisation seeds a random source at every start),
 // only the functions that hash or check a password link argon2, only the
 // functions of large uploads and the dashboard's publisher link the S3
 // client, only the publisher links the dashboard's files, only the
-// functions that queue deliveries or dispatch durable work link the SQS
-// client, only the dispatcher the EventBridge client, only the deliverer
-// go-github, and none the SDK's Secrets Manager client (internal/keys reads the
-// keys with the SDK's signer, for its cold start).
+// deliverer go-github, and none the SDK's Secrets Manager, SQS or
+// EventBridge clients (pkg/awsjson calls them with the SDK's signer, for
+// the cold start).
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
 func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
-	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", "./functions/...")
-	cmd.Dir = "../.."
-	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	deps := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		deps[strings.TrimPrefix(f[0], "github.com/scangate/scangate/functions/")] = f[1:]
-	}
+	deps := lambdaDeps(t, "./functions/...")
 	banned := []string{
 		"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
 		"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso",
@@ -80,16 +68,31 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		if dash := slices.Contains(list, "github.com/scangate/scangate/internal/dashboard"); dash != (op.Name == "publish-dashboard") {
 			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
 		}
-		sends := op.Name == "create-allowlist" || op.Name == "update-allowlist" || op.Name == "expire-allowlists"
-		queues := op.Name == "dispatch-events" || op.Name == "deliver-events" || op.Name == "redeliver-webhook-delivery"
-		if sqs != (sends || queues) {
-			t.Errorf("%s: links the SQS client %v, dispatches durable work %v, queues deliveries %v", op.Name, sqs, sends, queues)
-		}
-		if bus := op.Name == "dispatch-events"; eventbridge != bus {
-			t.Errorf("%s: links the EventBridge client %v, puts events %v", op.Name, eventbridge, bus)
+		if sqs || eventbridge {
+			t.Errorf("%s links the SDK's SQS client %v, its EventBridge client %v (pkg/awsjson calls both, for the cold start)", op.Name, sqs, eventbridge)
 		}
 		if statuses := op.Name == "deliver-events"; github != statuses {
 			t.Errorf("%s: links go-github %v, posts commit statuses %v", op.Name, github, statuses)
 		}
 	}
+}
+
+// lambdaDeps are the dependencies of main packages as go list gives them
+// for the Lambda build (linux/arm64, lambda.norpc), by the last element of
+// each package's path (functions/get-scan: get-scan).
+func lambdaDeps(t *testing.T, pkgs ...string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}"}, pkgs...)...)
+	cmd.Dir = "../.."
+	cmd.Env = append(cmd.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		deps[f[0][strings.LastIndex(f[0], "/")+1:]] = f[1:]
+	}
+	return deps
 }

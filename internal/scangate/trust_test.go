@@ -43,3 +43,17 @@ func TestTrustMatch(t *testing.T) {
 		t.Errorf("without conditions: %+v, %v", got, err)
 	}
 }
+
+// TestValidTrustName: 1 to 64 of a-z, 0-9 and "-", nothing else (the
+// trust's path segment).
+func TestValidTrustName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a": true, "ci-deploy-2": true, "-": true, strings.Repeat("a", 64): true,
+		"": false, strings.Repeat("a", 65): false, "Ci": false, "ci_deploy": false, "ci deploy": false,
+		"ci/deploy": false, "ci\n": false, "\nci": false, "é": false, "ci.": false,
+	} {
+		if got := ValidTrustName(name); got != want {
+			t.Errorf("ValidTrustName(%q) = %v; want %v", name, got, want)
+		}
+	}
+}

@@ -22,7 +22,7 @@ const (
 	lComment = "comment"
 )
 
-func allowPK(id int64) string { return "ALLOW#" + strconv.FormatInt(id, 10) }
+func allowPK(id int64) string { return KeyAllow + strconv.FormatInt(id, 10) }
 
 func allowKey(id int64) item { return key(allowPK(id), "ALLOW") }
 
@@ -57,7 +57,7 @@ func allowItem(a scangate.Allowlist, ver int64) item {
 // allowNamePK is the GSI3 partition of the allowlists of a name, whatever
 // its case.
 func allowNamePK(name string) string {
-	return "ALLOWNAME#" + scangate.FindingKey(scangate.ScanVulnerability, name)
+	return KeyAllowName + scangate.FindingKey(scangate.ScanVulnerability, name)
 }
 
 func allowFrom(it item) (scangate.Allowlist, int64) {

@@ -34,8 +34,8 @@ const DefaultAuditRetention = 400 * 24 * time.Hour
 
 // Audit partitions.
 const (
-	auditPK      = "AUDIT"
-	auditLoginPK = "AUDITLOGIN"
+	auditPK      = KeyAudit
+	auditLoginPK = KeyAuditLogin
 )
 
 // lAudit labels the audit entry of a transaction.
@@ -93,10 +93,10 @@ func (s *Store) auditItem(e scangate.AuditEntry) item {
 	it[aAction] = str(e.Action)
 	if a := e.Who.Actor; a != nil {
 		it[aActorID], it[aActorName], it[aActorToken] = num(a.UserID), str(a.Username), num(a.TokenID)
-		it[aGSI3PK], it[aGSI3SK] = str("AUDITACTOR#"+strconv.FormatInt(a.UserID, 10)), str(e.ID)
+		it[aGSI3PK], it[aGSI3SK] = str(KeyAuditActor+strconv.FormatInt(a.UserID, 10)), str(e.ID)
 	}
 	it[aTargetType], it[aTargetID] = str(e.Target.Type), str(e.Target.ID)
-	it[aGSI1PK], it[aGSI1SK] = str("AUDITTARGET#"+e.Target.Type+"#"+e.Target.ID), str(e.ID)
+	it[aGSI1PK], it[aGSI1SK] = str(KeyAuditTarget+e.Target.Type+"#"+e.Target.ID), str(e.ID)
 	if len(e.Changes) > 0 {
 		b, _ := json.Marshal(e.Changes) // plain values only
 		it[aChanges] = str(string(b))
@@ -146,9 +146,9 @@ func (s *Store) AuditPage(ctx context.Context, f scangate.AuditFilter, limit int
 	q := pageQuery{pk: aPK, sk: aSK, value: auditPartition(f.Action), newest: true, strong: true}
 	switch {
 	case f.TargetType != "":
-		q = pageQuery{index: GSI1, pk: aGSI1PK, sk: aGSI1SK, value: "AUDITTARGET#" + f.TargetType + "#" + f.TargetID, newest: true}
+		q = pageQuery{index: GSI1, pk: aGSI1PK, sk: aGSI1SK, value: KeyAuditTarget + f.TargetType + "#" + f.TargetID, newest: true}
 	case f.ActorID != 0:
-		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: "AUDITACTOR#" + strconv.FormatInt(f.ActorID, 10), newest: true}
+		q = pageQuery{index: GSI3, pk: aGSI3PK, sk: aGSI3SK, value: KeyAuditActor + strconv.FormatInt(f.ActorID, 10), newest: true}
 	}
 	q.from, q.to = auditRange(f.Since, f.Until)
 	var keep filters

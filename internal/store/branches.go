@@ -39,7 +39,7 @@ const (
 	lCommit   = "branch commit"
 )
 
-func branchesPK(vcID, repoID int64) string { return fmt.Sprintf("BRANCH#%d#%d", vcID, repoID) }
+func branchesPK(vcID, repoID int64) string { return KeyBranch + fmt.Sprintf("%d#%d", vcID, repoID) }
 
 const branchSKPrefix = "NAME#"
 
@@ -47,7 +47,7 @@ func branchKey(vcID, repoID int64, name string) item {
 	return key(branchesPK(vcID, repoID), branchSKPrefix+name)
 }
 
-func branchIDKey(id int64) item { return key("BRANCHID#"+strconv.FormatInt(id, 10), "BRANCHID") }
+func branchIDKey(id int64) item { return key(KeyBranchID+strconv.FormatInt(id, 10), "BRANCHID") }
 
 // branchScansPK is the GSI3 partition of a branch's scans (apart from
 // every pull request's).

@@ -123,7 +123,7 @@ func (img *tableImage) add(it item) {
 		img.groups[g].rules[getN(it, aID)] = ruleFrom(it).Compiled()
 	case sk == "SCAN":
 		img.scans[getN(it, aID)] = it
-	case strings.HasPrefix(sk, "FINDING#"):
+	case strings.HasPrefix(sk, KeyFinding):
 		img.findings = append(img.findings, it)
 	case strings.HasPrefix(sk, "ABSENT#"):
 		id := parseScanPK(pk)
@@ -133,7 +133,7 @@ func (img *tableImage) add(it item) {
 		img.absent[id][getN(it, aBaseline)]++
 	case sk == "PR":
 		img.prs[pk] = it
-	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, branchSKPrefix):
+	case strings.HasPrefix(pk, KeyBranch) && strings.HasPrefix(sk, branchSKPrefix):
 		img.branches = append(img.branches, it)
 	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, "COMMIT#"):
 		img.commits[pk+"/"+sk] = getN(it, aScanID)

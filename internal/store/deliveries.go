@@ -45,7 +45,7 @@ func destinationPK(to scangate.Destination) string {
 	if to.Kind == scangate.DestIntegration {
 		return integrationPK(to.ID)
 	}
-	return "WEBHOOK#" + strconv.FormatInt(to.ID, 10)
+	return KeyWebhook + strconv.FormatInt(to.ID, 10)
 }
 
 func deliveryKey(to scangate.Destination, eventID string) item {
@@ -64,10 +64,10 @@ func deliveryFrom(it item) scangate.Delivery {
 	d := scangate.Delivery{EventID: getS(it, aEventID), EventType: getS(it, aType), Status: scangate.DeliveryStatus(getS(it, aStatus)),
 		Attempts: int(getN(it, aAttempts)), Due: getN(it, aDue), CreatedAt: getTime(it, aCreatedAt)}
 	pk := getS(it, aPK)
-	if rest, ok := strings.CutPrefix(pk, "WEBHOOK#"); ok {
+	if rest, ok := strings.CutPrefix(pk, KeyWebhook); ok {
 		d.To.Kind = scangate.DestWebhook
 		d.To.ID, _ = strconv.ParseInt(rest, 10, 64)
-	} else if rest, ok := strings.CutPrefix(pk, "INTEGRATION#"); ok {
+	} else if rest, ok := strings.CutPrefix(pk, KeyIntegration); ok {
 		d.To.Kind = scangate.DestIntegration
 		d.To.ID, _ = strconv.ParseInt(rest, 10, 64)
 	}

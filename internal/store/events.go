@@ -28,7 +28,7 @@ import (
 
 // EventPrefix begins the partition key of every event item: the stream's
 // filter (template.yaml) keeps the INSERTs of these keys only.
-const EventPrefix = "EVENT#"
+const EventPrefix = KeyEvent
 
 // DefaultEventRetention is how long events are kept.
 const DefaultEventRetention = 30 * 24 * time.Hour

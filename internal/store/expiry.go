@@ -27,7 +27,7 @@ import (
 // its re-evaluation unfinished) gets its work then.
 
 // expiryPK is the GSI1 partition of allowlists whose expiry is to apply.
-const expiryPK = "EXPIRY"
+const expiryPK = KeyExpiry
 
 // aSettling marks an expired allowlist whose findings were still to be
 // re-evaluated, before expiries wrote their work.
@@ -57,7 +57,7 @@ func (s *Store) ExpireDue(ctx context.Context, now time.Time, lease int64) ([]wo
 	}
 	var items []work.Item
 	for _, it := range due {
-		id, _ := strconv.ParseInt(strings.TrimPrefix(getS(it, aPK), "ALLOW#"), 10, 64)
+		id, _ := strconv.ParseInt(strings.TrimPrefix(getS(it, aPK), KeyAllow), 10, 64)
 		w, applied, err := s.expire(ctx, id, now, lease)
 		if err != nil {
 			return items, err
@@ -152,7 +152,7 @@ func (s *Store) WarnExpiring(ctx context.Context, now time.Time) (int, error) {
 	}
 	n := 0
 	for _, it := range soon {
-		id, _ := strconv.ParseInt(strings.TrimPrefix(getS(it, aPK), "ALLOW#"), 10, 64)
+		id, _ := strconv.ParseInt(strings.TrimPrefix(getS(it, aPK), KeyAllow), 10, 64)
 		a, _, err := s.allowlist(ctx, id)
 		if scangate.KindOf(err) == scangate.KindNotFound {
 			continue

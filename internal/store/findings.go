@@ -36,10 +36,10 @@ func aliasSK(i, k int) string { return fmt.Sprintf("ALIAS#%06d#%02d", i, k) }
 
 func findingIndexSK(scanID int64, i int) string { return fmt.Sprintf("%019d#%06d", scanID, i) }
 
-func scanPK(id int64) string { return "SCAN#" + strconv.FormatInt(id, 10) }
+func scanPK(id int64) string { return KeyScan + strconv.FormatInt(id, 10) }
 
 func parseScanPK(pk string) int64 {
-	id, _ := strconv.ParseInt(strings.TrimPrefix(pk, "SCAN#"), 10, 64)
+	id, _ := strconv.ParseInt(strings.TrimPrefix(pk, KeyScan), 10, 64)
 	return id
 }
 
@@ -49,7 +49,7 @@ func findingKeyOf(it item) item {
 	sk := getS(it, aSK)
 	if rest, ok := strings.CutPrefix(sk, "ALIAS#"); ok {
 		n, _, _ := strings.Cut(rest, "#")
-		sk = "FINDING#" + n
+		sk = KeyFinding + n
 	}
 	return key(getS(it, aPK), sk)
 }

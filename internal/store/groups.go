@@ -41,7 +41,7 @@ func groupOf(t scangate.ScanType, name string) groupKey {
 	return groupKey{typ: t, key: scangate.FindingKey(t, name)}
 }
 
-func (g groupKey) pk() string { return "GROUP#" + string(g.typ) + "#" + g.key }
+func (g groupKey) pk() string { return KeyGroup + string(g.typ) + "#" + g.key }
 
 func (g groupKey) versionKey() item { return key(g.pk(), "GROUP") }
 
@@ -51,7 +51,7 @@ func (g groupKey) ruleKey(id int64) item { return key(g.pk(), ruleSK(id)) }
 
 // findings is the GSI1 partition of the findings (and alias entries) that
 // carry the group's key.
-func (g groupKey) findings() string { return "FINDING#" + string(g.typ) + "#" + g.key }
+func (g groupKey) findings() string { return KeyFinding + string(g.typ) + "#" + g.key }
 
 // parseGroupPK reads a group's key from its partition key.
 func parseGroupPK(pk string) groupKey {

@@ -30,7 +30,7 @@ const (
 	lIntegration = "integration"
 )
 
-func integrationPK(vcID int64) string { return "INTEGRATION#" + strconv.FormatInt(vcID, 10) }
+func integrationPK(vcID int64) string { return KeyIntegration + strconv.FormatInt(vcID, 10) }
 
 func integrationKey(vcID int64) item { return key(integrationPK(vcID), "INTEGRATION") }
 
@@ -152,7 +152,7 @@ const (
 )
 
 func statusKey(vcID, repoID int64, sha string) item {
-	return key("STATUS#"+strconv.FormatInt(vcID, 10)+"#"+strconv.FormatInt(repoID, 10)+"#"+sha, "STATUS")
+	return key(KeyStatus+strconv.FormatInt(vcID, 10)+"#"+strconv.FormatInt(repoID, 10)+"#"+sha, "STATUS")
 }
 
 // ClaimStatus claims the right to post the status of gate sequence seq

@@ -30,13 +30,13 @@ import (
 
 // Partitions of the listings that span the table (GSI2).
 const (
-	allPRsPK        = "PRS"
-	allAllowlistsPK = "ALLOWS"
-	allUsersPK      = "USERS"
+	allPRsPK        = KeyPRs
+	allAllowlistsPK = KeyAllows
+	allUsersPK      = KeyUsers
 )
 
 // repoPRsPK is the GSI3 partition of one repository's PRs.
-func repoPRsPK(vcID, repoID int64) string { return fmt.Sprintf("PRS#%d#%d", vcID, repoID) }
+func repoPRsPK(vcID, repoID int64) string { return KeyRepoPRs + fmt.Sprintf("%d#%d", vcID, repoID) }
 
 // A filter is applied to what the Query reads, in Go, not as a
 // FilterExpression: DynamoDB bills the items a Query reads, filtered or
@@ -104,7 +104,7 @@ func stringIs(name, want string) func(item) bool {
 // recording has not committed) is not found. Two round trips for the first
 // page, one for the next.
 func (s *Store) FindingsPage(ctx context.Context, scanID int64, ff scangate.FindingFilter, limit int, after map[string]string) (scangate.Page[scangate.RecordedFinding], error) {
-	q := pageQuery{pk: aPK, sk: aSK, value: scanPK(scanID), prefix: "FINDING#", strong: true}
+	q := pageQuery{pk: aPK, sk: aSK, value: scanPK(scanID), prefix: KeyFinding, strong: true}
 	var f filters
 	if ff.Suppressed != nil {
 		f = append(f, boolIs(aSup, ff.Suppressed, false))
@@ -149,7 +149,7 @@ func (s *Store) ScanRepo(ctx context.Context, scanID int64) (scangate.RepoRef, e
 
 // recordedFinding reads a finding item as the API shows it.
 func recordedFinding(it item) scangate.RecordedFinding {
-	i, _ := strconv.Atoi(strings.TrimPrefix(getS(it, aSK), "FINDING#"))
+	i, _ := strconv.Atoi(strings.TrimPrefix(getS(it, aSK), KeyFinding))
 	var by []int64
 	for _, ids := range byFrom(it) {
 		by = append(by, ids...)
@@ -166,7 +166,7 @@ func recordedFinding(it item) scangate.RecordedFinding {
 }
 
 // prScansPK is the GSI3 partition of a PR's scans.
-func prScansPK(prID int64) string { return "PRSCANS#" + strconv.FormatInt(prID, 10) }
+func prScansPK(prID int64) string { return KeyPRScans + strconv.FormatInt(prID, 10) }
 
 // prScansSK orders a PR's scans by creation, ties to the greater id.
 func prScansSK(sc scangate.Scan) string {

@@ -23,7 +23,7 @@ import (
 // and so at most that many passwords are verified.
 
 func loginFailKey(username string) item {
-	return key("LOGINFAIL#"+scangate.FoldUsername(username), "LOGINFAIL")
+	return key(KeyLoginFail+scangate.FoldUsername(username), "LOGINFAIL")
 }
 
 func slotAttr(i int) string   { return "s" + strconv.Itoa(i) }

@@ -29,7 +29,7 @@ import (
 // after it commits, and judges again what it wrote if the version moved
 // (the handshake: docs/DATA.md).
 
-const policyPK = "POLICY"
+const policyPK = KeyPolicy
 
 func globalPolicyKey() item { return key(policyPK, "GLOBAL") }
 
@@ -339,7 +339,7 @@ type policyWork struct {
 
 // Plan reads the PR counter: the PRs to re-judge.
 func (p policyWork) Plan(ctx context.Context, _ work.Item) (work.Plan, error) {
-	it, err := p.s.getItem(ctx, "read PR counter", key("COUNTER#pr", "COUNTER"))
+	it, err := p.s.getItem(ctx, "read PR counter", key(KeyCounter+"pr", "COUNTER"))
 	if err != nil {
 		return work.Plan{}, err
 	}

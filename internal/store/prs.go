@@ -31,10 +31,10 @@ import (
 // (sec_*, vuln_*) reads as category default (legacyCats).
 
 func prKey(vcID, repoID, number int64) item {
-	return key(fmt.Sprintf("PR#%d#%d#%d", vcID, repoID, number), "PR")
+	return key(KeyPR+fmt.Sprintf("%d#%d#%d", vcID, repoID, number), "PR")
 }
 
-func prIDKey(id int64) item { return key("PRID#"+strconv.FormatInt(id, 10), "PRID") }
+func prIDKey(id int64) item { return key(KeyPRID+strconv.FormatInt(id, 10), "PRID") }
 
 // catKey names one (scan type, category) of a PR.
 type catKey struct {

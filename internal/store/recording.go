@@ -349,7 +349,7 @@ func (r *recording) admit(ctx context.Context) error {
 // writtenKey is the item on which deliveries under the key once note the
 // scan ids they write findings under, one item a delivery.
 func writtenKey(once string, first int64) item {
-	return key("ONCE#"+once, "WRITTEN#"+strconv.FormatInt(first, 10))
+	return key(KeyOnce+once, "WRITTEN#"+strconv.FormatInt(first, 10))
 }
 
 // noteWritten notes the scan ids a delivery under once is about to write
@@ -371,7 +371,7 @@ func (s *Store) noteWritten(ctx context.Context, once string, ids []int64, now t
 func (s *Store) DropUnrecorded(ctx context.Context, once string) error {
 	items, err := s.queryAll(ctx, "list the scans of recordings", &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :w)"),
-		ExpressionAttributeValues: item{":pk": str("ONCE#" + once), ":w": str("WRITTEN#")},
+		ExpressionAttributeValues: item{":pk": str(KeyOnce + once), ":w": str("WRITTEN#")},
 		ConsistentRead:            aws.Bool(true),
 	})
 	if err != nil {
@@ -709,7 +709,7 @@ func (r *recording) settle(ctx context.Context, ids []int64) error {
 		}
 		err := r.s.queryPages(ctx, "read back findings", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-			ExpressionAttributeValues: item{":pk": str(scanPK(id)), ":f": str("FINDING#")},
+			ExpressionAttributeValues: item{":pk": str(scanPK(id)), ":f": str(KeyFinding)},
 			ConsistentRead:            aws.Bool(true),
 		}, func(page []item) error {
 			rows := make([]findingRow, len(page))

@@ -122,7 +122,7 @@ func (w reevalWork) Plan(ctx context.Context, it work.Item) (work.Plan, error) {
 	if err != nil {
 		return work.Plan{}, err
 	}
-	c, err := w.s.getItem(ctx, "read scan counter", key("COUNTER#scan", "COUNTER"))
+	c, err := w.s.getItem(ctx, "read scan counter", key(KeyCounter+"scan", "COUNTER"))
 	if err != nil {
 		return work.Plan{}, err
 	}

@@ -46,7 +46,7 @@ func (s *Store) RecordScan(ctx context.Context, ns scangate.NewScan, who scangat
 // redeliveries of an event (S3 retries within hours).
 const onceTTL = 7 * 24 * time.Hour
 
-func onceKey(k string) item { return key("ONCE#"+k, "ONCE") }
+func onceKey(k string) item { return key(KeyOnce+k, "ONCE") }
 
 // onceKeys are the keys of a recording's commits: once, then once#<i> for
 // the commits after the first.
@@ -65,7 +65,7 @@ func (s *Store) recordedOnce(ctx context.Context, keys []string) (map[int][]int6
 	at := map[string]int{}
 	for i, k := range keys {
 		ks[i] = onceKey(k)
-		at["ONCE#"+k] = i
+		at[KeyOnce+k] = i
 	}
 	items, err := s.batchGetAll(ctx, "get recording keys", ks)
 	if err != nil {
@@ -113,7 +113,7 @@ func (s *Store) scansOf(ctx context.Context, ids []int64) ([]scangate.Scan, scan
 // nextIDs allocates n ids of an entity at once: one UpdateItem ADD n.
 func (s *Store) nextIDs(ctx context.Context, entity string, n int) ([]int64, error) {
 	out, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key:                       key("COUNTER#"+entity, "COUNTER"),
+		Key:                       key(KeyCounter+entity, "COUNTER"),
 		UpdateExpression:          aws.String("ADD " + ref(aN) + " :n"),
 		ExpressionAttributeValues: item{":n": num(int64(n))},
 		ReturnValues:              types.ReturnValueUpdatedNew,

@@ -112,7 +112,7 @@ func (s *Store) Table() string { return s.table }
 func (s *Store) nextID(ctx context.Context, entity string) (int64, error) {
 	out, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
-		Key:                       key("COUNTER#"+entity, "COUNTER"),
+		Key:                       key(KeyCounter+entity, "COUNTER"),
 		UpdateExpression:          aws.String("ADD " + ref(aN) + " :one"),
 		ExpressionAttributeValues: item{":one": num(1)},
 		ReturnValues:              types.ReturnValueUpdatedNew,

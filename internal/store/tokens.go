@@ -23,13 +23,13 @@ import (
 //	TOKENID#<id> / TOKENID            the hash and the user
 //	USER#<user> / TOKENS              personal tokens: id -> name key, expiry; ver
 
-func tokenKey(hash string) item { return key("TOKEN#"+hash, "TOKEN") }
+func tokenKey(hash string) item { return key(KeyToken+hash, "TOKEN") }
 
-func tokenIDKey(id int64) item { return key("TOKENID#"+strconv.FormatInt(id, 10), "TOKENID") }
+func tokenIDKey(id int64) item { return key(KeyTokenID+strconv.FormatInt(id, 10), "TOKENID") }
 
-func registryKey(userID int64) item { return key("USER#"+strconv.FormatInt(userID, 10), "TOKENS") }
+func registryKey(userID int64) item { return key(KeyUser+strconv.FormatInt(userID, 10), "TOKENS") }
 
-func userTokensPK(userID int64) string { return "USERTOKENS#" + strconv.FormatInt(userID, 10) }
+func userTokensPK(userID int64) string { return KeyUserTokens + strconv.FormatInt(userID, 10) }
 
 // Labels of token transactions.
 const (
@@ -77,7 +77,7 @@ func tokenItem(t scangate.Token) item {
 func tokenFrom(it item) scangate.Token {
 	t := scangate.Token{
 		ID:        getN(it, aID),
-		Hash:      getS(it, aPK)[len("TOKEN#"):],
+		Hash:      getS(it, aPK)[len(KeyToken):],
 		UserID:    getN(it, aUserID),
 		Kind:      getS(it, aTokenKind),
 		Name:      getS(it, aName),
@@ -370,7 +370,7 @@ func (s *Store) RevokeUserTokens(ctx context.Context, userID int64, who scangate
 	}
 	n := 0
 	for _, it := range items {
-		err := s.revoke(ctx, getS(it, aPK)[len("TOKEN#"):], who, now, false)
+		err := s.revoke(ctx, getS(it, aPK)[len(KeyToken):], who, now, false)
 		switch {
 		case scangate.KindOf(err) == scangate.KindNotFound:
 		case err != nil:

@@ -26,7 +26,7 @@ const (
 	lTrust      = "trust"
 )
 
-const trustPK = "OIDCTRUST"
+const trustPK = KeyOIDCTrust
 
 func trustKey(name string) item { return key(trustPK, "TRUST#"+name) }
 

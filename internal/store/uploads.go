@@ -41,7 +41,7 @@ const (
 // lUpload labels the upload of a transaction.
 const lUpload = "upload"
 
-func uploadKey(id int64) item { return key("UPLOAD#"+strconv.FormatInt(id, 10), "UPLOAD") }
+func uploadKey(id int64) item { return key(KeyUpload+strconv.FormatInt(id, 10), "UPLOAD") }
 
 // envelope is the stored form of an upload's envelope.
 type envelope struct {

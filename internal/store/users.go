@@ -11,14 +11,14 @@ import (
 )
 
 // Item keys of users and their uniqueness markers.
-func userKey(id int64) item { return key("USER#"+strconv.FormatInt(id, 10), "USER") }
+func userKey(id int64) item { return key(KeyUser+strconv.FormatInt(id, 10), "USER") }
 func usernameKey(username string) item {
-	return key("USERNAME#"+scangate.FoldUsername(username), "USERNAME")
+	return key(KeyUsername+scangate.FoldUsername(username), "USERNAME")
 }
 
 // emailKey is the marker of an address by its folded form (internal/emailfold, which
 // the store does not link: the caller folds).
-func emailKey(folded string) item { return key("EMAIL#"+folded, "EMAIL") }
+func emailKey(folded string) item { return key(KeyEmail+folded, "EMAIL") }
 
 // emailKeyOf is a user's folded address; records from before the address
 // was stored folded were marked lower-cased.
@@ -31,7 +31,7 @@ func emailKeyOf(u scangate.User) string {
 
 // adminsKey is the item counting active admins, so that the last one cannot
 // be demoted or deactivated even by concurrent updates.
-var adminsKey = key("COUNTER#active-admins", "COUNTER")
+var adminsKey = key(KeyCounter+"active-admins", "COUNTER")
 
 // Labels of the items of user transactions.
 const (

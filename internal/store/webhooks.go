@@ -27,7 +27,7 @@ import (
 // the version too, so an admin's change made meanwhile is read again.
 
 const (
-	webhooksPK     = "WEBHOOKS"
+	webhooksPK     = KeyWebhooks
 	lWebhook       = "webhook"
 	lWebhookCount  = "webhook-count"
 	aURL           = "url"
@@ -39,7 +39,7 @@ const (
 	aPrevSecret    = "prev_secret"   // sealed
 	aPrevUntil     = "prev_until"    // epoch ms
 	webhookTarget  = "webhook"
-	webhookCounter = "COUNTER#webhooks"
+	webhookCounter = KeyCounter + "webhooks"
 )
 
 func webhookKey(id int64) item { return key(webhooksPK, fmt.Sprintf("%019d", id)) }

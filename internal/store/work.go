@@ -31,7 +31,7 @@ import (
 // scheduled function queries WORKQ for items whose lease has run out.
 
 // workQueuePK is the GSI1 partition of running work.
-const workQueuePK = "WORKQ"
+const workQueuePK = KeyWorkQueue
 
 // workRetention is how long a work item and its markers are kept after
 // it was created (the table's TTL): far beyond any run.
@@ -49,7 +49,7 @@ const (
 	aStepResult = "result"
 )
 
-func workPK(id int64) string { return "WORK#" + strconv.FormatInt(id, 10) }
+func workPK(id int64) string { return KeyWork + strconv.FormatInt(id, 10) }
 
 func workKey(id int64) item { return key(workPK(id), "WORK") }
 
