@@ -80,6 +80,13 @@ func randomRule(r *rand.Rand, partial bool) (string, map[string]any) {
 	if r.IntN(3) == 0 {
 		maybe("paths", [][]string{{}, {"src/**"}, {"test/**", "**/*.md"}}[r.IntN(3)])
 	}
+	if r.IntN(3) == 0 {
+		fps := [][]string{{"fa"}, {"fa", "fb"}, {"fb"}}
+		if partial {
+			fps = append(fps, []string{}) // any fingerprint again: on modify only
+		}
+		maybe("fingerprints", fps[r.IntN(len(fps))])
+	}
 	switch r.IntN(4) {
 	case 0:
 		maybe("expires_at", future(time.Duration(1+r.IntN(3))*time.Hour))
@@ -117,6 +124,9 @@ func applyRule(rule modelRule, m map[string]any) modelRule {
 	if v, ok := m["paths"]; ok {
 		rule.Paths = v.([]string)
 	}
+	if v, ok := m["fingerprints"]; ok {
+		rule.Fingerprints = v.([]string)
+	}
 	switch v, ok := m["expires_at"]; {
 	case !ok:
 	case v == "never":
@@ -129,7 +139,8 @@ func applyRule(rule modelRule, m map[string]any) modelRule {
 }
 
 // randomFindings are up to three findings of a type over a small
-// vocabulary of names, aliases, paths and severities.
+// vocabulary of names, aliases, paths, fingerprints (or none: derived,
+// which no allowlist lists) and severities.
 func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef, []scangate.Severity, string) {
 	var refs []scangate.FindingRef
 	var sevs []scangate.Severity
@@ -153,6 +164,10 @@ func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef,
 		}
 		if f.Aliases != nil {
 			o["aliases"] = f.Aliases
+		}
+		f.Fingerprint = []string{"fa", "fb", "derived"}[r.IntN(3)]
+		if f.Fingerprint != "derived" {
+			o["fingerprint"] = f.Fingerprint
 		}
 		b, _ := json.Marshal(o)
 		refs, sevs, objs = append(refs, f), append(sevs, sev), append(objs, string(b))
