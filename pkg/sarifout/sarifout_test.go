@@ -45,7 +45,9 @@ func TestWriter(t *testing.T) {
 
 	var log struct {
 		Runs []struct {
-			Tool              struct{ Driver struct{ Name, Version string } }
+			Tool struct {
+				Driver struct{ Name, Version string }
+			}
 			AutomationDetails struct{ ID string }
 			Results           []map[string]any
 		}
