@@ -14,6 +14,7 @@ FASTAPI_DIR   := internal/lambdarun/testdata/fastapi
 WEBHOOK_VENV     := .build/webhook-venv
 WEBHOOK_RECEIVER := pkg/webhook/testdata/receiver
 OCTOKIT          := .build/octokit
+SARIF_MULTITOOL  := .build/sarif-multitool
 
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
@@ -33,7 +34,7 @@ DIST_COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DIST_DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 DIST_LDFLAGS   := -s -w -buildid= -X main.version=$(DIST_VERSION) -X main.commit=$(DIST_COMMIT) -X main.date=$(DIST_DATE)
 
-.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github bench load fuzz fuzz-go validate lint tools clean dist
+.PHONY: build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github test-sarif-out bench load fuzz fuzz-go validate lint tools clean dist
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 ## (one go build for all: it links them side by side and loads the packages once)
@@ -155,6 +156,21 @@ $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 	mkdir -p $(OCTOKIT)
 	cp .ci/octokit/package.json .ci/octokit/package-lock.json $(OCTOKIT)/
 	cd $(OCTOKIT) && npm ci --no-audit --no-fund
+	@touch $@
+
+## test-sarif-out: GET /pr/{pr_id}/sarif of a PR of 25,000 findings (through the bucket), checked
+## against the SARIF 2.1.0 schema and by the SARIF SDK's multitool (npm @microsoft/sarif-multitool,
+## pinned, in .build/sarif-multitool)
+test-sarif-out: $(SARIF_MULTITOOL)/.installed
+	SCANGATE_SARIF_MULTITOOL=$(CURDIR)/$(SARIF_MULTITOOL)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool \
+	  $(GO) test -count=1 -timeout 30m -run '^TestPRSARIF25k$$' -v ./pkg/api
+
+$(SARIF_MULTITOOL)/.installed: .ci/sarif-multitool/package.json .ci/sarif-multitool/package-lock.json
+	rm -rf $(SARIF_MULTITOOL)
+	mkdir -p $(SARIF_MULTITOOL)
+	cp .ci/sarif-multitool/package.json .ci/sarif-multitool/package-lock.json $(SARIF_MULTITOOL)/
+	cd $(SARIF_MULTITOOL) && npm ci --no-audit --no-fund
+	chmod u+x $(SARIF_MULTITOOL)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 	@touch $@
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and

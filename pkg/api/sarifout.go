@@ -149,7 +149,7 @@ func writeScanResults(ctx context.Context, st SARIFReader, sw *sarifout.Writer, 
 		for _, f := range fs {
 			r := sarifout.Result{Type: sc.Type, Name: f.Name, Aliases: f.Aliases, Rule: f.Rule, Path: f.Path, Line: f.Line,
 				Severity: f.Severity, Fingerprint: f.Fingerprint, FPSource: f.FingerprintSource, BaselineState: f.BaselineState,
-				InSource:   f.Suppressed && len(f.SuppressedBy) == 0,
+				InSource:   f.InSource,
 				Properties: map[string]any{"scan_id": sc.ID, "finding_id": f.Index + 1, "suppressed": f.Suppressed}}
 			for _, a := range f.SuppressedBy {
 				r.Suppressions = append(r.Suppressions, sarifout.Suppression{AllowlistID: a, Reason: reasons[a]})

@@ -1,12 +1,17 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -206,3 +211,73 @@ func TestPRSARIFLarge(t *testing.T) {
 		t.Errorf("the download: %d %s %.200s", dl.StatusCode, dl.Header.Get("Content-Type"), got)
 	}
 }
+
+// TestPRSARIF25k (make test-sarif-out, with the SARIF SDK's multitool
+// in SCANGATE_SARIF_MULTITOOL): a PR of 25,000 findings (25 categories
+// of 1,000) is answered through the bucket: the whole log, every result
+// once, valid by the schema and by the multitool's validate; the round
+// trips are the PR's three and one Query per page of a scan's findings
+// (a DynamoDB page holds a scan's 1,000).
+func TestPRSARIF25k(t *testing.T) {
+	tool := os.Getenv("SCANGATE_SARIF_MULTITOOL")
+	if tool == "" {
+		t.Skip("make test-sarif-out runs it, with SCANGATE_SARIF_MULTITOOL")
+	}
+	t.Parallel()
+	h := newHarness(t)
+	var fs []string
+	for i := range 1000 {
+		fs = append(fs, fmt.Sprintf(`{"name":"sha256:%04d","rule":"generic-api-key","path":"src/config/settings_%d.py","line":%d,"severity":"high"}`, i, i%50, i+1))
+	}
+	var prID string
+	for c := range 25 {
+		body := fmt.Sprintf(`{"scan_type":"SECRET","vc_type":"github","vc_id":10,"vc_name":"v","repo_id":100,"repo_name":"o/r","webhook_id":3,`+
+			`"status":"completed","category":"c%02d","pr":{"pr_id":7,"pr_name":"n","pr_link":"l"},"findings":[%s]}`, c, strings.Join(fs, ","))
+		prID = fmt.Sprint(mustOK(t, h.call("record-scan", jsonReq(&h.admin, body)))["pr_id"])
+	}
+	before := h.env.RoundTrips()
+	r := h.prSARIF(nil, prID)
+	trips := h.env.RoundTrips() - before
+	if r.StatusCode != 303 {
+		t.Fatalf("status %d: %.300s", r.StatusCode, r.Body)
+	}
+	if len(r.Body) > 6<<20 {
+		t.Errorf("the answer is %d bytes", len(r.Body))
+	}
+	dl, err := http.Get(r.Headers["Location"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = dl.Body.Close() }()
+	log, _ := io.ReadAll(dl.Body)
+	sariftest.Check(t, log)
+	var l sarifLog
+	if err := json.Unmarshal(log, &l); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, run := range l.Runs {
+		n += len(run.Results)
+	}
+	if len(l.Runs) != 25 || n != 25000 {
+		t.Errorf("%d runs, %d results", len(l.Runs), n)
+	}
+	t.Logf("a log of %d bytes, %d round trips", len(log), trips)
+	path := filepath.Join(t.TempDir(), "pr.sarif")
+	if err := os.WriteFile(path, log, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(tool, "validate", path).CombinedOutput()
+	// Its rules' warnings (SARIF2xxx: no informationUri, no rule
+	// metadata) are advice; errors are not.
+	if err != nil || regexp.MustCompile(`(?m): error [A-Z]+[0-9]+`).Match(out) || !bytes.Contains(out, []byte("Analysis completed successfully")) {
+		t.Errorf("sarif-multitool validate: %v\n%s", err, tail(out, 4000))
+	}
+	t.Logf("sarif-multitool validate:\n%s", tail(out, 2000))
+	if trips < 28 || trips > 3+2*25 {
+		t.Errorf("%d round trips; want 28 (3 and one a scan), at most %d", trips, 3+2*25)
+	}
+}
+
+// tail is the end of b, at most n bytes.
+func tail(b []byte, n int) []byte { return b[max(0, len(b)-n):] }

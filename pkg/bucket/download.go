@@ -146,3 +146,6 @@ func (b *Bucket) PresignGet(ctx context.Context, key string, ttl time.Duration) 
 	}
 	return req.URL, expires, nil
 }
+
+// Key is the object's key.
+func (w *ObjectWriter) Key() string { return w.key }
