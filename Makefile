@@ -12,7 +12,7 @@ PYTHON        ?= python3.11
 BENCH_VENV    := .build/bench-venv
 FASTAPI_DIR   := internal/lambdarun/testdata/fastapi
 WEBHOOK_VENV     := .build/webhook-venv
-WEBHOOK_RECEIVER := pkg/webhook/testdata/receiver
+WEBHOOK_RECEIVER := internal/events/webhook/testdata/receiver
 OCTOKIT          := .build/octokit
 SARIF_MULTITOOL  := .build/sarif-multitool
 
@@ -97,7 +97,7 @@ test-browser:
 ## test-race: the same tests under the race detector, but for the tests of sizes and limits
 ## (RACE_SKIP: megabytes of input, each request handled in one goroutine; make test and
 ## test-dynamodb-local run them, and the same routes run under the detector in smaller tests);
-## pkg/api alone ran past go test's default 10-minute limit under the detector on a loaded 2-core machine
+## internal/api alone ran past go test's default 10-minute limit under the detector on a loaded 2-core machine
 RACE_SKIP := ^(TestManyLargeAllowlistsOfOneName|TestSARIFBadInputStoresNothing|TestUploadFailures|TestUploadObjectLimit)$$
 test-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m -skip '$(RACE_SKIP)' ./...
@@ -115,7 +115,7 @@ test-dynamodb-local: $(DDB_LOCAL)/DynamoDBLocal.jar
 ## as S3 does), started and stopped around them
 test-s3: $(S3PROXY)/s3proxy-jar-with-dependencies.jar
 	S3PROXY_JAR=$(S3PROXY)/s3proxy-jar-with-dependencies.jar S3_PORT=$(S3_PORT) .ci/with-s3proxy.sh \
-	  $(GO) test -count=1 -run '^(TestUpload|TestUploads|TestIAMPolicies)' -v ./pkg/local
+	  $(GO) test -count=1 -run '^(TestUpload|TestUploads|TestIAMPolicies)' -v ./internal/localstack
 
 $(S3PROXY)/s3proxy-jar-with-dependencies.jar: .ci/s3proxy/pom.xml
 	mvn -q -B -f .ci/s3proxy/pom.xml dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory=$(CURDIR)/$(S3PROXY) -Dmdep.stripVersion=true
@@ -127,14 +127,14 @@ $(S3PROXY)/s3proxy-jar-with-dependencies.jar: .ci/s3proxy/pom.xml
 test-scanners:
 	bash .ci/scanners.sh
 	SCANGATE_SARIF_DIR=$(CURDIR)/.build/sarif SCANGATE_SCANNERS=$(CURDIR)/.build/scanners \
-	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs)$$' -v ./pkg/local
+	  $(GO) test -count=1 -run '^(TestScannerUploads|TestScannerGate|TestCIDocs)$$' -v ./internal/localstack
 
 ## test-webhooks: deliveries verified by a receiver that uses the Standard Webhooks library
 ## for Python (PyPI standardwebhooks, pinned and hashed, in .build/webhook-venv): the sender
 ## alone, then events end to end through the local stack over HTTP
 test-webhooks: $(WEBHOOK_VENV)/.pins
-	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestPythonReceiver' -v ./pkg/webhook
-	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^(TestWebhook|TestEvents)' -v ./pkg/local
+	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestPythonReceiver' -v ./internal/events/webhook
+	SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^(TestWebhook|TestEvents)' -v ./internal/localstack
 
 $(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
 	rm -rf $(WEBHOOK_VENV)
@@ -147,9 +147,9 @@ $(WEBHOOK_VENV)/.pins: $(WEBHOOK_RECEIVER)/requirements.txt
 ## alone and from gate changes through the local stack (with the Python webhook receiver)
 test-github: $(OCTOKIT)/.installed $(WEBHOOK_VENV)/.pins
 	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
-	  $(GO) test -count=1 -run '^TestGitHub' -v ./pkg/commitstatus
+	  $(GO) test -count=1 -run '^TestGitHub' -v ./internal/events/commitstatus
 	SCANGATE_GITHUB_OPENAPI=$(CURDIR)/$(OCTOKIT)/node_modules/@octokit/openapi/generated/api.github.com.json \
-	  SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestCommitStatuses' -v ./pkg/local
+	  SCANGATE_WEBHOOK_RECEIVER=$(CURDIR)/$(WEBHOOK_VENV)/bin/python $(GO) test -count=1 -run '^TestCommitStatuses' -v ./internal/localstack
 
 $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 	rm -rf $(OCTOKIT)
@@ -163,7 +163,7 @@ $(OCTOKIT)/.installed: .ci/octokit/package.json .ci/octokit/package-lock.json
 ## pinned, in .build/sarif-multitool)
 test-sarif-out: $(SARIF_MULTITOOL)/.installed
 	SCANGATE_SARIF_MULTITOOL=$(CURDIR)/$(SARIF_MULTITOOL)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool \
-	  $(GO) test -count=1 -timeout 30m -run '^TestPRSARIF25k$$' -v ./pkg/api
+	  $(GO) test -count=1 -timeout 30m -run '^TestPRSARIF25k$$' -v ./internal/api
 
 $(SARIF_MULTITOOL)/.installed: .ci/sarif-multitool/package.json .ci/sarif-multitool/package-lock.json
 	rm -rf $(SARIF_MULTITOOL)
@@ -180,17 +180,17 @@ $(SARIF_MULTITOOL)/.installed: .ci/sarif-multitool/package.json .ci/sarif-multit
 ## DynamoDB Local (figures in docs/BENCHMARKS.md)
 bench: $(DDB_LOCAL)/DynamoDBLocal.jar $(BENCH_VENV)/.pins
 	SCANGATE_BENCH_PYTHON=$(CURDIR)/$(BENCH_VENV)/bin/python $(GO) test -run '^$$' -bench 'ColdStart|Size' -benchtime 15x ./internal/lambdarun
-	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./pkg/local
+	$(GO) test -run '^$$' -bench Throughput -benchtime 3s ./internal/localstack
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
-	  $(GO) test -run '^$$' -bench 'Reevaluate|SARIFUpload' -benchtime 3x ./pkg/api
-	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./pkg/sarif
-	$(GO) test -run '^$$' -bench . -benchtime 10x ./pkg/linehash
+	  $(GO) test -run '^$$' -bench 'Reevaluate|SARIFUpload' -benchtime 3x ./internal/api
+	$(GO) test -run '^$$' -bench 'BenchmarkRead|BenchmarkGzipBomb' -benchtime 5x ./internal/sarif
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/linehash
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench Ingest -benchtime 1x -timeout 30m ./internal/lambdarun
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
 	  $(GO) test -run '^$$' -bench ReevaluateFanOut -benchtime 1x -timeout 180m ./internal/lambdarun
 	DDB_LOCAL=$(DDB_LOCAL) DDB_LOCAL_PORT=$(DDB_LOCAL_PORT) .ci/with-dynamodb-local.sh \
-	  $(GO) test -run '^$$' -bench EventDelivery -benchtime 1000x ./pkg/local
+	  $(GO) test -run '^$$' -bench EventDelivery -benchtime 1000x ./internal/localstack
 
 # The FastAPI + Mangum comparison function's packages, pinned, from PyPI.
 $(BENCH_VENV)/.pins: $(FASTAPI_DIR)/requirements.txt
@@ -205,7 +205,7 @@ $(DDB_LOCAL)/DynamoDBLocal.jar: .ci/dynamodb-local/pom.xml
 
 ## load: 100 concurrent clients against the local server for 20 s; no 5xx, no lost write, no drift
 load:
-	SCANGATE_LOAD=20 $(GO) test -count=1 -run '^TestLoad$$' -v ./pkg/local
+	SCANGATE_LOAD=20 $(GO) test -count=1 -run '^TestLoad$$' -v ./internal/localstack
 
 ## validate: sam validate --lint, cfn-lint, checkov (zero failed checks; every skip with its reason) and
 ## sam build (AWS SAM CLI and cfn-lint from PyPI into .venv, checkov into .build/scanners)
@@ -218,10 +218,10 @@ fuzz:
 
 ## fuzz-go: the Go fuzz tests of request bodies, path ids, tokens and SARIF logs, 15 s each
 fuzz-go:
-	$(GO) test -run '^$$' -fuzz '^FuzzBody$$' -fuzztime 15s ./pkg/api
-	$(GO) test -run '^$$' -fuzz '^FuzzPathID$$' -fuzztime 15s ./pkg/api
-	$(GO) test -run '^$$' -fuzz '^FuzzParseToken$$' -fuzztime 15s ./pkg/auth
-	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 15s ./pkg/sarif
+	$(GO) test -run '^$$' -fuzz '^FuzzBody$$' -fuzztime 15s ./internal/api
+	$(GO) test -run '^$$' -fuzz '^FuzzPathID$$' -fuzztime 15s ./internal/api
+	$(GO) test -run '^$$' -fuzz '^FuzzParseToken$$' -fuzztime 15s ./internal/auth
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime 15s ./internal/sarif
 
 ## lint: go.mod tidy, gofmt, go vet and golangci-lint (pinned, installed into .build/tools;
 ## .ci/golangci.yml: import groups std / third party / scangate, function length and

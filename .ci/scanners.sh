@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real scanners for the SARIF tier (issue 14): installs pinned scanners, runs
-# them over the fixture directories of pkg/sarif/testdata/scanners and writes
+# them over the fixture directories of internal/sarif/testdata/scanners and writes
 # their SARIF to .build/sarif/, then computes from those files, with a reader
 # of its own (.ci/sarif_facts.py), what scangate must record.
 #
@@ -9,8 +9,8 @@
 #                             no compiling, so .ci/run starts it early in the background
 #   .ci/scanners.sh run       SARIF files into .build/sarif/ (gitleaks also over an empty
 #                             checkout: a clean re-run) and facts.json
-#   .ci/scanners.sh check     the Go reader (pkg/sarif) against those facts
-#   .ci/scanners.sh golden    copy those files to pkg/sarif/testdata/golden
+#   .ci/scanners.sh check     the Go reader (internal/sarif) against those facts
+#   .ci/scanners.sh golden    copy those files to internal/sarif/testdata/golden
 #   .ci/scanners.sh template  checkov (the same pin) over template.yaml: fails on any
 #                             failed check and on any skip without a written reason
 #   .ci/scanners.sh           install, run, check
@@ -36,7 +36,7 @@ CHECKOV_VERSION=3.3.30
 
 tools=$PWD/.build/scanners
 out=$PWD/.build/sarif
-fixtures=$PWD/pkg/sarif/testdata/scanners
+fixtures=$PWD/internal/sarif/testdata/scanners
 
 # venv NAME SPEC VERSION: a venv with one pinned package (and its extras).
 venv() {
@@ -113,7 +113,7 @@ run() {
 
 # check: the Go reader against the facts, over this run's SARIF files.
 check() {
-  SCANGATE_SARIF_DIR=$out go test -count=1 -run 'TestScannerTier' -v ./pkg/sarif
+  SCANGATE_SARIF_DIR=$out go test -count=1 -run 'TestScannerTier' -v ./internal/sarif
 }
 
 # template: checkov's CloudFormation and SAM checks over template.yaml, offline.
@@ -145,7 +145,7 @@ PY
 }
 
 golden() {
-  local dir=pkg/sarif/testdata/golden
+  local dir=internal/sarif/testdata/golden
   mkdir -p "$dir"
   cp "$out"/*.sarif "$out/facts.json" "$dir/"
 }

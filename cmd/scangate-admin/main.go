@@ -20,11 +20,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/auth/password"
-	"github.com/scangate/scangate/pkg/fold"
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/internal/auth"
+	"github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/emailfold"
+	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/store"
 )
 
 const usage = `usage: scangate-admin [-table NAME] [-endpoint URL] COMMAND [flags]
@@ -159,7 +159,7 @@ func bootstrap(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	u, err := auth.Bootstrap{Store: e.st, Passwords: password.Argon2id{}, Fold: fold.Fold, Who: e.who()}.Admin(ctx, *username, *email, pw)
+	u, err := auth.Bootstrap{Store: e.st, Passwords: password.Argon2id{}, Fold: emailfold.Fold, Who: e.who()}.Admin(ctx, *username, *email, pw)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func issueToken(ctx context.Context, e env, args []string) error {
 	if !u.Active {
 		return fmt.Errorf("user %q is inactive", u.Username)
 	}
-	secret, t, err := auth.PersonalTokens{Store: e.st, Now: time.Now, Fold: fold.Fold}.Create(ctx, u.ID, nt, e.who())
+	secret, t, err := auth.PersonalTokens{Store: e.st, Now: time.Now, Fold: emailfold.Fold}.Create(ctx, u.ID, nt, e.who())
 	if err != nil {
 		return err
 	}

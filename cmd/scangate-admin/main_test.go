@@ -12,10 +12,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/scangate/scangate/internal/auth"
+	"github.com/scangate/scangate/internal/auth/password"
 	"github.com/scangate/scangate/internal/ddbtest"
-	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/auth/password"
-	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/internal/scangate"
 )
 
 // TestAdminCLI runs every subcommand against a fresh table.
@@ -176,7 +176,7 @@ func TestLinksNoLocalStack(t *testing.T) {
 		t.Fatalf("go list -deps listed %d packages", len(deps))
 	}
 	for _, d := range deps {
-		for _, banned := range []string{"github.com/truora/minidyn", "gopkg.in/yaml.v3", "github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local"} {
+		for _, banned := range []string{"github.com/truora/minidyn", "gopkg.in/yaml.v3", "github.com/scangate/scangate/internal/localstack/gateway", "github.com/scangate/scangate/internal/localstack"} {
 			if d == banned || strings.HasPrefix(d, banned+"/") {
 				t.Errorf("scangate-admin links %s", d)
 			}

@@ -28,9 +28,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scangate/scangate/pkg/config"
-	"github.com/scangate/scangate/pkg/dashboard"
-	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/internal/config"
+	"github.com/scangate/scangate/internal/dashboard"
+	"github.com/scangate/scangate/internal/localstack"
 )
 
 func main() {
@@ -125,8 +125,8 @@ func run() error {
 // startStack starts the local stack on the kept table with the
 // program's settings; its dashboard is the one served at addr unless
 // DASHBOARD_URL names another.
-func startStack(ctx context.Context, cfg config.Config, k *kept, ttl, every time.Duration, addr net.Addr) (*local.Stack, error) {
-	return local.Start(ctx, local.Options{
+func startStack(ctx context.Context, cfg config.Config, k *kept, ttl, every time.Duration, addr net.Addr) (*localstack.Stack, error) {
+	return localstack.Start(ctx, localstack.Options{
 		Template:      getenv("SCANGATE_TEMPLATE", "template.yaml"),
 		Table:         cfg.Table,
 		Endpoint:      k.endpoint,
@@ -140,7 +140,7 @@ func startStack(ctx context.Context, cfg config.Config, k *kept, ttl, every time
 		Seed:          os.Getenv("SCANGATE_SEED") != "0" && !k.loaded,
 		Log:           cfg.Logger(os.Stderr),
 		S3Endpoint:    os.Getenv("S3_ENDPOINT"),
-		Bucket:        getenv("UPLOADS_BUCKET", local.DefaultBucket),
+		Bucket:        getenv("UPLOADS_BUCKET", localstack.DefaultBucket),
 		WorkLease:     cfg.WorkLease,
 		ScheduleEvery: every,
 		DashboardURL:  cmp.Or(cfg.DashboardURL, dashboardURL(addr)),

@@ -13,16 +13,16 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/store"
 )
 
 // kept is the state make run keeps across restarts: the embedded server,
 // its table loaded from a file, and the keys the table's sealed values and
 // the cursors it issued need.
 type kept struct {
-	endpoint string          // the DynamoDB endpoint the stack uses
-	embedded *local.Embedded // nil when nothing is kept
+	endpoint string               // the DynamoDB endpoint the stack uses
+	embedded *localstack.Embedded // nil when nothing is kept
 	table    string
 	path     string // the table's file
 	loaded   bool   // the table came from the file
@@ -50,7 +50,7 @@ func openState(ctx context.Context, table, endpoint, path string, fresh bool) (*
 		k.note = "state: in memory only (SCANGATE_STATE is off or unset): nothing is kept when it stops"
 		return k, nil
 	}
-	emb, err := local.StartEmbedded()
+	emb, err := localstack.StartEmbedded()
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func openState(ctx context.Context, table, endpoint, path string, fresh bool) (*
 	}
 	n, err := emb.LoadTable(ctx, table, path)
 	switch {
-	case local.IsNoState(err):
+	case localstack.IsNoState(err):
 		k.note = fmt.Sprintf("state: none kept yet; saved to %s when make run stops (make run FRESH=1 starts empty)", path)
 	case err != nil:
 		k.close()

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/local"
+	"github.com/scangate/scangate/internal/localstack"
 )
 
 // With the table kept, the admin keeps its password: make run says so when
 // SCANGATE_ADMIN_PASSWORD is another, or when none is set and no generated
 // one is on file, and says nothing when the password works.
 func TestCheckKeptAdmin(t *testing.T) {
-	stack, err := local.Start(context.Background(), local.Options{Template: "../../template.yaml", Table: "scangate",
+	stack, err := localstack.Start(context.Background(), localstack.Options{Template: "../../template.yaml", Table: "scangate",
 		AdminUsername: "admin", AdminPassword: "the first password-1", TokenTTL: time.Hour,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {

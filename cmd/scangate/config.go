@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/scangate/scangate/pkg/cienv"
+	"github.com/scangate/scangate/internal/cienv"
 	"github.com/scangate/scangate/pkg/client"
 )
 

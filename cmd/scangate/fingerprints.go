@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/scangate/scangate/pkg/linehash"
+	"github.com/scangate/scangate/internal/linehash"
 )
 
 // fingerprintFlags are upload's flags for the hashes it adds to results.

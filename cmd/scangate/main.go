@@ -20,8 +20,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/scangate/scangate/internal/linehash"
 	"github.com/scangate/scangate/pkg/client"
-	"github.com/scangate/scangate/pkg/linehash"
 )
 
 const usage = `usage: scangate COMMAND [flags] [arguments]

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/cienv/cienvtest"
+	"github.com/scangate/scangate/internal/cienv/cienvtest"
 	"github.com/scangate/scangate/pkg/client"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/bucket"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/bucket"
 )
 
 func main() {

@@ -6,12 +6,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/fold"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/emailfold"
 )
 
 func main() {
 	f := boot.Open("create-token")
-	lambda.Start(f.API(api.CreateToken(f.Store, fold.Fold, time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.CreateToken(f.Store, emailfold.Fold, time.Now, f.Log).Handle))
 }

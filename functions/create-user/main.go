@@ -6,13 +6,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/auth/password"
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/fold"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/emailfold"
 )
 
 func main() {
 	f := boot.Open("create-user")
-	lambda.Start(f.API(api.CreateUser(f.Store, password.Argon2id{}, fold.Fold, time.Now, f.Log).Handle))
+	lambda.Start(f.API(api.CreateUser(f.Store, password.Argon2id{}, emailfold.Fold, time.Now, f.Log).Handle))
 }

@@ -9,16 +9,16 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/delivery"
-	"github.com/scangate/scangate/pkg/keys"
-	"github.com/scangate/scangate/pkg/queue"
-	"github.com/scangate/scangate/pkg/seal"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/events/delivery"
+	"github.com/scangate/scangate/internal/keys"
+	"github.com/scangate/scangate/internal/queue/deliverysqs"
+	"github.com/scangate/scangate/internal/seal"
 )
 
 func main() {
 	f := boot.Open("deliver-events")
-	q, err := queue.Open(os.Getenv)
+	q, err := deliverysqs.Open(os.Getenv)
 	f.Check(err)
 	lambda.Start(delivery.NewDeliverer(f.Store, q, seal.Lazy(keys.SecretsKey(f.Env)), f.Egress(), f.Config, time.Now, f.Log))
 }

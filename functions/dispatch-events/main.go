@@ -9,17 +9,17 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/bus"
-	"github.com/scangate/scangate/pkg/dispatch"
-	"github.com/scangate/scangate/pkg/queue"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/events/bus"
+	"github.com/scangate/scangate/internal/events/dispatch"
+	"github.com/scangate/scangate/internal/queue/deliverysqs"
 )
 
 func main() {
 	f := boot.Open("dispatch-events")
 	b, err := bus.Open(os.Getenv)
 	f.Check(err)
-	q, err := queue.Open(os.Getenv)
+	q, err := deliverysqs.Open(os.Getenv)
 	f.Check(err)
 	lambda.Start(dispatch.NewDispatcher(f.Store, b, q, time.Now, f.Log))
 }

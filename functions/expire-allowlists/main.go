@@ -7,14 +7,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/trigger"
-	"github.com/scangate/scangate/pkg/workq"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/queue/worksqs"
+	"github.com/scangate/scangate/internal/trigger"
 )
 
 func main() {
 	f := boot.Open("expire-allowlists")
-	q, err := workq.Open(os.Getenv)
+	q, err := worksqs.Open(os.Getenv)
 	f.Check(err)
 	lambda.Start(trigger.ExpireAllowlists(f.Store, f.Store.Runner(time.Now, q), time.Now, f.Log))
 }

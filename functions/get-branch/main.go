@@ -4,8 +4,8 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/boot"
 )
 
 func main() {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/bucket"
-	"github.com/scangate/scangate/pkg/trigger"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/bucket"
+	"github.com/scangate/scangate/internal/trigger"
 )
 
 func main() {

@@ -4,9 +4,9 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/keys"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/keys"
 )
 
 func main() {

@@ -6,9 +6,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/auth/password"
-	"github.com/scangate/scangate/pkg/boot"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/boot"
 )
 
 func main() {

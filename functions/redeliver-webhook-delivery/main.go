@@ -8,14 +8,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/queue"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/queue/deliverysqs"
 )
 
 func main() {
 	f := boot.Open("redeliver-webhook-delivery")
-	q, err := queue.Open(os.Getenv)
+	q, err := deliverysqs.Open(os.Getenv)
 	f.Check(err)
 	lambda.Start(f.API(api.RedeliverWebhookDelivery(f.Store, q, time.Now, f.Log).Handle))
 }

@@ -7,10 +7,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/boot"
-	"github.com/scangate/scangate/pkg/keys"
-	"github.com/scangate/scangate/pkg/seal"
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/boot"
+	"github.com/scangate/scangate/internal/keys"
+	"github.com/scangate/scangate/internal/seal"
 )
 
 func main() {

@@ -20,9 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/retry"
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/retry"
+	"github.com/scangate/scangate/internal/store"
 )
 
 // inputKey carries a call's input from the Initialize step to the fault
@@ -90,7 +90,7 @@ func New(t testing.TB) *Env {
 	e := &Env{Endpoint: os.Getenv("TEST_DYNAMODB_ENDPOINT")}
 	embedded := e.Endpoint == ""
 	if embedded {
-		emb, err := local.StartEmbedded()
+		emb, err := localstack.StartEmbedded()
 		if err != nil {
 			t.Fatal(err)
 		}

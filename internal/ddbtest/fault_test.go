@@ -18,8 +18,8 @@ import (
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/scangate/scangate/internal/ddbtest"
-	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/store"
 )
 
 func itemKey(pk string) map[string]types.AttributeValue {
@@ -144,7 +144,7 @@ func TestInjectedInternalErrorIsTheServersOwn(t *testing.T) {
 
 	// The server's own failure, on a private server that serves nothing
 	// else (EmulateFailureForTable takes the server's lock).
-	emb, err := local.StartEmbedded()
+	emb, err := localstack.StartEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/internal/store"
 )
 
 // Lag simulates the eventual consistency of DynamoDB's global secondary

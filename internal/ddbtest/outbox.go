@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/store"
 )
 
 // Outbox returns the table's event items (their partition keys begin

@@ -3,7 +3,7 @@ package ddbtest
 import (
 	"fmt"
 
-	"github.com/scangate/scangate/pkg/scangate"
+	"github.com/scangate/scangate/internal/scangate"
 )
 
 // GroupScans are scans of one vulnerability: n scans of per findings

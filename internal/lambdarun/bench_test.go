@@ -29,20 +29,20 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/auth"
+	"github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/bucket"
+	"github.com/scangate/scangate/internal/config"
+	"github.com/scangate/scangate/internal/emailfold"
 	"github.com/scangate/scangate/internal/lambdarun"
+	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/localstack/gateway"
+	"github.com/scangate/scangate/internal/ops"
+	"github.com/scangate/scangate/internal/queue/work"
+	"github.com/scangate/scangate/internal/scangate"
 	"github.com/scangate/scangate/internal/secretstest"
-	"github.com/scangate/scangate/pkg/api"
-	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/auth/password"
-	"github.com/scangate/scangate/pkg/bucket"
-	"github.com/scangate/scangate/pkg/config"
-	"github.com/scangate/scangate/pkg/fold"
-	"github.com/scangate/scangate/pkg/gateway"
-	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/ops"
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
-	"github.com/scangate/scangate/pkg/work"
+	"github.com/scangate/scangate/internal/store"
 )
 
 // functions are the Lambdas measured, after the baseline: every function
@@ -194,7 +194,7 @@ func tokenEvents(b testing.TB, st *store.Store, admin string, n int) map[string]
 
 func newFixture(b testing.TB) fixture {
 	ctx := context.Background()
-	emb, err := local.StartEmbedded()
+	emb, err := localstack.StartEmbedded()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func newFixture(b testing.TB) fixture {
 	}
 	st := store.New(db, "bench")
 	const adminPassword = "bench-password-1"
-	bootstrap := auth.Bootstrap{Store: st, Passwords: password.Argon2id{}, Fold: fold.Fold, Who: scangate.Who{RequestID: "bench-bootstrap"}}
+	bootstrap := auth.Bootstrap{Store: st, Passwords: password.Argon2id{}, Fold: emailfold.Fold, Who: scangate.Who{RequestID: "bench-bootstrap"}}
 	if _, err := bootstrap.Admin(ctx, "admin", "admin@example.com", adminPassword); err != nil {
 		b.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func newFixture(b testing.TB) fixture {
 		b.Fatal(err)
 	}
 	proxy := adminProxy(tok)
-	if err := local.Seed(ctx, st, time.Now()); err != nil {
+	if err := localstack.Seed(ctx, st, time.Now()); err != nil {
 		b.Fatal(err)
 	}
 	// A branch analysis: branch 1 (main) of repository 101.
@@ -248,7 +248,7 @@ func newFixture(b testing.TB) fixture {
 	// The keys, read from a stand-in of Secrets Manager at first use, as
 	// on AWS.
 	keys := secretstest.Start(b, map[string]string{"cursor-key": strings.Repeat("A", 64),
-		"secrets-key": base64.StdEncoding.EncodeToString([]byte(local.HarnessSecretsKey))})
+		"secrets-key": base64.StdEncoding.EncodeToString([]byte(localstack.HarnessSecretsKey))})
 	fx := fixture{
 		store: st, s3url: s3url,
 		env: []string{"TABLE_NAME=bench", "DYNAMODB_ENDPOINT=" + emb.URL, "LOG_LEVEL=ERROR", "CURSOR_KEY_ID=cursor-key",
@@ -518,7 +518,7 @@ func argon2Symbols(b *testing.B, bin string) int {
 // An operation added without one would stop the benchmark at it.
 func TestEveryFunctionHasABenchEvent(t *testing.T) {
 	fx := newFixture(t)
-	d := fixtureDeps{fx: fx, bucket: openBucket(t, fx.s3url), EventDeps: local.NewEventDeps()}
+	d := fixtureDeps{fx: fx, bucket: openBucket(t, fx.s3url), EventDeps: localstack.NewEventDeps()}
 	for _, op := range ops.Operations() {
 		if fx.events[op.Name] == nil {
 			t.Errorf("the cold-start fixture has no event for %s", op.Name)
@@ -538,7 +538,7 @@ func TestEveryFunctionHasABenchEvent(t *testing.T) {
 type fixtureDeps struct {
 	fx     fixture
 	bucket *bucket.Bucket
-	local.EventDeps
+	localstack.EventDeps
 }
 
 func (d fixtureDeps) Store() *store.Store    { return d.fx.store }

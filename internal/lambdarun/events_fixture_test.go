@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/seal"
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/seal"
+	"github.com/scangate/scangate/internal/store"
 )
 
 // eventsFixture adds to the fixture what the event functions need: a
@@ -28,7 +28,7 @@ import (
 // that they read the table and call nothing else.
 func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string, params map[string]string, body string) []byte, n int) (map[string]func(int) []byte, []string) {
 	ctx := context.Background()
-	box, err := seal.New([]byte(local.HarnessSecretsKey))
+	box, err := seal.New([]byte(localstack.HarnessSecretsKey))
 	if err != nil {
 		b.Fatal(err)
 	}

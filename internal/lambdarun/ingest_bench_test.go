@@ -21,12 +21,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/scangate/scangate/internal/auth"
+	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/lambdarun"
-	"github.com/scangate/scangate/pkg/auth"
-	"github.com/scangate/scangate/pkg/bucket"
-	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
+	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/store"
 )
 
 const benchBucket = "scangate-bench"
@@ -34,7 +34,7 @@ const benchBucket = "scangate-bench"
 // startS3 starts the embedded S3 server with the bench bucket.
 func startS3(b testing.TB) string {
 	b.Helper()
-	srv, err := local.StartEmbeddedS3()
+	srv, err := localstack.StartEmbeddedS3()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func BenchmarkIngest(b *testing.B) {
 	ctx := context.Background()
 	endpoint := os.Getenv("TEST_DYNAMODB_ENDPOINT")
 	if endpoint == "" {
-		emb, err := local.StartEmbedded()
+		emb, err := localstack.StartEmbedded()
 		if err != nil {
 			b.Fatal(err)
 		}

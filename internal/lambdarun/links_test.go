@@ -6,20 +6,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scangate/scangate/pkg/ops"
+	"github.com/scangate/scangate/internal/ops"
 )
 
 // TestFunctionsLinkOnlyWhatTheyUse reads every function's dependencies
 // (go list, for the Lambda build tags): none links the SDK's default
 // credential chain, the embedded DynamoDB server, the local gateway,
-// YAML, the operations table (pkg/ops, which links every handler) or
+// YAML, the operations table (internal/ops, which links every handler) or
 // oklog/ulid (its initialisation seeds a random source at every start),
 // only the functions that hash or check a password link argon2, only the
 // functions of large uploads and the dashboard's publisher link the S3
 // client, only the publisher links the dashboard's files, only the
 // functions that queue deliveries or dispatch durable work link the SQS
 // client, only the dispatcher the EventBridge client, only the deliverer
-// go-github, and none the SDK's Secrets Manager client (pkg/keys reads the
+// go-github, and none the SDK's Secrets Manager client (internal/keys reads the
 // keys with the SDK's signer, for its cold start).
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
@@ -40,8 +40,8 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
 		"github.com/aws/aws-sdk-go-v2/service/sts", "github.com/aws/aws-sdk-go-v2/service/sso",
 		"github.com/truora/minidyn", "github.com/johannesboyne/gofakes3", "gopkg.in/yaml.v3",
-		"github.com/scangate/scangate/pkg/gateway", "github.com/scangate/scangate/pkg/local",
-		"github.com/scangate/scangate/pkg/ops", "github.com/oklog/ulid",
+		"github.com/scangate/scangate/internal/localstack/gateway", "github.com/scangate/scangate/internal/localstack",
+		"github.com/scangate/scangate/internal/ops", "github.com/oklog/ulid",
 	}
 	for _, op := range ops.Operations() {
 		list, ok := deps[op.Name]
@@ -76,7 +76,7 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload" || op.Name == "publish-dashboard"; s3 != bucket {
 			t.Errorf("%s: links the S3 client %v, uses a bucket %v", op.Name, s3, bucket)
 		}
-		if dash := slices.Contains(list, "github.com/scangate/scangate/pkg/dashboard"); dash != (op.Name == "publish-dashboard") {
+		if dash := slices.Contains(list, "github.com/scangate/scangate/internal/dashboard"); dash != (op.Name == "publish-dashboard") {
 			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
 		}
 		sends := op.Name == "create-allowlist" || op.Name == "update-allowlist" || op.Name == "expire-allowlists"

@@ -19,10 +19,10 @@ import (
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/lambdarun"
-	"github.com/scangate/scangate/pkg/local"
-	"github.com/scangate/scangate/pkg/scangate"
-	"github.com/scangate/scangate/pkg/store"
-	"github.com/scangate/scangate/pkg/work"
+	"github.com/scangate/scangate/internal/localstack"
+	"github.com/scangate/scangate/internal/queue/work"
+	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/store"
 )
 
 // benchWorkers is how many work functions run at once in the benchmark
@@ -68,7 +68,7 @@ func reevalSizes(b *testing.B) []int {
 // findings of one vulnerability, in N/50 scans of 10 per pull request
 // (a million findings in 20,000 scans), on DynamoDB Local (make bench) or
 // the embedded server, fanned out at every size (BenchmarkReevaluate in
-// pkg/api measures a change of 10,000 findings run in its request): the
+// internal/api measures a change of 10,000 findings run in its request): the
 // findings are loaded with store.BulkLoad; then,
 // in the same table, a raw-rate probe writes findings-sized items with
 // plain BatchWriteItem at the re-evaluation's concurrency (benchWorkers
@@ -87,7 +87,7 @@ func BenchmarkReevaluateFanOut(b *testing.B) {
 	ctx := context.Background()
 	endpoint := os.Getenv("TEST_DYNAMODB_ENDPOINT")
 	if endpoint == "" {
-		emb, err := local.StartEmbedded()
+		emb, err := localstack.StartEmbedded()
 		if err != nil {
 			b.Fatal(err)
 		}

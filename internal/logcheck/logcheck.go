@@ -20,7 +20,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/scangate/scangate/pkg/metrics"
+	"github.com/scangate/scangate/internal/metrics"
 )
 
 // minSecret is the shortest value taken for a secret: shorter ones (a

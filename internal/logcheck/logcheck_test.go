@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/scangate/scangate/internal/logcheck"
-	"github.com/scangate/scangate/pkg/metrics"
+	"github.com/scangate/scangate/internal/metrics"
 )
 
 // TestSinkFindsSecretsAndBadMetrics: a secret of a request's body or

@@ -1,5 +1,5 @@
 // Package receivertest runs, for tests, the webhook receiver written in
-// another language: pkg/webhook/testdata/receiver/receiver.py, which
+// another language: internal/events/webhook/testdata/receiver/receiver.py, which
 // verifies every delivery with the Standard Webhooks library for Python
 // (PyPI standardwebhooks, pinned in its requirements.txt). make
 // test-webhooks installs it into .build/webhook-venv and sets

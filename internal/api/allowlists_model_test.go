@@ -1,0 +1,560 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/scangate/scangate/internal/ddbtest"
+	"github.com/scangate/scangate/internal/queue/work"
+	"github.com/scangate/scangate/internal/retry"
+	"github.com/scangate/scangate/internal/scangate"
+	"github.com/scangate/scangate/internal/store"
+	"github.com/scangate/scangate/internal/trigger"
+)
+
+// modelScan is what the brute-force model knows of a recorded scan.
+type modelScan struct {
+	id        int
+	typ       scangate.ScanType
+	category  string
+	status    string
+	repo, vc  int64
+	pr        string
+	prID      int
+	createdAt string
+	findings  []scangate.FindingRef // type, repo and vc filled in
+	sevs      []scangate.Severity   // each finding's
+}
+
+// modelPolicy is what the model knows of the gate policy.
+type modelPolicy struct {
+	global scangate.Policy
+	repos  map[int64]*scangate.PolicyOverride
+}
+
+// modelRule is what the model knows of an allowlist: its rule and expiry.
+type modelRule struct {
+	scangate.Rule
+	expires *time.Time
+}
+
+// tryOK is mustOK for other goroutines than the test's; a change whose
+// work runs on (202: the scheduled function of the same round took it
+// over) is made too.
+func tryOK(t *testing.T, resp events.APIGatewayProxyResponse) (map[string]any, bool) {
+	if resp.StatusCode != 200 && resp.StatusCode != 201 && resp.StatusCode != 202 {
+		t.Errorf("status %d: %s", resp.StatusCode, resp.Body)
+		return nil, false
+	}
+	return decode(t, resp), true
+}
+
+// randomRule is a random allowlist body over a small vocabulary, so that
+// rules and findings meet often.
+func randomRule(r *rand.Rand, partial bool) (string, map[string]any) {
+	m := map[string]any{}
+	maybe := func(k string, v any) {
+		if !partial || r.IntN(2) == 0 {
+			m[k] = v
+		}
+	}
+	typ := []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]
+	maybe("type", typ)
+	names := []string{"sha256:aa", "sha256:bb", "CVE-1", "cve-1", "CVE-2", "ghsa-1"}
+	maybe("name", names[r.IntN(len(names))])
+	maybe("active", r.IntN(4) != 0)
+	maybe("global_", r.IntN(4) == 0)
+	maybe("repos", []int64{int64(100 + r.IntN(3))}[:r.IntN(2)])
+	maybe("vcs", []int64{int64(10 + r.IntN(2))}[:r.IntN(2)])
+	if r.IntN(3) == 0 {
+		maybe("paths", [][]string{{}, {"src/**"}, {"test/**", "**/*.md"}}[r.IntN(3)])
+	}
+	if r.IntN(3) == 0 {
+		fps := [][]string{{"fa"}, {"fa", "fb"}, {"fb"}}
+		if partial {
+			fps = append(fps, []string{}) // any fingerprint again: on modify only
+		}
+		maybe("fingerprints", fps[r.IntN(len(fps))])
+	}
+	switch r.IntN(4) {
+	case 0:
+		maybe("expires_at", future(time.Duration(1+r.IntN(3))*time.Hour))
+	case 1:
+		if partial {
+			maybe("expires_at", "never")
+		}
+	}
+	if !partial {
+		m["type"], m["name"] = typ, names[r.IntN(len(names))]
+	}
+	b, _ := json.Marshal(m)
+	return string(b), m
+}
+
+func applyRule(rule modelRule, m map[string]any) modelRule {
+	if v, ok := m["type"]; ok {
+		rule.Type = scangate.ScanType(v.(string))
+	}
+	if v, ok := m["name"]; ok {
+		rule.Name = v.(string)
+	}
+	if v, ok := m["active"]; ok {
+		rule.Active = v.(bool)
+	}
+	if v, ok := m["global_"]; ok {
+		rule.Global = v.(bool)
+	}
+	if v, ok := m["repos"]; ok {
+		rule.Repos = v.([]int64)
+	}
+	if v, ok := m["vcs"]; ok {
+		rule.Vcs = v.([]int64)
+	}
+	if v, ok := m["paths"]; ok {
+		rule.Paths = v.([]string)
+	}
+	if v, ok := m["fingerprints"]; ok {
+		rule.Fingerprints = v.([]string)
+	}
+	switch v, ok := m["expires_at"]; {
+	case !ok:
+	case v == "never":
+		rule.expires, rule.Expired = nil, false
+	default:
+		t, _ := time.Parse(time.RFC3339Nano, v.(string))
+		rule.expires, rule.Expired = &t, false
+	}
+	return rule
+}
+
+// randomFindings are up to three findings of a type over a small
+// vocabulary of names, aliases, paths, fingerprints (or none: derived,
+// which no allowlist lists) and severities.
+func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef, []scangate.Severity, string) {
+	var refs []scangate.FindingRef
+	var sevs []scangate.Severity
+	var objs []string
+	for range r.IntN(4) {
+		f := scangate.FindingRef{Type: typ, Path: []string{"", "src/a.go", "test/b.go", "docs/c.md"}[r.IntN(4)]}
+		if typ == scangate.ScanVulnerability {
+			f.Name = []string{"CVE-1", "cve-1", "CVE-2"}[r.IntN(3)]
+			f.Aliases = [][]string{nil, {"GHSA-1"}, {"cve-2"}}[r.IntN(3)]
+		} else {
+			f.Name = []string{"sha256:aa", "sha256:bb"}[r.IntN(2)]
+		}
+		o := map[string]any{"name": f.Name}
+		sev := scangate.SeverityHigh
+		if k := r.IntN(6); k < 5 {
+			sev = scangate.Severity(scangate.Severities[k])
+			o["severity"] = sev
+		}
+		if f.Path != "" {
+			o["path"] = f.Path
+		}
+		if f.Aliases != nil {
+			o["aliases"] = f.Aliases
+		}
+		f.Fingerprint = []string{"fa", "fb", "derived"}[r.IntN(3)]
+		if f.Fingerprint != "derived" {
+			o["fingerprint"] = f.Fingerprint
+		}
+		b, _ := json.Marshal(o)
+		refs, sevs, objs = append(refs, f), append(sevs, sev), append(objs, string(b))
+	}
+	return refs, sevs, "[" + strings.Join(objs, ",") + "]"
+}
+
+// randomPolicy is a random policy body over a small vocabulary; a
+// repository's override (repo != 0) may leave members out, or be deleted
+// (nil body).
+func randomPolicy(r *rand.Rand, repo int64) (*string, *scangate.PolicyOverride) {
+	if repo != 0 && r.IntN(4) == 0 {
+		return nil, nil
+	}
+	o := &scangate.PolicyOverride{}
+	m := map[string]any{}
+	if repo == 0 || r.IntN(2) == 0 {
+		bs := map[string]any{}
+		o.BlockSeverity = map[scangate.ScanType]scangate.Severity{}
+		for _, t := range scangate.ScanTypes {
+			if r.IntN(3) > 0 {
+				sev := scangate.Severity(scangate.Severities[r.IntN(5)])
+				bs[t], o.BlockSeverity[scangate.ScanType(t)] = sev, sev
+			}
+		}
+		m["block_severity"] = bs
+	}
+	if repo == 0 || r.IntN(2) == 0 {
+		req := []scangate.Requirement{}
+		for _, c := range []scangate.Requirement{{Type: scangate.ScanSecret, Category: "a"}, {Type: scangate.ScanVulnerability, Category: "b"}} {
+			if r.IntN(2) == 0 {
+				req = append(req, c)
+			}
+		}
+		m["required"], o.Required = req, &req
+	}
+	if repo == 0 || r.IntN(2) == 0 {
+		b := r.IntN(2) == 0
+		m["block_on_missing"], o.BlockOnMissing = b, &b
+	}
+	body, _ := json.Marshal(m)
+	str := string(body)
+	return &str, o
+}
+
+// TestAllowlistsRandomized runs random sequences of scan recordings (of
+// random categories and severities), allowlist creations and changes and
+// gate policy changes, some at once, and after every round compares every
+// stored count, block status and gate with a brute-force model (the
+// allowlists and the policy as they are), and check finds no drift.
+func TestAllowlistsRandomized(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
+			randomized(t, newHarness(t), seed, nil)
+		})
+	}
+}
+
+// TestAllowlistsRandomizedFannedOut is TestAllowlistsRandomized with
+// every re-evaluation of more than 2 findings dispatched to a queue in
+// steps of about 4 (a store so configured), whose messages are handled
+// by the work function in goroutines of their own, every third twice at
+// once, while the round's recordings, allowlist changes, policy changes
+// and expiries go on: at the end of each round the queue is drained,
+// the scheduled function finishes what is left, and check and the model
+// agree.
+func TestAllowlistsRandomizedFannedOut(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(5); seed <= 7; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			h.store = store.New(h.env.DB, h.env.Table, store.WithRetry(retry.Default), store.WithReevaluation(2, 4))
+			q := &stepQueue{t: t, handle: trigger.RunWork(h.store.Runner(time.Now, nil), h.log)}
+			h.queue = q
+			randomized(t, h, seed, q)
+			if q.sent.Load() == 0 {
+				t.Error("no work was dispatched: the test does not fan out")
+			}
+			t.Logf("%d step messages", q.sent.Load())
+		})
+	}
+}
+
+// stepQueue delivers each message it is sent to the work function in a
+// goroutine of its own, every third one twice at once, and again while
+// the function answers it failed (a partial batch response).
+type stepQueue struct {
+	t      *testing.T
+	handle trigger.QueueHandler
+	sent   atomic.Int64
+	wg     sync.WaitGroup
+}
+
+func (q *stepQueue) Send(_ context.Context, bodies []string) error {
+	for _, b := range bodies {
+		n := q.sent.Add(1)
+		for c := range 1 + int(n%3/2) {
+			id := fmt.Sprintf("m%d-%d", n, c)
+			q.wg.Go(func() {
+				for attempt := 0; ; attempt++ {
+					resp, err := q.handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: id, Body: b}}})
+					if err == nil && len(resp.BatchItemFailures) == 0 {
+						return
+					}
+					if attempt == 20 {
+						q.t.Errorf("message %s %s: %+v %v", id, b, resp, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	return nil
+}
+
+// settle drains the queue and has the scheduled function (at at) take
+// over what is left, until no work runs.
+func (q *stepQueue) settle(h *harness, at time.Time) {
+	for range 10 {
+		q.wg.Wait()
+		r, err := h.store.Check(context.Background())
+		if err != nil {
+			q.t.Fatal(err)
+		}
+		if len(r.Running) == 0 {
+			return
+		}
+		h.expireAt(at.Add(work.DefaultDispatchLease + time.Minute))
+	}
+	q.t.Fatal("work still running after the queue drained ten times")
+}
+
+// randomized runs rounds of random concurrent changes on h, with seed,
+// and compares the service with a brute-force model after each; q, when
+// set, is the queue of the work the rounds dispatch.
+func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
+	r := rand.New(rand.NewPCG(seed, 99))
+	var mu sync.Mutex
+	rules := map[int]modelRule{}
+	policy := modelPolicy{global: scangate.DefaultPolicy(), repos: map[int64]*scangate.PolicyOverride{}}
+	start := time.Now()
+	var scans []modelScan
+	for round := 0; round < 8; round++ {
+		var wg sync.WaitGroup
+		busy := map[int]bool{} // one change per allowlist per round: their order is then known
+		policyBusy := false    // one policy change per round, likewise
+		for op := 0; op < 6; op++ {
+			switch k := r.IntN(4); {
+			case k == 0 || len(rules) == 0:
+				body, m := randomRule(r, false)
+				wg.Go(func() {
+					a, ok := tryOK(t, h.allow(body))
+					if !ok {
+						return
+					}
+					mu.Lock()
+					rules[int(a["id"].(float64))] = applyRule(modelRule{Rule: scangate.Rule{Active: true}}, m)
+					mu.Unlock()
+				})
+			case k == 1:
+				mu.Lock()
+				id := 1 + r.IntN(len(rules))
+				mu.Unlock()
+				if busy[id] {
+					continue
+				}
+				busy[id] = true
+				body, m := randomRule(r, true)
+				wg.Go(func() {
+					if _, ok := tryOK(t, h.modify(id, body)); !ok {
+						return
+					}
+					mu.Lock()
+					rules[id] = applyRule(rules[id], m)
+					mu.Unlock()
+				})
+			case k == 2 && !policyBusy:
+				policyBusy = true
+				repo := []int64{0, 0, 100, 101}[r.IntN(4)]
+				body, o := randomPolicy(r, repo)
+				wg.Go(func() {
+					var resp events.APIGatewayProxyResponse
+					if body == nil {
+						resp = h.call("delete-repo-gate-policy", request{caller: &h.admin, params: map[string]string{"repo_id": fmt.Sprint(repo)}})
+					} else {
+						resp = h.setPolicy(int(repo), *body)
+					}
+					if _, ok := tryOK(t, resp); !ok {
+						return
+					}
+					mu.Lock()
+					if repo == 0 {
+						policy.global = scangate.DefaultPolicy().With(o)
+					} else {
+						policy.repos[repo] = o
+					}
+					mu.Unlock()
+				})
+			default:
+				s := scanReq{VcID: int64(10 + r.IntN(2)), RepoID: int64(100 + r.IntN(3)), PR: int64(1 + r.IntN(3)),
+					Status: scangate.ScanStatuses[r.IntN(4)], Type: []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]}
+				category := []string{"a", "b", "default"}[r.IntN(3)]
+				refs, sevs, findings := randomFindings(r, scangate.ScanType(s.Type))
+				body := fmt.Sprintf(`{"scan_type":%q,"vc_type":"github","vc_id":%d,"vc_name":"v","repo_id":%d,"repo_name":"o/r",`+
+					`"webhook_id":3,"status":%q,"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"},"findings":%s,"category":%q}`,
+					s.Type, s.VcID, s.RepoID, s.Status, s.PR, findings, category)
+				for i := range refs {
+					refs[i].RepoID, refs[i].VcID = s.RepoID, s.VcID
+				}
+				wg.Go(func() {
+					sc, ok := tryOK(t, h.call("record-scan", jsonReq(&h.admin, body)))
+					if !ok {
+						return
+					}
+					mu.Lock()
+					scans = append(scans, modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanType(s.Type), category: category,
+						status: s.Status, repo: s.RepoID, vc: s.VcID, pr: fmt.Sprint(s.VcID, s.RepoID, s.PR), prID: int(sc["pr_id"].(float64)),
+						createdAt: sc["created_at"].(string), findings: refs, sevs: sevs})
+					mu.Unlock()
+				})
+			}
+		}
+		// Some rounds, the scheduled function runs while the changes
+		// do, at a time half an hour later each round; once they are
+		// done it runs again, so that every expiry due is applied.
+		at := start.Add(time.Duration(round) * 30 * time.Minute)
+		if round%2 == 1 {
+			wg.Go(func() { h.expireAt(at) })
+		}
+		wg.Wait()
+		h.expireAt(at)
+		if q != nil {
+			q.settle(h, at)
+		}
+		for id, rule := range rules {
+			if rule.expires != nil && !rule.expires.After(at) {
+				rule.Expired = true
+				rules[id] = rule
+			}
+		}
+		h.noDrift()
+		compareModel(t, h, scans, rules, policy)
+	}
+}
+
+// compareModel compares every scan's counts, every newest scan's block
+// status and every PR's gate with what the model decides: a finding
+// counts unless a rule covers it; the newest scan of each (type,
+// category) of a PR stands for it; the policy judges them.
+func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]modelRule, policy modelPolicy) {
+	t.Helper()
+	sev := map[int]scangate.SevCounts{}
+	newest := map[int]map[string]modelScan{} // by PR id, then type#category
+	for _, s := range scans {
+		var c scangate.SevCounts
+		for i, f := range s.findings {
+			covered := false
+			for _, rule := range rules {
+				covered = covered || rule.Covers(f)
+			}
+			if !covered {
+				c.Add(s.sevs[i], 1)
+			}
+		}
+		sev[s.id] = c
+		if newest[s.prID] == nil {
+			newest[s.prID] = map[string]modelScan{}
+		}
+		k := string(s.typ) + "#" + s.category
+		if o, ok := newest[s.prID][k]; !ok || s.createdAt > o.createdAt || s.createdAt == o.createdAt && s.id > o.id {
+			newest[s.prID][k] = s
+		}
+	}
+	for _, s := range scans {
+		sc := mustOK(t, h.get(&h.admin, strconv.Itoa(s.id)))
+		secrets, vulns := scangate.CategoryScan{Type: s.typ, Sev: sev[s.id]}.Counts()
+		if sc["secret_count"] != float64(secrets) || sc["vulnerability_count"] != float64(vulns) {
+			t.Errorf("scan %d: %v/%v; the model says %v/%v", s.id, sc["secret_count"], sc["vulnerability_count"], secrets, vulns)
+		}
+	}
+	for prID, cats := range newest {
+		var repo int64
+		var list []scangate.CategoryScan
+		for _, s := range cats {
+			repo = s.repo
+			list = append(list, scangate.CategoryScan{Type: s.typ, Category: s.category, ScanID: int64(s.id), Status: s.status, Sev: sev[s.id]})
+		}
+		p := policy.global.With(policy.repos[repo])
+		want := scangate.Decide(p, list, scangate.Time{})
+		g := h.gate(prID)
+		var got []string
+		for _, r := range g["reasons"].([]any) {
+			m := r.(map[string]any)
+			got = append(got, fmt.Sprintf("%s:%s/%s:%v", m["kind"], m["scan_type"], m["category"], m["count"]))
+		}
+		var exp []string
+		for _, r := range want.Reasons {
+			exp = append(exp, fmt.Sprintf("%s:%s/%s:%d", r.Kind, r.Type, r.Category, r.Count))
+		}
+		if g["blocked"] != want.Blocked || !slices.Equal(got, exp) {
+			t.Errorf("PR %d: blocked %v by %v; the model says %v by %v", prID, g["blocked"], got, want.Blocked, exp)
+		}
+		for _, c := range list {
+			if _, _, b := h.counts(int(c.ScanID)); b != p.ScanBlocks(c.Type, c.Status, c.Sev) {
+				t.Errorf("scan %d, the newest %s#%s of PR %d: block status %v; the model says %v", c.ScanID, c.Type, c.Category, prID, b, !b)
+			}
+		}
+	}
+}
+
+// TestAllowlistFailureMidway fails the database in the middle of a
+// re-evaluation: the change is made, and answers 202 with its
+// re-evaluation running; the scheduled function completes it, nobody
+// sending anything again, counting nothing twice.
+func TestAllowlistFailureMidway(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	// 30 scans of 40 findings each of one vulnerability: re-evaluating
+	// them takes several transactions.
+	names := make([]string, 40)
+	for i := range names {
+		names[i] = "CVE-2021-44228"
+	}
+	for i := range 30 {
+		mustOK(t, h.record(scanReq{Type: "VULNERABILITY", Status: "completed", PR: int64(1 + i%5), RepoID: int64(100 + i%3), Findings: names}))
+	}
+	mustOK(t, h.allow(`{"type":"VULNERABILITY","name":"CVE-2021-44228","repos":[100]}`))
+	h.noDrift()
+
+	// From the third transaction on, every attempt of every call fails
+	// with an HTTP 500: the database goes down midway.
+	var txs atomic.Int64
+	var down atomic.Bool
+	hook := func(op string) {
+		if op == "TransactWriteItems" && txs.Add(1) == 3 {
+			down.Store(true)
+		}
+	}
+	fault := func(string, any) error {
+		if down.Load() {
+			return ddbtest.InternalServerError()
+		}
+		return nil
+	}
+	h.env.Hook.Store(&hook)
+	h.env.Fault.Store(&fault)
+	resp := h.modify(1, `{"repos":[101, 102]}`)
+	h.env.Hook.Store(nil)
+	h.env.Fault.Store(nil)
+	if !down.Load() {
+		t.Fatalf("the modify made %d transactions; the test needs at least 3", txs.Load())
+	}
+	id := expectRunning(t, resp)["reevaluation"].(map[string]any)["id"]
+	r := h.reevaluation(id)
+	if r["status"] != "running" || r["findings_total"] != 1200.0 || r["secrets_updated"] != nil {
+		t.Errorf("the re-evaluation before the scheduled function: %v", r)
+	}
+	if rep, _ := h.env.Store.Check(t.Context()); len(rep.Drift) > 0 || len(rep.Running) != 1 || len(rep.Pending) == 0 {
+		t.Fatalf("check after the failure: drift %v, running %v, pending %d: the test does not fail midway", rep.Drift, rep.Running, len(rep.Pending))
+	}
+	// The request could not give its lease up (the database was down):
+	// the scheduled function takes the work over once the lease has run
+	// out.
+	h.expireAt(time.Now().Add(work.DefaultLease + time.Second))
+	h.noDrift()
+	for id := 1; id <= 30; id++ {
+		_, v, _ := h.counts(id)
+		want := 0.0
+		if (id-1)%3 == 0 {
+			want = 40
+		}
+		if v != want {
+			t.Errorf("scan %d: %v vulnerabilities; want %v", id, v, want)
+		}
+	}
+	r = h.reevaluation(id)
+	if r["status"] != "complete" || r["findings_total"] != 1200.0 || r["findings_done"] != 1200.0 || r["vulnerabilities_updated"] != 1200.0 ||
+		r["secrets_updated"] != 0.0 || r["completed_at"] == nil || r["cause"] != "allowlist" || r["allowlist_id"] != 1.0 {
+		t.Errorf("the re-evaluation once complete: %v", r)
+	}
+}
+
+// reevaluation reads GET /reevaluations/{id}.
+func (h *harness) reevaluation(id any) map[string]any {
+	h.t.Helper()
+	return mustOK(h.t, h.read("get-reevaluation", &h.admin, map[string]string{"reevaluation_id": fmt.Sprint(id)}, ""))
+}
