@@ -17,5 +17,5 @@ func main() {
 	f := boot.Open("get-pr-sarif")
 	b, err := bucket.Open(os.Getenv)
 	f.Check(err)
-	lambda.Start(f.API(api.GetPRSARIF(f.Store, b, api.SARIFInlineMax, f.Log).Handle))
+	lambda.Start(f.API(api.GetPRSARIF(f.Store, b, f.Config.SARIFInlineMax, f.Log).Handle))
 }

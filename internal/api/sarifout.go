@@ -45,7 +45,8 @@ const SARIFContentType = "application/sarif+json"
 const (
 	// SARIFInlineMax bounds a log answered inline, as Lambda's response
 	// carries it (escaped in a JSON string): Lambda takes 6 MB, the rest
-	// is headroom for the envelope and headers.
+	// is headroom for the envelope and headers (config's
+	// MaxSARIFInlineBytes).
 	SARIFInlineMax = 5 << 20
 	// SARIFDownloadTTL is how long the link to a larger log is valid.
 	SARIFDownloadTTL = 15 * time.Minute
@@ -68,8 +69,12 @@ type sarifDownloadBody struct {
 // bytes as Lambda's response escapes them it is the answer (200,
 // application/sarif+json); a larger one is written to the bucket as it is
 // read and the answer is 303 See Other to a presigned GET of it, valid
-// SARIFDownloadTTL.
+// SARIFDownloadTTL. An inlineMax of 0 or above SARIFInlineMax is
+// SARIFInlineMax.
 func GetPRSARIF(st SARIFReader, dl Downloads, inlineMax int, log *slog.Logger) Endpoint {
+	if inlineMax <= 0 || inlineMax > SARIFInlineMax {
+		inlineMax = SARIFInlineMax
+	}
 	return Endpoint{Name: "GetPRSARIF", Roles: readRoles, RepoScope: true, Log: log,
 		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
 			id, err := PathID(req, "pr_id")

@@ -191,7 +191,7 @@ func Operations() []Operation {
 		{Name: "list-branches", API: func(d Deps) api.Handler { return api.ListBranches(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "list-pr-absent", API: func(d Deps) api.Handler { return api.ListAbsent(d.Store(), d.Cursors(), d.Log()).Handle }},
 		{Name: "get-pr-sarif", API: func(d Deps) api.Handler {
-			return api.GetPRSARIF(d.Store(), d.Bucket(), api.SARIFInlineMax, d.Log()).Handle
+			return api.GetPRSARIF(d.Store(), d.Bucket(), d.Config().SARIFInlineMax, d.Log()).Handle
 		}},
 	}, eventOperations()...)
 }

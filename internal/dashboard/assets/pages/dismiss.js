@@ -3,9 +3,8 @@
 // fingerprint (POST /whitelist with fingerprints), with a reason chosen
 // and a comment typed (both required).
 
-import {call, Problem} from '../api.js';
 import {h, field, fieldError, select, alert} from '../dom.js';
-import {reasons, changedText, allowlistLink, pointerField} from '../rules.js';
+import {reasons, changedText, allowlistLink, createAllowlist} from '../rules.js';
 
 // dismiss builds the form for finding f of scan s; done(message) follows
 // the creation, cancel closes it.
@@ -39,21 +38,7 @@ export function dismiss(f, s, done, cancel) {
       return;
     }
     const body = {type: s.scan_type, name: f.name, reason: reason.value, repos: [s.repo_id], fingerprints: [f.fingerprint], comment: comment.value};
-    submit.disabled = true;
-    try {
-      const r = await call('POST', '/whitelist', {body});
-      done(h('span', {}, 'Dismissed with ', allowlistLink(r.id), '. ', changedText(r)));
-    } catch (err) {
-      errors.append(alert(err.message));
-      if (err instanceof Problem) {
-        for (const fe of err.errors) {
-          const c = controls[pointerField(fe.pointer)];
-          if (c) fieldError(c, fe.detail);
-        }
-      }
-    } finally {
-      submit.disabled = false;
-    }
+    await createAllowlist(body, {submit, errors, controls}, (r) => done(h('span', {}, 'Dismissed with ', allowlistLink(r.id), '. ', changedText(r))));
   });
   return {form, focus: () => {
     heading.scrollIntoView({block: 'start'});
