@@ -15,6 +15,7 @@ WEBHOOK_VENV     := .build/webhook-venv
 WEBHOOK_RECEIVER := internal/events/webhook/testdata/receiver
 OCTOKIT          := .build/octokit
 OIDC_PROVIDER    := .build/oidc-provider
+SARIF_MULTITOOL  := .build/sarif-multitool
 
 DDB_LOCAL      := .cache/dynamodb-local
 DDB_LOCAL_PORT ?= 8765
@@ -34,7 +35,7 @@ DIST_COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 DIST_DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 DIST_LDFLAGS   := -s -w -buildid= -X main.version=$(DIST_VERSION) -X main.commit=$(DIST_COMMIT) -X main.date=$(DIST_DATE)
 
-.PHONY: generate build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github test-oidc bench load fuzz fuzz-go validate lint tools clean dist
+.PHONY: generate build run test test-browser test-race test-dynamodb-local test-s3 test-scanners test-webhooks test-github test-oidc test-sarif-out bench load fuzz fuzz-go validate lint tools clean dist
 
 ## generate: every functions/<op>/main.go and template.yaml's function blocks, from the
 ## operations table (internal/ops); run it after changing the table (a test fails until then)
@@ -177,6 +178,20 @@ $(OIDC_PROVIDER)/.installed: .ci/oidc-provider/package.json .ci/oidc-provider/pa
 	mkdir -p $(OIDC_PROVIDER)
 	cp .ci/oidc-provider/package.json .ci/oidc-provider/package-lock.json .ci/oidc-provider/issuer.mjs $(OIDC_PROVIDER)/
 	cd $(OIDC_PROVIDER) && npm ci --no-audit --no-fund
+
+## test-sarif-out: GET /pr/{pr_id}/sarif of a PR of 25,000 findings (through the bucket), checked
+## against the SARIF 2.1.0 schema and by the SARIF SDK's multitool (npm @microsoft/sarif-multitool,
+## pinned, in .build/sarif-multitool)
+test-sarif-out: $(SARIF_MULTITOOL)/.installed
+	SCANGATE_SARIF_MULTITOOL=$(CURDIR)/$(SARIF_MULTITOOL)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool \
+	  $(GO) test -count=1 -timeout 30m -run '^TestPRSARIF25k$$' -v ./internal/api
+
+$(SARIF_MULTITOOL)/.installed: .ci/sarif-multitool/package.json .ci/sarif-multitool/package-lock.json
+	rm -rf $(SARIF_MULTITOOL)
+	mkdir -p $(SARIF_MULTITOOL)
+	cp .ci/sarif-multitool/package.json .ci/sarif-multitool/package-lock.json $(SARIF_MULTITOOL)/
+	cd $(SARIF_MULTITOOL) && npm ci --no-audit --no-fund
+	chmod u+x $(SARIF_MULTITOOL)/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 	@touch $@
 
 ## bench: cold start (beside a hello world and a FastAPI + Mangum function), size and

@@ -223,11 +223,14 @@ func readAllowlistChange(m members, create bool, now time.Time) (scangate.Allowl
 		}
 	}
 	c.Validate(&p)
+	if create {
+		c.RequireFingerprints(&p)
+	}
 	c.ValidateExpiry(&p, now)
 	return c, p.Err()
 }
 
-// readLifecycle reads reason, expires_at and paths.
+// readLifecycle reads reason, expires_at, paths and fingerprints.
 func readLifecycle(f *fields, c *scangate.AllowlistChange, create bool) {
 	var reason string
 	if f.decode("reason", false, true, "one of "+strings.Join(scangate.Reasons, ", ")+" or null", &reason) {
@@ -245,16 +248,22 @@ func readLifecycle(f *fields, c *scangate.AllowlistChange, create bool) {
 			c.ExpiresAt = &at
 		}
 	}
-	v, ok := f.raw("paths", false, true, "an array of globs or null")
+	c.Paths = f.stringList("paths", "an array of globs or null")
+	c.Fingerprints = f.stringList("fingerprints", "an array of fingerprints or null")
+}
+
+// stringList reads an array of strings that may be null (unchanged).
+func (f *fields) stringList(name, want string) *[]string {
+	v, ok := f.raw(name, false, true, want)
 	if !ok {
-		return
+		return nil
 	}
-	var paths []string
-	if err := json.Unmarshal(v, &paths); err != nil || v[0] != '[' {
-		f.p.Add("/paths", "must be an array of strings or null")
-		return
+	var l []string
+	if err := json.Unmarshal(v, &l); err != nil || v[0] != '[' {
+		f.p.Add(f.pointer(name), "must be an array of strings or null")
+		return nil
 	}
-	c.Paths = &paths
+	return &l
 }
 
 func hasPointer(p scangate.Problems, ptr string) bool {

@@ -84,6 +84,13 @@ func randomRule(r *rand.Rand, partial bool) (string, map[string]any) {
 	if r.IntN(3) == 0 {
 		maybe("paths", [][]string{{}, {"src/**"}, {"test/**", "**/*.md"}}[r.IntN(3)])
 	}
+	if r.IntN(3) == 0 {
+		fps := [][]string{{"fa"}, {"fa", "fb"}, {"fb"}}
+		if partial {
+			fps = append(fps, []string{}) // any fingerprint again: on modify only
+		}
+		maybe("fingerprints", fps[r.IntN(len(fps))])
+	}
 	switch r.IntN(4) {
 	case 0:
 		maybe("expires_at", future(time.Duration(1+r.IntN(3))*time.Hour))
@@ -121,6 +128,9 @@ func applyRule(rule modelRule, m map[string]any) modelRule {
 	if v, ok := m["paths"]; ok {
 		rule.Paths = v.([]string)
 	}
+	if v, ok := m["fingerprints"]; ok {
+		rule.Fingerprints = v.([]string)
+	}
 	switch v, ok := m["expires_at"]; {
 	case !ok:
 	case v == "never":
@@ -133,7 +143,8 @@ func applyRule(rule modelRule, m map[string]any) modelRule {
 }
 
 // randomFindings are up to three findings of a type over a small
-// vocabulary of names, aliases, paths and severities.
+// vocabulary of names, aliases, paths, fingerprints (fc: one no allowlist
+// lists) and severities.
 func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef, []scangate.Severity, []string, string) {
 	var refs []scangate.FindingRef
 	var sevs []scangate.Severity
@@ -146,7 +157,8 @@ func randomFindings(r *rand.Rand, typ scangate.ScanType) ([]scangate.FindingRef,
 		} else {
 			f.Name = []string{"sha256:aa", "sha256:bb"}[r.IntN(2)]
 		}
-		fp := []string{"f1", "f2", "f3"}[r.IntN(3)]
+		fp := []string{"fa", "fb", "fc"}[r.IntN(3)]
+		f.Fingerprint = fp
 		o := map[string]any{"name": f.Name, "fingerprint": fp}
 		sev := scangate.SeverityHigh
 		if k := r.IntN(6); k < 5 {

@@ -34,6 +34,9 @@ type Reply struct {
 	Location string
 	// Headers are further headers of the answer (a listing's Link).
 	Headers map[string]string
+	// Raw, when set, is the body as it is sent (its Content-Type in
+	// Headers), in place of Body.
+	Raw []byte
 	// Secret marks a body that carries a credential (a token, a presigned
 	// upload URL): it is sent
 	// with Cache-Control: no-store and Pragma: no-cache, so that no cache
@@ -119,6 +122,9 @@ func (e Endpoint) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 		resp = events.APIGatewayProxyResponse{StatusCode: reply.Status, Headers: map[string]string{}}
 	case err == nil:
 		resp = jsonResponse(reply.Status, reply.Body)
+		if reply.Raw != nil {
+			resp.Body = string(reply.Raw)
+		}
 		if reply.Location != "" {
 			resp.Headers["Location"] = reply.Location
 		}

@@ -128,7 +128,7 @@ func TestAllowlistReads(t *testing.T) {
 		t.Fatalf("comments %v", a["comments"])
 	}
 	sameJSON(t, "GET /whitelist/1", a, `{"id":1,"type":"SECRET","name":"sha256:AA","active":true,"global_":false,"repos":[3,1],"vcs":[7],`+
-		`"paths":[],"reason":"false_positive","expires_at":null,"expired":false,"comments":[`+
+		`"paths":[],"fingerprints":[],"reason":"false_positive","expires_at":null,"expired":false,"comments":[`+
 		`{"id":1,"comment":"a test fixture","created_by":1,"created_on":`+at(comments[0].(map[string]any)["created_on"])+`},`+
 		`{"id":2,"comment":"and in gitlab","created_by":1,"created_on":`+at(comments[1].(map[string]any)["created_on"])+`}],`+
 		`"created_by":1,"created_on":`+at(created["created_on"])+`,"updated_by":1,"updated_on":`+at(a["updated_on"])+`}`)

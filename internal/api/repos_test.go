@@ -10,12 +10,12 @@ import (
 )
 
 // scopedRoutes are the operations a token scoped to repositories may call:
-// recording scans and reading scans, PRs, gates, findings, branches and
-// uploads.
+// recording scans and reading scans, PRs, gates, findings, branches,
+// uploads and a PR's SARIF.
 var scopedRoutes = map[string]bool{
 	"record-scan": true, "record-sarif": true, "create-sarif-upload": true, "get-sarif-upload": true,
 	"get-scan": true, "get-pr": true, "list-pr-scans": true, "list-prs": true, "get-pr-gate": true, "list-findings": true,
-	"get-branch": true, "list-branches": true, "list-pr-absent": true,
+	"get-branch": true, "list-branches": true, "list-pr-absent": true, "get-pr-sarif": true,
 }
 
 // envelopeOf is the envelope of a recording of PR number pr of repository

@@ -30,6 +30,10 @@ type Config struct {
 	// UploadMaxBytes is UPLOAD_MAX_BYTES: the largest uploaded object the
 	// ingest function reads (default and ceiling 100 MiB; tests lower it).
 	UploadMaxBytes int64
+	// SARIFInlineMax is SARIF_INLINE_MAX_BYTES: the largest SARIF log GET
+	// /pr/{pr_id}/sarif answers inline, as Lambda's response escapes it
+	// (default and ceiling 5 MiB; tests lower it to take the bucket's way).
+	SARIFInlineMax int
 	// LoopbackHTTP is EGRESS_LOOPBACK_HTTP=true: webhooks and integrations
 	// may be http URLs of loopback hosts (local receivers). Off in the
 	// template, on in the local stack and tests.
@@ -83,6 +87,9 @@ const (
 	DefaultAuditRetention = 400 * 24 * time.Hour
 	// MaxUploadBytes is the default and ceiling of UploadMaxBytes.
 	MaxUploadBytes = 100 << 20
+	// MaxSARIFInlineBytes is the default and ceiling of SARIFInlineMax:
+	// Lambda answers at most 6 MB, envelope and headers included.
+	MaxSARIFInlineBytes = 5 << 20
 )
 
 // MinCursorKey is the fewest bytes a cursor key may have.
@@ -116,6 +123,14 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("UPLOAD_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxUploadBytes)
 		}
 		c.UploadMaxBytes = n
+	}
+	c.SARIFInlineMax = MaxSARIFInlineBytes
+	if s := getenv("SARIF_INLINE_MAX_BYTES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxSARIFInlineBytes {
+			return c, fmt.Errorf("SARIF_INLINE_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxSARIFInlineBytes)
+		}
+		c.SARIFInlineMax = n
 	}
 	if s := getenv("WORK_LEASE_SECONDS"); s != "" {
 		n, err := strconv.Atoi(s)

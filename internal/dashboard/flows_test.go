@@ -262,6 +262,46 @@ func TestBrowser(t *testing.T) {
 			}
 			b.page(t, "not-blocked")
 		}},
+		{"dismiss a finding", func(t *testing.T) {
+			// PR 12's trivy findings: dismiss CVE-2024-0002 (critical), by its fingerprint.
+			pr12 := prID(t, b.api, admin, 12)
+			b.open(t, fmt.Sprintf("#/pr/%d", pr12), "pr")
+			row := `[...document.querySelectorAll('main tbody tr')].find((tr) => tr.cells[0].textContent === 'CVE-2024-0002')`
+			b.do(t, chromedp.Click(chromedp.JSPath(`[...`+row+`.querySelectorAll('button')].find((x) => x.textContent.startsWith('Dismiss'))`)),
+				chromedp.WaitVisible(chromedp.ID("dm-reason")))
+			if got := eval[string](t, b, `document.activeElement.id`); got != "dm-heading" {
+				t.Errorf("the focus is on %q after opening the form; want its heading", got)
+			}
+			b.page(t, "dismiss")
+			// Without a reason and a comment: both errors, nothing sent.
+			_, before := call(t, "GET", b.api+"/whitelist", admin, "")
+			b.do(t, chromedp.Click(chromedp.CSS("form.dismiss-form button[type=submit]")), chromedp.WaitVisible(chromedp.ID("dm-comment-error")))
+			if got := b.text(t, "#dm-reason-error") + " " + b.text(t, "#dm-comment-error"); got != "Choose a reason. Say why." {
+				t.Errorf("the errors: %q", got)
+			}
+			if _, after := call(t, "GET", b.api+"/whitelist", admin, ""); after != before {
+				t.Errorf("an allowlist was created without a reason: %s", after)
+			}
+			b.act(t, "pr", chromedp.SetValue(chromedp.ID("dm-reason"), "accepted_risk"),
+				chromedp.SendKeys(chromedp.ID("dm-comment"), "the parser is only given our own files"),
+				chromedp.Click(chromedp.CSS("form.dismiss-form button[type=submit]")))
+			msg := b.text(t, "[role=status]")
+			if !strings.Contains(msg, "Dismissed with allowlist #") || !strings.Contains(msg, "0 secret findings and 1 vulnerability finding") {
+				t.Errorf("the dismissal's message: %q", msg)
+			}
+			id := eval[string](t, b, `document.querySelector('[role=status] a').getAttribute('href').split('/').pop()`)
+			_, body := call(t, "GET", b.api+"/whitelist/"+id, admin, "")
+			for _, want := range []string{`"name":"CVE-2024-0002"`, `"reason":"accepted_risk"`, `"repos":[101]`, `"global_":false`, `"fingerprints":["`,
+				`"comment":"the parser is only given our own files"`} {
+				if !strings.Contains(body, want) {
+					t.Errorf("the allowlist lacks %s: %s", want, body)
+				}
+			}
+			if got := eval[string](t, b, row+`.cells[5].textContent`); got != "Suppressed by allowlist #"+id {
+				t.Errorf("the dismissed finding's state: %q", got)
+			}
+			b.page(t, "dismissed")
+		}},
 		{"gate policy", func(t *testing.T) {
 			// Admins reach the policy from the navigation.
 			b.act(t, "policy", chromedp.Click(chromedp.CSS(`#nav a[href="#/gate/policy"]`)))
@@ -384,8 +424,8 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("after the edit: %s", body)
 			}
 			b.open(t, "#/whitelist", "allowlists")
-			if n := eval[int](t, b, `document.querySelectorAll('main tbody tr').length`); n != 2 {
-				t.Errorf("%d allowlists listed; want 2", n)
+			if n := eval[int](t, b, `document.querySelectorAll('main tbody tr').length`); n != 3 {
+				t.Errorf("%d allowlists listed; want 3 (the finding allowlisted, the dismissal, this one)", n)
 			}
 			b.page(t, "allowlists")
 		}},

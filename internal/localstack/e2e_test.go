@@ -138,7 +138,7 @@ func TestReadmeCurlFlow(t *testing.T) {
 		`{"items":[{"id":13,"pr_id":1,`,
 		`{"items":[{"id":5,"pr_id":30,`,
 		`{"items":[{"id":1,"pr_id":10,"pr_name":"Rotate keys"`,
-		`"paths":[],"reason":"used_in_tests","expires_at":null,"expired":false,"comments":[{"id":1,"comment":"test fixture, not a live key","created_by":1,`,
+		`"paths":[],"fingerprints":[],"reason":"used_in_tests","expires_at":null,"expired":false,"comments":[{"id":1,"comment":"test fixture, not a live key","created_by":1,`,
 		`"expired":false,"comments":[1,2],"created_by":1,`,
 		`"secrets_updated":3,"vulnerabilities_updated":0,"comments":[1],`,
 		`"secrets_updated":1,"vulnerabilities_updated":0,"comments":[1,2],`,

@@ -72,6 +72,9 @@ type Options struct {
 	// UploadMaxBytes lowers the largest object the ingest function reads
 	// (tests); zero keeps 100 MiB.
 	UploadMaxBytes int64
+	// SARIFInlineMax lowers the largest SARIF log GET /pr/{pr_id}/sarif
+	// answers inline (tests); zero keeps 5 MiB.
+	SARIFInlineMax int
 	// Operations are functions built beside those of the operations table
 	// (tests of the triggers' machinery, with a template that names them).
 	Operations []ops.Operation
@@ -310,7 +313,7 @@ func (s *Stack) bootstrap(ctx context.Context, o Options) error {
 // Gateway in front of the REST proxy handlers and the authorizer.
 func (s *Stack) wire(t *gateway.Template, o Options) error {
 	cfg := config.Config{Table: o.Table, Endpoint: o.Endpoint, TokenTTL: o.TokenTTL, CursorKey: o.CursorKey, UploadMaxBytes: o.UploadMaxBytes,
-		LoopbackHTTP: !o.StrictEgress, DashboardURL: o.DashboardURL, AttemptTimeout: o.AttemptTimeout,
+		SARIFInlineMax: o.SARIFInlineMax, LoopbackHTTP: !o.StrictEgress, DashboardURL: o.DashboardURL, AttemptTimeout: o.AttemptTimeout,
 		SSO: o.SSO, PasswordLoginOff: o.PasswordLoginOff}
 	if len(cfg.CursorKey) == 0 {
 		cfg.CursorKey = make([]byte, 32)

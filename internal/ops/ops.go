@@ -180,10 +180,10 @@ func Operations() []Operation {
 			},
 			Authorizer: func(d Deps) api.AuthorizerHandler { return api.Authorizer(d.Store(), d.Now, d.Log()) }},
 		{Name: "login",
+			Env:    map[string]string{"PASSWORD_LOGIN": "!Ref PasswordLogin"},
 			Method: "POST", Path: "/api/auth/token",
 			Description: "log in.",
 			Public:      true,
-			Env:         map[string]string{"PASSWORD_LOGIN": "!Ref PasswordLogin"},
 			Grants: []Grant{
 				onTable("BatchGetItem UpdateItem PutItem", store.KeyUsername, store.KeyLoginFail, store.KeyToken, store.KeyTokenID, store.KeyCounter, store.KeyAudit, store.KeyAuditLogin),
 			},
@@ -556,6 +556,16 @@ Events:
 				onTable("GetItem Query BatchGetItem", store.KeyBranch, store.KeyScan),
 			},
 			API: func(d Deps) api.Handler { return api.ListBranches(d.Store(), d.Cursors(), d.Log()).Handle }},
+		{Name: "get-pr-sarif",
+			Method: "GET", Path: "/api/pr/{pr_id}/sarif",
+			Description: "a SARIF 2.1.0 log of a pull request's newest scans (larger logs through the uploads bucket).",
+			Grants: []Grant{
+				onTable("GetItem BatchGetItem Query", store.KeyPRID, store.KeyPR, store.KeyScan, store.KeyAllow),
+				on("!Sub ['arn:${AWS::Partition}:s3:::scangate-uploads-${StackUuid}/sarif/*', {StackUuid: !Select [2, !Split [\"/\", !Ref 'AWS::StackId']]}]", "s3:PutObject", "s3:GetObject").because("A log too large to answer is written under sarif/ and read through a presigned GET, which acts with this function's permissions."),
+			},
+			API: func(d Deps) api.Handler {
+				return api.GetPRSARIF(d.Store(), d.Bucket(), d.Config().SARIFInlineMax, d.Log()).Handle
+			}},
 		{Name: "list-pr-absent",
 			Method: "GET", Path: "/api/pr/{pr_id}/absent",
 			Description: "the baselines' findings a pull request fixes.",

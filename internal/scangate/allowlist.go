@@ -41,14 +41,17 @@ const (
 
 // Rule is what decides which findings an allowlist covers.
 type Rule struct {
-	Type    ScanType
-	Name    string
-	Active  bool
-	Global  bool
-	Repos   []int64
-	Vcs     []int64
-	Paths   []string // globs of repository-relative paths; empty: any path
-	Expired bool     // its expiry has been applied: it covers nothing
+	Type   ScanType
+	Name   string
+	Active bool
+	Global bool
+	Repos  []int64
+	Vcs    []int64
+	Paths  []string // globs of repository-relative paths; empty: any path
+	// Fingerprints, when any, are the only findings' fingerprints it
+	// covers (GitHub's "dismiss this alert"); empty: any fingerprint.
+	Fingerprints []string
+	Expired      bool // its expiry has been applied: it covers nothing
 
 	globs []*regexp.Regexp // Paths compiled (Compiled), or nil
 }
@@ -81,6 +84,10 @@ type FindingRef struct {
 	RepoID  int64
 	VcID    int64
 	Path    string
+	// Fingerprint is its identity across scans ("" for a finding
+	// recorded before fingerprints: no allowlist with fingerprints
+	// covers it).
+	Fingerprint string
 }
 
 // Keys returns the keys under which the finding is matched, distinct: its
@@ -105,10 +112,13 @@ func (f FindingRef) Keys() []string {
 //
 // With paths, the finding's repository-relative path must match one of
 // them: `*` and `?` within one segment, `**` across segments; a finding
-// without a path is not covered. An expired rule covers nothing.
+// without a path is not covered. With fingerprints, the finding's
+// fingerprint must be one of them (exactly). An expired rule covers
+// nothing.
 func (r Rule) Covers(f FindingRef) bool {
 	return r.Active && !r.Expired && r.Type == f.Type && r.names(f) &&
-		(r.Global || slices.Contains(r.Repos, f.RepoID) || slices.Contains(r.Vcs, f.VcID)) && r.coversPath(f.Path)
+		(r.Global || slices.Contains(r.Repos, f.RepoID) || slices.Contains(r.Vcs, f.VcID)) && r.coversPath(f.Path) &&
+		(len(r.Fingerprints) == 0 || f.Fingerprint != "" && slices.Contains(r.Fingerprints, f.Fingerprint))
 }
 
 // names reports whether the rule's name names the finding's name or, for a
@@ -142,22 +152,25 @@ func (r Rule) coversPath(path string) bool {
 // Equal reports whether two rules are the same.
 func (r Rule) Equal(o Rule) bool {
 	return r.Type == o.Type && r.Name == o.Name && r.Active == o.Active && r.Global == o.Global &&
-		slices.Equal(r.Repos, o.Repos) && slices.Equal(r.Vcs, o.Vcs) && slices.Equal(r.Paths, o.Paths) && r.Expired == o.Expired
+		slices.Equal(r.Repos, o.Repos) && slices.Equal(r.Vcs, o.Vcs) && slices.Equal(r.Paths, o.Paths) && slices.Equal(r.Fingerprints, o.Fingerprints) && r.Expired == o.Expired
 }
 
 // AllowlistChange is a partial update: nil fields stay as they are.
 type AllowlistChange struct {
-	Type      *ScanType
-	Name      *string
-	Active    *bool
-	Global    *bool
-	Repos     *[]int64
-	Vcs       *[]int64
-	Paths     *[]string
-	Reason    *string
-	ExpiresAt *Time  // a new expiry
-	NoExpiry  bool   // "never": the allowlist no longer expires
-	Comment   string // appended when not empty
+	Type   *ScanType
+	Name   *string
+	Active *bool
+	Global *bool
+	Repos  *[]int64
+	Vcs    *[]int64
+	Paths  *[]string
+	// Fingerprints replaces the fingerprints (an empty list, on modify:
+	// any fingerprint again).
+	Fingerprints *[]string
+	Reason       *string
+	ExpiresAt    *Time  // a new expiry
+	NoExpiry     bool   // "never": the allowlist no longer expires
+	Comment      string // appended when not empty
 }
 
 // ApplyTo returns the allowlist with the change made: its rule, reason and
@@ -199,6 +212,9 @@ func (c AllowlistChange) Apply(r Rule) Rule {
 	if c.Paths != nil {
 		r.Paths, r.globs = *c.Paths, nil
 	}
+	if c.Fingerprints != nil {
+		r.Fingerprints = *c.Fingerprints
+	}
 	return r
 }
 
@@ -206,6 +222,9 @@ func (c AllowlistChange) Apply(r Rule) Rule {
 const (
 	MaxScopeIDs   = 1000 // repos or vcs of one allowlist
 	MaxCommentLen = 4000
+	// MaxAllowlistFingerprints bounds the fingerprints of one allowlist
+	// (each at most MaxFingerprintLen characters).
+	MaxAllowlistFingerprints = 100
 )
 
 // Validate checks the bounds of a change's values.
@@ -234,6 +253,7 @@ func (c AllowlistChange) Validate(p *Problems) {
 		p.Add("/comment", "must be at most %d characters", MaxCommentLen)
 	}
 	c.validatePaths(p)
+	c.validateFingerprints(p)
 	if c.Reason != nil && !slices.Contains(Reasons, *c.Reason) {
 		p.Add("/reason", "must be one of false_positive, used_in_tests, accepted_risk, wont_fix, revoked")
 	}
@@ -260,6 +280,36 @@ func (c AllowlistChange) validatePaths(p *Problems) {
 				p.Add(ptr, "is not a valid glob: %s", err)
 			}
 		}
+	}
+}
+
+// validateFingerprints checks the fingerprints of a change: at most
+// MaxAllowlistFingerprints, each 1 to MaxFingerprintLen characters
+// without control characters. Whether an empty list may be sent is the
+// caller's (RequireFingerprints).
+func (c AllowlistChange) validateFingerprints(p *Problems) {
+	if c.Fingerprints == nil {
+		return
+	}
+	if len(*c.Fingerprints) > MaxAllowlistFingerprints {
+		p.Add("/fingerprints", "may hold at most %d fingerprints", MaxAllowlistFingerprints)
+		return
+	}
+	for i, fp := range *c.Fingerprints {
+		ptr := "/fingerprints/" + itoa(i)
+		if n := len([]rune(fp)); n < 1 || n > MaxFingerprintLen {
+			p.Add(ptr, "must be 1 to %d characters", MaxFingerprintLen)
+			continue
+		}
+		checkControl(p, ptr, fp)
+	}
+}
+
+// RequireFingerprints refuses an empty list of fingerprints, on create
+// (where leaving it out means any fingerprint).
+func (c AllowlistChange) RequireFingerprints(p *Problems) {
+	if c.Fingerprints != nil && len(*c.Fingerprints) == 0 {
+		p.Add("/fingerprints", "must hold 1 to %d fingerprints; leave it out to cover every fingerprint", MaxAllowlistFingerprints)
 	}
 }
 

@@ -60,22 +60,24 @@ func NewEvent(typ string, at time.Time, data any) Event {
 // comments as the ids of the comments (GET /whitelist/{id} shows them as
 // objects: Comments holds either).
 type AllowlistView struct {
-	ID        int64    `json:"id"`
-	Type      string   `json:"type"`
-	Name      string   `json:"name"`
-	Active    bool     `json:"active"`
-	Global    bool     `json:"global_"`
-	Repos     []int64  `json:"repos"`
-	Vcs       []int64  `json:"vcs"`
-	Paths     []string `json:"paths"`
-	Reason    *string  `json:"reason"`
-	ExpiresAt *Time    `json:"expires_at"`
-	Expired   bool     `json:"expired"`
-	Comments  any      `json:"comments"`
-	CreatedBy int64    `json:"created_by"`
-	CreatedOn Time     `json:"created_on"`
-	UpdatedBy int64    `json:"updated_by"`
-	UpdatedOn Time     `json:"updated_on"`
+	ID     int64    `json:"id"`
+	Type   string   `json:"type"`
+	Name   string   `json:"name"`
+	Active bool     `json:"active"`
+	Global bool     `json:"global_"`
+	Repos  []int64  `json:"repos"`
+	Vcs    []int64  `json:"vcs"`
+	Paths  []string `json:"paths"`
+	// Fingerprints: the only findings' fingerprints it covers; [] when any.
+	Fingerprints []string `json:"fingerprints"`
+	Reason       *string  `json:"reason"`
+	ExpiresAt    *Time    `json:"expires_at"`
+	Expired      bool     `json:"expired"`
+	Comments     any      `json:"comments"`
+	CreatedBy    int64    `json:"created_by"`
+	CreatedOn    Time     `json:"created_on"`
+	UpdatedBy    int64    `json:"updated_by"`
+	UpdatedOn    Time     `json:"updated_on"`
 }
 
 // ViewAllowlist is the view of an allowlist at now (whether it has expired
@@ -83,7 +85,7 @@ type AllowlistView struct {
 func ViewAllowlist(a Allowlist, now time.Time) AllowlistView {
 	v := AllowlistView{
 		ID: a.ID, Type: string(a.Rule.Type), Name: a.Rule.Name, Active: a.Rule.Active, Global: a.Rule.Global,
-		Repos: NonNil(a.Rule.Repos), Vcs: NonNil(a.Rule.Vcs), Paths: NonNil(a.Rule.Paths), Comments: NonNil(a.Comments),
+		Repos: NonNil(a.Rule.Repos), Vcs: NonNil(a.Rule.Vcs), Paths: NonNil(a.Rule.Paths), Fingerprints: NonNil(a.Rule.Fingerprints), Comments: NonNil(a.Comments),
 		ExpiresAt: a.ExpiresAt, Expired: a.Expired(now),
 		CreatedBy: a.CreatedBy, CreatedOn: a.CreatedOn, UpdatedBy: a.UpdatedBy, UpdatedOn: a.UpdatedOn,
 	}

@@ -16,7 +16,9 @@ type RecordedFinding struct {
 	Suppressed bool
 	// SuppressedBy lists the allowlists that cover it, by id, ascending.
 	SuppressedBy []int64
-	Severity     Severity
+	// InSource: suppressed in the scanner's source (SARIF).
+	InSource bool
+	Severity Severity
 	// Fingerprint and FingerprintSource: "" for findings recorded before
 	// fingerprints.
 	Fingerprint, FingerprintSource string

@@ -256,6 +256,9 @@ func allowChanges(old, a scangate.Allowlist, comment string) scangate.Changes {
 	if !slices.Equal(o.Paths, r.Paths) {
 		c["paths"] = scangate.Change{From: orEmpty(o.Paths), To: orEmpty(r.Paths)}
 	}
+	if !slices.Equal(o.Fingerprints, r.Fingerprints) {
+		c["fingerprints"] = scangate.Change{From: orEmpty(o.Fingerprints), To: orEmpty(r.Fingerprints)}
+	}
 	c.Set("reason", nullable(old.Reason), nullable(a.Reason))
 	c.Set("expires_at", timeOrNil(old.ExpiresAt), timeOrNil(a.ExpiresAt))
 	c.Set("expired", o.Expired, r.Expired)

@@ -93,6 +93,7 @@ const (
 	// Allowlists, their rules and groups.
 	aGlobal    = "global"
 	aPaths     = "paths"
+	aFPrints   = "fprints" // the only findings' fingerprints an allowlist covers
 	aExpired   = "expired" // the allowlist's expiry is applied
 	aReason    = "reason"
 	aRepos     = "repos"

@@ -244,12 +244,7 @@ func (s *Store) AbsentPage(ctx context.Context, prID int64, limit int, after map
 			return scangate.Page[scangate.AbsentFinding]{}, err
 		}
 		c := cats[i]
-		pg := pageOf(q, p, func(it item) scangate.AbsentFinding {
-			return scangate.AbsentFinding{ScanType: c.Type, Category: c.Category, ScanID: c.ScanID, BaselineScanID: getN(it, aBaseline),
-				Index: int(getN(it, aIndex)), Name: getS(it, aName), Aliases: getStrings(it, aAliases), Rule: getS(it, aRule),
-				Path: getS(it, aPath), Line: getNp(it, aLine), Severity: severityOf(scangate.Severity(getS(it, aSev))),
-				Fingerprint: getS(it, aFP), FingerprintSource: getS(it, aFPSource)}
-		})
+		pg := pageOf(q, p, func(it item) scangate.AbsentFinding { return absentFrom(c.Type, c.Category, c.ScanID, it) })
 		out.Items, out.After = append(out.Items, pg.Items...), append(out.After, pg.After...)
 		out.Next = pg.Next
 		if pg.Next == nil && len(out.Items) == limit && i+1 < len(cats) {
@@ -258,4 +253,13 @@ func (s *Store) AbsentPage(ctx context.Context, prID int64, limit int, after map
 		}
 	}
 	return out, nil
+}
+
+// absentFrom reads an ABSENT item of the scan scanID of type t and
+// category.
+func absentFrom(t scangate.ScanType, category string, scanID int64, it item) scangate.AbsentFinding {
+	return scangate.AbsentFinding{ScanType: t, Category: category, ScanID: scanID, BaselineScanID: getN(it, aBaseline),
+		Index: int(getN(it, aIndex)), Name: getS(it, aName), Aliases: getStrings(it, aAliases), Rule: getS(it, aRule),
+		Path: getS(it, aPath), Line: getNp(it, aLine), Severity: severityOf(scangate.Severity(getS(it, aSev))),
+		Fingerprint: getS(it, aFP), FingerprintSource: getS(it, aFPSource)}
 }

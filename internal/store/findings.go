@@ -152,7 +152,8 @@ func byFrom(it item) map[int][]int64 {
 
 func rowFrom(it item) findingRow {
 	ref := scangate.FindingRef{Type: scangate.ScanType(getS(it, aType)), Name: getS(it, aName),
-		Aliases: getStrings(it, aAliases), RepoID: getN(it, aRepoID), VcID: getN(it, aVcID), Path: getS(it, aPath)}
+		Aliases: getStrings(it, aAliases), RepoID: getN(it, aRepoID), VcID: getN(it, aVcID), Path: getS(it, aPath),
+		Fingerprint: getS(it, aFP)}
 	r := newRow(keyOf(it), parseScanPK(getS(it, aPK)), ref, getBool(it, aInSource, false), scangate.Severity(getS(it, aSev)))
 	r.by, r.gvs, r.fv, r.size = byFrom(it), gvsFrom(it), getN(it, aFindVer), itemSize(it)
 	r.unch = getS(it, aBaselineState) == scangate.BaselineUnchanged

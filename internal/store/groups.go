@@ -98,6 +98,7 @@ func ruleAttrs(r scangate.Rule) item {
 	setIDs(it, aRepos, r.Repos)
 	setIDs(it, aVcs, r.Vcs)
 	setStrings(it, aPaths, r.Paths)
+	setStrings(it, aFPrints, r.Fingerprints)
 	if r.Expired {
 		it[aExpired] = boolean(true)
 	}
@@ -107,7 +108,7 @@ func ruleAttrs(r scangate.Rule) item {
 func ruleFrom(it item) scangate.Rule {
 	return scangate.Rule{Type: scangate.ScanType(getS(it, aType)), Name: getS(it, aName), Active: getBool(it, aActive, false),
 		Global: getBool(it, aGlobal, false), Repos: getIDs(it, aRepos), Vcs: getIDs(it, aVcs), Paths: getStrings(it, aPaths),
-		Expired: getBool(it, aExpired, false)}
+		Fingerprints: getStrings(it, aFPrints), Expired: getBool(it, aExpired, false)}
 }
 
 // Labels of group items in allowlist transactions.

@@ -158,7 +158,7 @@ func recordedFinding(it item) scangate.RecordedFinding {
 	return scangate.RecordedFinding{
 		Index: i, Name: getS(it, aName), Aliases: getStrings(it, aAliases),
 		Rule: getS(it, aRule), Path: getS(it, aPath), Line: getNp(it, aLine),
-		Suppressed: getBool(it, aSup, false), SuppressedBy: slices.Compact(by),
+		Suppressed: getBool(it, aSup, false), SuppressedBy: slices.Compact(by), InSource: getBool(it, aInSource, false),
 		Severity:    severityOf(scangate.Severity(getS(it, aSev))),
 		Fingerprint: getS(it, aFP), FingerprintSource: getS(it, aFPSource),
 		BaselineState: getS(it, aBaselineState),

@@ -141,7 +141,7 @@ func recordingRows(scanID int64, base int, ns scangate.NewScan, fs []scangate.Fi
 
 // findingRef is a new finding of a scan as allowlists match it.
 func findingRef(ns scangate.NewScan, f scangate.Finding) scangate.FindingRef {
-	ref := scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID, Path: f.Path}
+	ref := scangate.FindingRef{Type: ns.Type, Name: f.Name, RepoID: ns.RepoID, VcID: ns.VcID, Path: f.Path, Fingerprint: f.Fingerprint}
 	if ns.Type == scangate.ScanVulnerability {
 		ref.Aliases = f.Aliases
 	}

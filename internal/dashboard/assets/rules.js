@@ -1,6 +1,7 @@
 // What allowlist forms and pages share: reasons, scopes, paths.
 
-import {h, plural} from './dom.js';
+import {call, Problem} from './api.js';
+import {h, plural, alert, fieldError} from './dom.js';
 
 export const reasons = [
   ['false_positive', 'False positive'],
@@ -64,4 +65,24 @@ export function allowlistLink(id) {
 // control id.
 export function pointerField(pointer) {
   return (pointer || '').split('/')[1] || '';
+}
+
+// createAllowlist sends a form's POST /whitelist with submit disabled
+// meanwhile: done(r) follows the creation; an error is shown in errors
+// and beside the controls (by member name) its pointers name.
+export async function createAllowlist(body, {submit, errors, controls}, done) {
+  submit.disabled = true;
+  try {
+    done(await call('POST', '/whitelist', {body}));
+  } catch (err) {
+    errors.append(alert(err.message));
+    if (err instanceof Problem) {
+      for (const fe of err.errors) {
+        const c = controls[pointerField(fe.pointer)];
+        if (c) fieldError(c, fe.detail);
+      }
+    }
+  } finally {
+    submit.disabled = false;
+  }
 }

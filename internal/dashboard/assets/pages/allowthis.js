@@ -2,9 +2,8 @@
 // (POST /whitelist), with a reason (required), a scope, an expiry and
 // paths.
 
-import {call, Problem} from '../api.js';
 import {h, field, fieldError, select, alert, fromLocalInput} from '../dom.js';
-import {reasons, paths, changedText, allowlistLink, pointerField} from '../rules.js';
+import {reasons, paths, changedText, allowlistLink, createAllowlist} from '../rules.js';
 
 // allowThis builds the form for finding f of scan s; names are the
 // repository's and integration's names; done(response) follows a creation.
@@ -65,21 +64,7 @@ export function allowThis(f, s, names, done, cancel) {
     if (expires.value) body.expires_at = fromLocalInput(expires.value);
     if (paths(globs.value).length) body.paths = paths(globs.value);
     if (comment.value.trim()) body.comment = comment.value;
-    submit.disabled = true;
-    try {
-      const r = await call('POST', '/whitelist', {body});
-      done(h('span', {}, 'Created ', allowlistLink(r.id), '. ', changedText(r)));
-    } catch (err) {
-      errors.append(alert(err.message));
-      if (err instanceof Problem) {
-        for (const fe of err.errors) {
-          const c = controls[pointerField(fe.pointer)];
-          if (c) fieldError(c, fe.detail);
-        }
-      }
-    } finally {
-      submit.disabled = false;
-    }
+    await createAllowlist(body, {submit, errors, controls}, (r) => done(h('span', {}, 'Created ', allowlistLink(r.id), '. ', changedText(r))));
   });
   return {form, focus: () => {
     heading.scrollIntoView({block: 'start'});

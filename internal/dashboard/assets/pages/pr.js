@@ -9,6 +9,7 @@ import {h, when, table, plural, safeURL, missing, field, select} from '../dom.js
 import {loadGate, reasonText, policyFacts, SEVERITIES, atLeast} from '../gate.js';
 import {repoOf, learn} from '../names.js';
 import {allowThis} from './allowthis.js';
+import {dismiss} from './dismiss.js';
 
 export const name = 'pr';
 
@@ -282,8 +283,10 @@ export function findingRow(f, s, names, ctx) {
     f.path ? h('span', {class: 'mono wrap'}, f.path) : '—',
     f.line === null || f.line === undefined ? '—' : String(f.line),
     fixed ? 'Fixed' : stateOf(f),
-    fixed || f.suppressed || !canWrite() ? '' : h('button', {type: 'button', class: 'small', onclick: (e) => open(e.currentTarget, f, s, names, ctx)},
-      'Allowlist this', h('span', {class: 'vh'}, ` (${f.name}${f.path ? ' at ' + f.path : ''})`)),
+    fixed || f.suppressed || !canWrite() ? '' : h('span', {class: 'row-actions'},
+      h('button', {type: 'button', class: 'small', onclick: (e) => open(e.currentTarget, f, s, names, ctx)},
+        'Allowlist this', h('span', {class: 'vh'}, ` (${f.name}${f.path ? ' at ' + f.path : ''})`)),
+      dismissButton(f, s, ctx)),
   ];
 }
 
@@ -305,10 +308,19 @@ function stateOf(f) {
   return h('span', {}, 'Suppressed by ', f.suppressed_by.flatMap((id, i) => [i ? ', ' : '', h('a', {href: `#/whitelist/${id}`}, `allowlist #${id}`)]));
 }
 
-// open shows the "allowlist this" form below the scan's findings.
-function open(button, f, s, names, ctx) {
+// dismissButton offers to dismiss a finding that has a fingerprint (one
+// recorded before fingerprints has none).
+function dismissButton(f, s, ctx) {
+  if (!f.fingerprint) return null;
+  return h('button', {type: 'button', class: 'small secondary', onclick: (e) => open(e.currentTarget, f, s, null, ctx, dismiss)},
+    'Dismiss', h('span', {class: 'vh'}, ` (${f.name}${f.path ? ' at ' + f.path : ''})`));
+}
+
+// open shows the "allowlist this" form (or another of the same shape,
+// such as "dismiss") below the scan's findings.
+function open(button, f, s, names, ctx, make = (f, s, done, cancel) => allowThis(f, s, names, done, cancel)) {
   document.querySelector('.allowlist-form')?.remove();
-  const {form, focus} = allowThis(f, s, names, (message) => {
+  const {form, focus} = make(f, s, (message) => {
     ctx.say(message);
     ctx.reload();
   }, () => {
