@@ -115,6 +115,7 @@ func TestRepoScopedToken(t *testing.T) {
 		{"get-sarif-upload", "upload_id", "", id(theirUpload, "id")},
 		{"get-branch", "branch_id", branchOf(myBranch), branchOf(theirBranch)},
 		{"list-pr-absent", "pr_id", myPR, theirPR},
+		{"get-pr-sarif", "pr_id", myPR, theirPR},
 	} {
 		tried[c.fn] = true
 		if c.ok != "" {

@@ -62,7 +62,8 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 		if folds := op.Name == "create-user" || op.Name == "update-user" || op.Name == "create-token" || op.Name == "create-oidc-session"; text != folds {
 			t.Errorf("%s: links x/text %v, folds e-mail addresses or token names %v", op.Name, text, folds)
 		}
-		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload" || op.Name == "publish-dashboard"; s3 != bucket {
+		// get-pr-sarif writes a log too large to answer to the bucket.
+		if bucket := op.Name == "create-sarif-upload" || op.Name == "ingest-sarif-upload" || op.Name == "publish-dashboard" || op.Name == "get-pr-sarif"; s3 != bucket {
 			t.Errorf("%s: links the S3 client %v, uses a bucket %v", op.Name, s3, bucket)
 		}
 		if dash := slices.Contains(list, "github.com/scangate/scangate/internal/dashboard"); dash != (op.Name == "publish-dashboard") {
