@@ -116,21 +116,8 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.AuditRetention = time.Duration(n) * 24 * time.Hour
 	}
-	c.UploadMaxBytes = MaxUploadBytes
-	if s := getenv("UPLOAD_MAX_BYTES"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 1 || n > MaxUploadBytes {
-			return c, fmt.Errorf("UPLOAD_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxUploadBytes)
-		}
-		c.UploadMaxBytes = n
-	}
-	c.SARIFInlineMax = MaxSARIFInlineBytes
-	if s := getenv("SARIF_INLINE_MAX_BYTES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxSARIFInlineBytes {
-			return c, fmt.Errorf("SARIF_INLINE_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxSARIFInlineBytes)
-		}
-		c.SARIFInlineMax = n
+	if err := loadSizes(&c, getenv); err != nil {
+		return c, err
 	}
 	if s := getenv("WORK_LEASE_SECONDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -139,17 +126,8 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.WorkLease = time.Duration(n) * time.Second
 	}
-	switch getenv("PASSWORD_LOGIN") {
-	case "", "true":
-	case "false":
-		c.PasswordLoginOff = true
-	default:
-		return c, fmt.Errorf("PASSWORD_LOGIN must be true or false")
-	}
-	c.SSO = SSO{Issuer: getenv("SSO_ISSUER"), ClientID: getenv("SSO_CLIENT_ID"), Claim: getenv("SSO_CLAIM"), Roles: getenv("SSO_ROLES"),
-		ClientSecretID: getenv("SSO_CLIENT_SECRET_ID")}
-	if getenv("SSO_CLIENT_SECRET") != "" {
-		return c, fmt.Errorf("SSO_CLIENT_SECRET must not be set: the secret is read from Secrets Manager (SSO_CLIENT_SECRET_ID names it)") // never the value
+	if err := loadSignIn(&c, getenv); err != nil {
+		return c, err
 	}
 	for name, dst := range map[string]*bool{"EGRESS_LOOPBACK_HTTP": &c.LoopbackHTTP, "INTEGRATIONS_PRIVATE_NETWORK": &c.PrivateIntegrations} {
 		switch getenv(name) {
@@ -182,6 +160,48 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// loadSizes reads the size limits into c: of an uploaded object
+// (UPLOAD_MAX_BYTES) and of a SARIF log answered inline
+// (SARIF_INLINE_MAX_BYTES), each by default and at most its ceiling.
+func loadSizes(c *Config, getenv func(string) string) error {
+	c.UploadMaxBytes = MaxUploadBytes
+	if s := getenv("UPLOAD_MAX_BYTES"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > MaxUploadBytes {
+			return fmt.Errorf("UPLOAD_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxUploadBytes)
+		}
+		c.UploadMaxBytes = n
+	}
+	c.SARIFInlineMax = MaxSARIFInlineBytes
+	if s := getenv("SARIF_INLINE_MAX_BYTES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxSARIFInlineBytes {
+			return fmt.Errorf("SARIF_INLINE_MAX_BYTES %q is not a number of bytes from 1 to %d", s, MaxSARIFInlineBytes)
+		}
+		c.SARIFInlineMax = n
+	}
+	return nil
+}
+
+// loadSignIn reads the settings of signing in into c: whether the
+// password form is on (PASSWORD_LOGIN) and single sign-on's provider
+// (SSO_*), refusing a client secret in the environment.
+func loadSignIn(c *Config, getenv func(string) string) error {
+	switch getenv("PASSWORD_LOGIN") {
+	case "", "true":
+	case "false":
+		c.PasswordLoginOff = true
+	default:
+		return fmt.Errorf("PASSWORD_LOGIN must be true or false")
+	}
+	c.SSO = SSO{Issuer: getenv("SSO_ISSUER"), ClientID: getenv("SSO_CLIENT_ID"), Claim: getenv("SSO_CLAIM"), Roles: getenv("SSO_ROLES"),
+		ClientSecretID: getenv("SSO_CLIENT_SECRET_ID")}
+	if getenv("SSO_CLIENT_SECRET") != "" {
+		return fmt.Errorf("SSO_CLIENT_SECRET must not be set: the secret is read from Secrets Manager (SSO_CLIENT_SECRET_ID names it)") // never the value
+	}
+	return nil
 }
 
 // checkOrigin accepts an origin as a browser sends it: http or https,

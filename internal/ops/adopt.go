@@ -165,21 +165,8 @@ func entryFields(op Operation, builder string, res *yaml.Node) (string, error) {
 				field("Env: map[string]string{%s}", env)
 			}
 		case "Events":
-			others := &yaml.Node{Kind: yaml.MappingNode}
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				ev := v.Content[j+1]
-				if scalar(child(ev, "Type")) != "Api" {
-					others.Content = append(others.Content, v.Content[j], ev)
-					continue
-				}
-				p := child(ev, "Properties")
-				method = strings.ToUpper(scalar(child(p, "Method")))
-				field("Method: %q, Path: %q", method, scalar(child(p, "Path")))
-				if scalar(child(child(p, "Auth"), "Authorizer")) == "NONE" {
-					public = true
-					field("Public: true")
-				}
-			}
+			var others *yaml.Node
+			method, public, others = apiEvents(v, field)
 			if len(others.Content) > 0 {
 				rest.Content = append(rest.Content, k, others)
 			}
@@ -202,17 +189,8 @@ func entryFields(op Operation, builder string, res *yaml.Node) (string, error) {
 	}
 	field("Grants: []Grant{\n%s}", grants)
 	if len(rest.Content) > 0 {
-		var y bytes.Buffer
-		enc := yaml.NewEncoder(&y)
-		enc.SetIndent(2)
-		if err := enc.Encode(rest); err != nil {
-			return "", fmt.Errorf("write its properties: %w", err)
-		}
-		text := "\n" + y.String()
-		if strings.Contains(text, "`") {
-			field("Properties: %s", strconv.Quote(text))
-		} else {
-			field("Properties: `%s`", text)
+		if err := propertiesField(rest, field); err != nil {
+			return "", err
 		}
 	}
 	if skips := checkovSkips(res); skips != nil && (op.Kind() != "API" && op.Kind() != "Authorizer" || !sameIDs(skips, apiSkips())) {
@@ -223,6 +201,47 @@ func entryFields(op Operation, builder string, res *yaml.Node) (string, error) {
 		field("Checkov: []Skip{\n%s}", s.String())
 	}
 	return b.String(), nil
+}
+
+// apiEvents writes with field the Method, Path and Public of the Api
+// events of a resource's Events, v, and returns the method, whether the
+// route is public and the other events (kept in the entry's Properties).
+func apiEvents(v *yaml.Node, field func(format string, args ...any)) (method string, public bool, others *yaml.Node) {
+	others = &yaml.Node{Kind: yaml.MappingNode}
+	for j := 0; j+1 < len(v.Content); j += 2 {
+		ev := v.Content[j+1]
+		if scalar(child(ev, "Type")) != "Api" {
+			others.Content = append(others.Content, v.Content[j], ev)
+			continue
+		}
+		p := child(ev, "Properties")
+		method = strings.ToUpper(scalar(child(p, "Method")))
+		field("Method: %q, Path: %q", method, scalar(child(p, "Path")))
+		if scalar(child(child(p, "Auth"), "Authorizer")) == "NONE" {
+			public = true
+			field("Public: true")
+		}
+	}
+	return method, public, others
+}
+
+// propertiesField writes with field the Properties of an entry: rest, the
+// resource's properties the table does not otherwise say, as YAML in a Go
+// string.
+func propertiesField(rest *yaml.Node, field func(format string, args ...any)) error {
+	var y bytes.Buffer
+	enc := yaml.NewEncoder(&y)
+	enc.SetIndent(2)
+	if err := enc.Encode(rest); err != nil {
+		return fmt.Errorf("write its properties: %w", err)
+	}
+	text := "\n" + y.String()
+	if strings.Contains(text, "`") {
+		field("Properties: %s", strconv.Quote(text))
+	} else {
+		field("Properties: `%s`", text)
+	}
+	return nil
 }
 
 // ownEnv is the Go map entries of the variables its dependencies do not

@@ -42,15 +42,15 @@ func FromConfig(c config.SSO, loopback bool) (Settings, error) {
 // secret read by secret and the provider reached through client. A
 // configuration that does not read is an error, and the session then
 // answers it (500) to every sign-in rather than sign anyone in wrongly.
+func New(c config.Config, secret func(context.Context) (string, error), client *http.Client, st Store, fold func(string) string, now func() time.Time) (*Session, error) {
+	settings, err := FromConfig(c.SSO, c.LoopbackHTTP)
+	return &Session{Settings: settings, Secret: secret, HTTP: client, Store: st, Fold: fold, TTL: c.TokenTTL, Now: now, broken: err}, err
+}
+
 // Open is New for a function's main: a broken configuration (single
 // sign-on off included) is answered to every sign-in rather than stopping
 // the function.
 func Open(c config.Config, secret func(context.Context) (string, error), client *http.Client, st Store, fold func(string) string, now func() time.Time) *Session {
 	s, _ := New(c, secret, client, st, fold, now)
 	return s
-}
-
-func New(c config.Config, secret func(context.Context) (string, error), client *http.Client, st Store, fold func(string) string, now func() time.Time) (*Session, error) {
-	settings, err := FromConfig(c.SSO, c.LoopbackHTTP)
-	return &Session{Settings: settings, Secret: secret, HTTP: client, Store: st, Fold: fold, TTL: c.TokenTTL, Now: now, broken: err}, err
 }
