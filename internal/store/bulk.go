@@ -58,52 +58,13 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 		if err != nil {
 			return nil, err
 		}
-		for k := range rows[i] {
-			r := &rows[i][k]
-			for j, g := range r.groups {
-				r.by, r.gvs[j] = r.judged(j, groups[g].covering(r.ref)), groups[g].gv
-			}
-		}
-		var sev, newSev scangate.SevCounts
-		var class classes
-		matched := map[identity]bool{}
-		for k, r := range rows[i] {
-			items := findingItems(r, k, ns.Findings[k])
-			isNew := true
-			if bl != nil {
-				f := ns.Findings[k]
-				id := identityOf(f.Rule, f.Fingerprint)
-				if _, ok := bl.ids[id]; ok && f.Fingerprint != "" {
-					isNew, matched[id] = false, true
-				}
-				items[0][aBaselineState] = str(map[bool]string{true: scangate.BaselineNew, false: scangate.BaselineUnchanged}[isNew])
-				if isNew {
-					class.newN++
-				} else {
-					class.unch++
-				}
-			}
-			for _, it := range items {
-				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-			}
-			if !r.sup() {
-				sev.Add(r.sev, 1)
-				if isNew {
-					newSev.Add(r.sev, 1)
-				}
-			}
-		}
-		scans[i] = newScan(ids[i], ns, sev, newSev, pol.effective(ns.RepoID), now)
+		judgeRows(rows[i], groups)
+		puts, cl := bulkFindings(ids[i], ns, rows[i], bl)
+		reqs = append(reqs, puts...)
+		scans[i] = newScan(ids[i], ns, cl.sev, cl.newSev, pol.effective(ns.RepoID), now)
 		if bl != nil {
-			for _, f := range bl.items {
-				if fp := getS(f, aFP); fp != "" && matched[identityOf(getS(f, aRule), fp)] {
-					continue
-				}
-				reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: absentItem(ids[i], bl.scanID, int(class.absent), f)}})
-				class.absent++
-			}
 			scans[i].Class = scangate.Classification{Classified: true, BaselineScanID: bl.scanID, BaselineSHA: bl.sha, Match: scangate.MatchNewest,
-				New: class.newN, Unchanged: class.unch, Absent: class.absent}
+				New: cl.class.newN, Unchanged: cl.class.unch, Absent: cl.class.absent}
 		}
 		prKeys[i] = prKey(ns.VcID, ns.RepoID, ns.PR.Number)
 	}
@@ -112,6 +73,70 @@ func (s *Store) BulkLoad(ctx context.Context, nss []scangate.NewScan, who scanga
 		return nil, err
 	}
 	return ids, s.writeAll(ctx, "load scans", append(reqs, more...))
+}
+
+// judgeRows judges a scan's finding rows by the allowlists of their
+// groups as read.
+func judgeRows(rows []findingRow, groups map[groupKey]group) {
+	for k := range rows {
+		r := &rows[k]
+		for j, g := range r.groups {
+			r.by, r.gvs[j] = r.judged(j, groups[g].covering(r.ref)), groups[g].gv
+		}
+	}
+}
+
+// bulkCounts are one scan's counts as BulkLoad classifies it: its
+// findings per severity (not suppressed), its new ones, and its
+// classification's counts.
+type bulkCounts struct {
+	sev, newSev scangate.SevCounts
+	class       classes
+}
+
+// bulkFindings are the puts of one scan's findings (with their alias
+// entries), each classified against bl when the scan has one, followed
+// by the scan's ABSENT items against bl, and the scan's counts.
+func bulkFindings(scanID int64, ns scangate.NewScan, rows []findingRow, bl *bulkBaseline) ([]types.WriteRequest, bulkCounts) {
+	var reqs []types.WriteRequest
+	var cl bulkCounts
+	matched := map[identity]bool{}
+	for k, r := range rows {
+		items := findingItems(r, k, ns.Findings[k])
+		isNew := true
+		if bl != nil {
+			f := ns.Findings[k]
+			id := identityOf(f.Rule, f.Fingerprint)
+			if _, ok := bl.ids[id]; ok && f.Fingerprint != "" {
+				isNew, matched[id] = false, true
+			}
+			items[0][aBaselineState] = str(map[bool]string{true: scangate.BaselineNew, false: scangate.BaselineUnchanged}[isNew])
+			if isNew {
+				cl.class.newN++
+			} else {
+				cl.class.unch++
+			}
+		}
+		for _, it := range items {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
+		if !r.sup() {
+			cl.sev.Add(r.sev, 1)
+			if isNew {
+				cl.newSev.Add(r.sev, 1)
+			}
+		}
+	}
+	if bl != nil {
+		for _, f := range bl.items {
+			if fp := getS(f, aFP); fp != "" && matched[identityOf(getS(f, aRule), fp)] {
+				continue
+			}
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: absentItem(scanID, bl.scanID, int(cl.class.absent), f)}})
+			cl.class.absent++
+		}
+	}
+	return reqs, cl
 }
 
 // writeAll writes reqs in batches, batchParallel at once.

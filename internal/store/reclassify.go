@@ -219,55 +219,83 @@ func (s *Store) reclassify(ctx context.Context, k item, cats []catKey, base stri
 		if err != nil {
 			return changed, err
 		}
-		todo := cats
-		if todo == nil {
-			for c := range r.cats {
-				todo = append(todo, c)
-			}
+		gate, moved, err := s.switchNext(ctx, k, r, b, categoriesOf(r, cats), pol, now)
+		changed = changed || gate
+		if err != nil {
+			return changed, err
 		}
-		moved := false
-		for _, c := range todo {
-			cs, ok := r.cats[c]
-			if !ok || !cs.Class.Classified || cs.Class.Match == scangate.MatchExact {
-				continue
-			}
-			tg, err := s.targetOf(ctx, r, b, c)
-			if err != nil {
-				return changed, err
-			}
-			if tg.scanID == cs.Class.BaselineScanID && tg.match == cs.Class.Match {
-				if err := s.dropOtherAbsent(ctx, cs.ScanID, cs.Class.BaselineScanID); err != nil {
-					return changed, err
-				}
-				continue
-			}
-			gate, err := s.switchBaseline(ctx, k, c, tg, pol, now)
-			if err != nil {
-				return changed, err
-			}
-			changed, moved = changed || gate, true
-			break // the record moved: read it again
+		if moved {
+			continue // the record moved: read it again
 		}
-		if !moved {
-			// Settled: the branch and the policy as read judged it.
-			b2, _, err := s.branchRecordOf(ctx, r.VcID, r.RepoID, r.BaseRef)
-			if err != nil {
-				return changed, err
-			}
-			pv, err := s.policyVersion(ctx)
-			if err != nil {
-				return changed, err
-			}
-			if pv != pol.pv {
-				_, err := s.rejudge(ctx, []item{k}, now)
-				return changed, err
-			}
-			if b2.ver == b.ver {
-				return changed, nil
-			}
+		done, err := s.settled(ctx, k, r, b, pol, now)
+		if err != nil || done {
+			return changed, err
 		}
 	}
 	return changed, fmt.Errorf("re-classify %s: its base kept moving", getS(k, aPK))
+}
+
+// categoriesOf is cats, or every category of r when cats is nil.
+func categoriesOf(r prRecord, cats []catKey) []catKey {
+	if cats != nil {
+		return cats
+	}
+	var all []catKey
+	for c := range r.cats {
+		all = append(all, c)
+	}
+	return all
+}
+
+// switchNext goes through the categories todo of r (b being its base
+// branch's record, as read): the newest scan of a category classified
+// (not exactly) against the baseline it is to have has its other
+// baselines' ABSENT items dropped; the first that is not is switched to
+// it, and the pass ends there (the record moved). It reports whether the
+// gate changed and whether a scan was switched.
+func (s *Store) switchNext(ctx context.Context, k item, r prRecord, b branchRecord, todo []catKey, pol policies, now time.Time) (bool, bool, error) {
+	for _, c := range todo {
+		cs, ok := r.cats[c]
+		if !ok || !cs.Class.Classified || cs.Class.Match == scangate.MatchExact {
+			continue
+		}
+		tg, err := s.targetOf(ctx, r, b, c)
+		if err != nil {
+			return false, false, err
+		}
+		if tg.scanID == cs.Class.BaselineScanID && tg.match == cs.Class.Match {
+			if err := s.dropOtherAbsent(ctx, cs.ScanID, cs.Class.BaselineScanID); err != nil {
+				return false, false, err
+			}
+			continue
+		}
+		gate, err := s.switchBaseline(ctx, k, c, tg, pol, now)
+		if err != nil {
+			return false, false, err
+		}
+		return gate, true, nil
+	}
+	return false, false, nil
+}
+
+// settled ends a pass of reclassify that switched nothing (b and pol as
+// the pass read them): it reads the branch and the policy version again.
+// When the policy moved, it re-judges the PR's gate; it reports the PR
+// settled then, or when the branch did not move.
+func (s *Store) settled(ctx context.Context, k item, r prRecord, b branchRecord, pol policies, now time.Time) (bool, error) {
+	b2, _, err := s.branchRecordOf(ctx, r.VcID, r.RepoID, r.BaseRef)
+	if err != nil {
+		return true, err
+	}
+	pv, err := s.policyVersion(ctx)
+	if err != nil {
+		return true, err
+	}
+	if pv != pol.pv {
+		_, err := s.rejudge(ctx, []item{k}, now)
+		return true, err
+	}
+	return b2.ver == b.ver, nil
 }
 
 // targetOf is what the PR's newest scan of c is to be classified against
@@ -317,38 +345,69 @@ func (s *Store) switchBaseline(ctx context.Context, k item, c catKey, tg target,
 		return false, err
 	}
 	sc := scanFrom(scIt)
-	cver := getN(scIt, aCountVer)
+	bl, ids, err := s.readBaselineFindings(ctx, tg.scanID)
+	if err != nil {
+		return false, err
+	}
+	st, err := s.reclassFindings(ctx, sc.ID, ids)
+	if err != nil {
+		return false, err
+	}
+	if st.class.absent, err = s.putAbsent(ctx, sc.ID, tg.scanID, bl, ids); err != nil {
+		return false, err
+	}
+	sw := reclassSwitch{r: r, c: c, sc: sc, cver: getN(scIt, aCountVer), tg: tg, p: pol.effective(r.RepoID)}
+	return sw.run(ctx, s, st, now)
+}
+
+// readBaselineFindings reads the findings of the baseline scan (none when
+// 0), with their identities (each unmatched yet: false).
+func (s *Store) readBaselineFindings(ctx context.Context, baseline int64) ([]baselineFinding, map[identity]bool, error) {
 	var bl []baselineFinding
 	ids := map[identity]bool{}
-	if tg.scanID != 0 {
-		err := s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
-			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-			ExpressionAttributeValues: item{":pk": str(scanPK(tg.scanID)), ":f": str("FINDING#")},
-			ProjectionExpression: aws.String(strings.Join([]string{ref(aSK), ref(aName), ref(aRule), ref(aPath), ref(aLine), ref(aSev),
-				ref(aFP), ref(aFPSource), ref(aType), ref(aAliases)}, ", ")),
-			ConsistentRead: aws.Bool(true),
-		}, func(page []item) error {
-			for _, it := range page {
-				f := baselineFinding{it: it}
-				if fp := getS(it, aFP); fp != "" {
-					f.id = identityOf(getS(it, aRule), fp)
-					ids[f.id] = false
-				}
-				bl = append(bl, f)
-			}
-			return nil
-		})
-		if err != nil {
-			return false, err
-		}
+	if baseline == 0 {
+		return bl, ids, nil
 	}
-	// The scan's findings: their states against tg, and what changes.
-	var changes []reclassChange
-	var class classes
-	var newSev scangate.SevCounts
-	err = s.queryPages(ctx, "read findings", &dynamodb.QueryInput{
+	err := s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-		ExpressionAttributeValues: item{":pk": str(scanPK(sc.ID)), ":f": str("FINDING#")},
+		ExpressionAttributeValues: item{":pk": str(scanPK(baseline)), ":f": str("FINDING#")},
+		ProjectionExpression: aws.String(strings.Join([]string{ref(aSK), ref(aName), ref(aRule), ref(aPath), ref(aLine), ref(aSev),
+			ref(aFP), ref(aFPSource), ref(aType), ref(aAliases)}, ", ")),
+		ConsistentRead: aws.Bool(true),
+	}, func(page []item) error {
+		for _, it := range page {
+			f := baselineFinding{it: it}
+			if fp := getS(it, aFP); fp != "" {
+				f.id = identityOf(getS(it, aRule), fp)
+				ids[f.id] = false
+			}
+			bl = append(bl, f)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return bl, ids, nil
+}
+
+// reclassState is a scan's findings' states against a new baseline: the
+// findings whose state changes, the classification's counts, and the new
+// findings per severity (not suppressed).
+type reclassState struct {
+	changes []reclassChange
+	class   classes
+	newSev  scangate.SevCounts
+}
+
+// reclassFindings reads the scan's findings and judges their states
+// against the baseline whose identities are ids, marking in ids those
+// matched.
+func (s *Store) reclassFindings(ctx context.Context, scan int64, ids map[identity]bool) (reclassState, error) {
+	var st reclassState
+	err := s.queryPages(ctx, "read findings", &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
+		ExpressionAttributeValues: item{":pk": str(scanPK(scan)), ":f": str("FINDING#")},
 		ProjectionExpression: aws.String(strings.Join([]string{ref(aPK), ref(aSK), ref(aRule), ref(aFP), ref(aBaselineState),
 			ref(aSup), ref(aSev), ref(aFindVer)}, ", ")),
 		ConsistentRead: aws.Bool(true),
@@ -363,87 +422,94 @@ func (s *Store) switchBaseline(ctx context.Context, k item, c catKey, tg target,
 			}
 			sev, sup := severityOf(scangate.Severity(getS(it, aSev))), getBool(it, aSup, false)
 			if state == scangate.BaselineNew {
-				class.newN++
+				st.class.newN++
 				if !sup {
-					newSev.Add(sev, 1)
+					st.newSev.Add(sev, 1)
 				}
 			} else {
-				class.unch++
+				st.class.unch++
 			}
 			if getS(it, aBaselineState) != state {
-				changes = append(changes, reclassChange{key: keyOf(it), fv: getN(it, aFindVer), state: state, sev: sev, sup: sup})
+				st.changes = append(st.changes, reclassChange{key: keyOf(it), fv: getN(it, aFindVer), state: state, sev: sev, sup: sup})
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return false, err
-	}
-	// The ABSENT items against tg, before anyone can read them (in
-	// transactions of puts: the work functions may put items, and
-	// nothing more).
+	return st, err
+}
+
+// putAbsent writes the scan's ABSENT items against baseline (its findings
+// bl not matched in ids), before anyone can read them, in transactions of
+// puts (the work functions may put items, and nothing more). It returns
+// how many it wrote.
+func (s *Store) putAbsent(ctx context.Context, scan, baseline int64, bl []baselineFinding, ids map[identity]bool) (int64, error) {
+	var n int64
 	t := s.newTx()
 	for _, f := range bl {
 		if f.it[aFP] != nil && ids[f.id] {
 			continue
 		}
-		t.put(lAbsent, absentItem(sc.ID, tg.scanID, int(class.absent), f.it), nil)
-		class.absent++
+		t.put(lAbsent, absentItem(scan, baseline, int(n), f.it), nil)
+		n++
 		if t.len() == txMaxItems {
 			if err := s.commit(ctx, "put absent findings", t); err != nil {
-				return false, err
+				return n, err
 			}
 			t = s.newTx()
 		}
 	}
 	if t.len() > 0 {
 		if err := s.commit(ctx, "put absent findings", t); err != nil {
-			return false, err
+			return n, err
 		}
 	}
-	// The switch: the findings whose state changes, unit by unit, with
-	// the scan's counts as they stand after each unit; the last unit
-	// judges the gate.
-	p := pol.effective(r.RepoID)
-	cur := sc
+	return n, nil
+}
+
+// reclassSwitch is the switch of the PR's (r, as read) newest scan of c
+// (sc, at count version cver) to the baseline tg, its gate judged by p.
+type reclassSwitch struct {
+	r    prRecord
+	c    catKey
+	sc   scangate.Scan
+	cver int64
+	tg   target
+	p    scangate.Policy
+}
+
+// run writes the findings whose state changes, unit by unit, with the
+// scan's counts as they stand after each unit; the last unit judges the
+// gate. A unit refused ends it with nothing reported. It reports whether
+// the gate's decision changed, once the other baselines' ABSENT items
+// are dropped.
+func (w reclassSwitch) run(ctx context.Context, s *Store, st reclassState, now time.Time) (bool, error) {
+	changes := st.changes
+	r, cver := w.r, w.cver
+	cur := w.sc
 	unitNew := cur.NewSev
 	decided := false
 	for start := 0; start == 0 || start < len(changes); start += reclassUnit {
 		part := changes[start:min(start+reclassUnit, len(changes))]
 		last := start+reclassUnit >= len(changes)
 		t := s.newTx()
-		for _, ch := range part {
-			cond := when(ref(aFindVer)+" = :fv", ":fv", num(ch.fv))
-			if ch.fv == 0 {
-				cond = when("attribute_not_exists(" + ref(aFindVer) + ")")
-			}
-			t.update(lFinding, ch.key, "SET "+ref(aBaselineState)+" = :bs, "+ref(aFindVer)+" = :next",
-				item{":bs": str(ch.state), ":next": num(ch.fv + 1)}, cond)
-			if !ch.sup {
-				d := int64(1)
-				if ch.state == scangate.BaselineUnchanged {
-					d = -1
-				}
-				unitNew.Add(ch.sev, d)
-			}
-		}
+		unitNew = updateChanges(t, part, unitNew)
 		if last {
-			unitNew = newSev
+			unitNew = st.newSev
 		}
 		cur.NewSev = unitNew
-		cur.Class = scangate.Classification{Classified: true, BaselineScanID: tg.scanID, BaselineSHA: tg.sha, Match: tg.match,
-			New: class.newN, Unchanged: class.unch, Absent: class.absent}
+		cur.Class = scangate.Classification{Classified: true, BaselineScanID: w.tg.scanID, BaselineSHA: w.tg.sha, Match: w.tg.match,
+			New: st.class.newN, Unchanged: st.class.unch, Absent: st.class.absent}
 		if !last { // the counts of a unit between: those of the findings it leaves
-			cur.Class.New, cur.Class.Unchanged = countStates(sc.Class, changes[:start+len(part)])
+			cur.Class.New, cur.Class.Unchanged = countStates(w.sc.Class, changes[:start+len(part)])
 		}
-		block := p.ScanBlocks(cur.Type, cur.Status, cur.Sev, cur.NewSev)
+		block := w.p.ScanBlocks(cur.Type, cur.Status, cur.Sev, cur.NewSev)
 		setClass(t, cur, cver, block)
-		next := r.withSev(c, cur.Sev, cur.NewSev, block, cver+1)
-		nc := next.cats[c]
+		next := r.withSev(w.c, cur.Sev, cur.NewSev, block, cver+1)
+		nc := next.cats[w.c]
 		nc.Class = cur.Class
-		next.cats[c] = nc
+		next.cats[w.c] = nc
 		if last {
-			next, _ = next.judge(p, scangate.At(now))
+			next, _ = next.judge(w.p, scangate.At(now))
 		}
 		var gc gateChange
 		next, gc = putPR(t, r, true, next, scangate.CauseBaseline)
@@ -457,7 +523,28 @@ func (s *Store) switchBaseline(ctx context.Context, k item, c catKey, tg target,
 		r, cver = next, cver+1
 		decided = decided || gc.decided()
 	}
-	return decided, s.dropOtherAbsent(ctx, sc.ID, tg.scanID)
+	return decided, s.dropOtherAbsent(ctx, w.sc.ID, w.tg.scanID)
+}
+
+// updateChanges adds to t the updates of the findings whose state
+// changes (each under its version), and returns newSev as they leave it.
+func updateChanges(t *tx, part []reclassChange, newSev scangate.SevCounts) scangate.SevCounts {
+	for _, ch := range part {
+		cond := when(ref(aFindVer)+" = :fv", ":fv", num(ch.fv))
+		if ch.fv == 0 {
+			cond = when("attribute_not_exists(" + ref(aFindVer) + ")")
+		}
+		t.update(lFinding, ch.key, "SET "+ref(aBaselineState)+" = :bs, "+ref(aFindVer)+" = :next",
+			item{":bs": str(ch.state), ":next": num(ch.fv + 1)}, cond)
+		if !ch.sup {
+			d := int64(1)
+			if ch.state == scangate.BaselineUnchanged {
+				d = -1
+			}
+			newSev.Add(ch.sev, d)
+		}
+	}
+	return newSev
 }
 
 // reclassChange is a finding whose baseline state a re-classification
