@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -452,18 +453,33 @@ func (s *Store) putAbsent(ctx context.Context, scan, baseline int64, bl []baseli
 		t.put(lAbsent, absentItem(scan, baseline, int(n), f.it), nil)
 		n++
 		if t.len() == txMaxItems {
-			if err := s.commit(ctx, "put absent findings", t); err != nil {
+			if err := s.commitPuts(ctx, "put absent findings", t); err != nil {
 				return n, err
 			}
 			t = s.newTx()
 		}
 	}
 	if t.len() > 0 {
-		if err := s.commit(ctx, "put absent findings", t); err != nil {
+		if err := s.commitPuts(ctx, "put absent findings", t); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
+}
+
+// commitPuts commits a transaction of unconditional puts, again after a
+// conflict: another re-classification of the same scan (the scheduled
+// function resuming a step the recording still runs) writes the same
+// items at once, and the puts are the same whichever commits first.
+func (s *Store) commitPuts(ctx context.Context, op string, t *tx) error {
+	return s.retry.Do(ctx, op, func(int) (bool, error) {
+		err := s.commit(ctx, op, t)
+		var c *cancelled
+		if errors.As(err, &c) && c.conflict && len(c.failed) == 0 {
+			return false, nil
+		}
+		return true, err
+	})
 }
 
 // reclassSwitch is the switch of the PR's (r, as read) newest scan of c
