@@ -12,7 +12,7 @@ import (
 )
 
 // IDTokenExchanger exchanges a CI job's id token for a scan token
-// (pkg/ciauth.Exchange; an interface, so that no other function links
+// (internal/ciauth.Exchange; an interface, so that no other function links
 // the OpenID Connect libraries).
 type IDTokenExchanger interface {
 	Exchange(ctx context.Context, raw string, who scangate.Who) (auth.Issued, error)

@@ -29,7 +29,7 @@ type SARIFReader interface {
 }
 
 // Downloads is where a log too large to answer inline is left for its
-// caller (the uploads bucket, pkg/bucket).
+// caller (the uploads bucket, internal/bucket).
 type Downloads interface {
 	// Create starts writing an object; Close stores it.
 	Create(ctx context.Context, key, contentType string) io.WriteCloser

@@ -12,7 +12,7 @@ import (
 	"github.com/scangate/scangate/internal/scangate"
 )
 
-// SSO signs a person in from what the provider sent back (pkg/sso's
+// SSO signs a person in from what the provider sent back (internal/sso's
 // Session).
 type SSO interface {
 	SignIn(ctx context.Context, r auth.SSORequest, who scangate.Who) (auth.Issued, error)

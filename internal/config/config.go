@@ -58,7 +58,7 @@ type Config struct {
 	// the local stack shorten it.
 	WorkLease time.Duration
 	// SSO is single sign-on through the organisation's OpenID provider
-	// (POST /auth/oidc/session; pkg/sso reads and checks it).
+	// (POST /auth/oidc/session; internal/sso reads and checks it).
 	SSO SSO
 	// PasswordLoginOff is PASSWORD_LOGIN=false: POST /auth/token refuses
 	// every login (people sign in through single sign-on); true or unset

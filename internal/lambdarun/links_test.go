@@ -18,7 +18,7 @@ import (
 // functions of large uploads and the dashboard's publisher link the S3
 // client, only the publisher links the dashboard's files, only the
 // deliverer go-github, and none the SDK's Secrets Manager, SQS or
-// EventBridge clients (pkg/awsjson calls them with the SDK's signer, for
+// EventBridge clients (internal/awsjson calls them with the SDK's signer, for
 // the cold start).
 // (make bench's BenchmarkSize checks the same of argon2 in the binaries'
 // symbols with go tool nm.)
@@ -70,7 +70,7 @@ func TestFunctionsLinkOnlyWhatTheyUse(t *testing.T) {
 			t.Errorf("%s: links the dashboard's files %v", op.Name, dash)
 		}
 		if sqs || eventbridge {
-			t.Errorf("%s links the SDK's SQS client %v, its EventBridge client %v (pkg/awsjson calls both, for the cold start)", op.Name, sqs, eventbridge)
+			t.Errorf("%s links the SDK's SQS client %v, its EventBridge client %v (internal/awsjson calls both, for the cold start)", op.Name, sqs, eventbridge)
 		}
 		if statuses := op.Name == "deliver-events"; github != statuses {
 			t.Errorf("%s: links go-github %v, posts commit statuses %v", op.Name, github, statuses)

@@ -64,7 +64,7 @@ func Python(t testing.TB) string {
 func Start(t testing.TB, secret string, args ...string) string {
 	t.Helper()
 	python := Python(t)
-	script := filepath.Join(root(), "pkg", "webhook", "testdata", "receiver", "receiver.py")
+	script := filepath.Join(root(), "internal", "events", "webhook", "testdata", "receiver", "receiver.py")
 	cmd := exec.Command(python, append([]string{script}, args...)...)
 	cmd.Env = append(os.Environ(), "RECEIVER_SECRET="+secret)
 	cmd.Stderr = os.Stderr
