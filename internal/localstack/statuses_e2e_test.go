@@ -67,7 +67,8 @@ func states(s *githubtest.Server, sha string) []string {
 // failure, success, failure, in that order, with the description and the
 // dashboard's link; an older gate that arrives after a newer one is not
 // posted (superseded), even when it is a retry that failed first; the
-// token set by PUT /integrations is the one used, and never shown.
+// token set by PUT /integrations is the one used, and never shown; no
+// check run is made (a plain github integration's token is not an App's).
 func TestCommitStatusesFollowTheGate(t *testing.T) {
 	t.Parallel()
 	gh := gitHub(t, "ghp_standin")
@@ -81,6 +82,12 @@ func TestCommitStatusesFollowTheGate(t *testing.T) {
 	}
 	if got := states(gh, sha); !slices.Equal(got, []string{"failure", "success", "failure"}) {
 		t.Fatalf("statuses %v (refused %+v)", got, gh.Refusals())
+	}
+	// A plain github integration (a personal token) makes no check run:
+	// only a GitHub App may, GitHub answers 403 to the token (as the
+	// stand-in does).
+	if runs, refused := gh.CheckRuns(), gh.Refusals(); len(runs) != 0 || len(refused) != 0 {
+		t.Errorf("check runs %+v, refused %+v: want none", runs, refused)
 	}
 	last := gh.Statuses()[2]
 	if last.Owner != "acme" || last.Repo != "api" || last.Context != "scangate" || last.Description != "Blocked: 2 secrets" ||

@@ -79,12 +79,27 @@ func TestGitHubCheckRunCreatedOnceUpdatedInBatches(t *testing.T) {
 	}
 }
 
-// The stand-in refuses more than 50 annotations in one request and an
-// update of a run it does not have, so the test above can fail.
-func TestGitHubStandInRefusesACheckRunItDoesNotHave(t *testing.T) {
+// The stand-in refuses a check run written with a personal access token,
+// as GitHub does (403: only a GitHub App writes check runs), so a test
+// that a plain github integration makes none can fail.
+func TestGitHubStandInRefusesACheckRunFromAPersonalToken(t *testing.T) {
 	srv := standIn(t, "ghp_standin")
 	srv.AddRepo(7, "acme", "payments")
 	gh := github(t, srv.URL, "ghp_standin").(*commitstatus.GitHub)
+	_, _, err := gh.SyncCheckRun(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, 0, commitstatus.CheckRun{Conclusion: "success", Title: "t", Summary: "s"})
+	if err == nil || len(srv.Refusals()) != 1 || srv.Refusals()[0].Status != 403 || len(srv.CheckRuns()) != 0 {
+		t.Fatalf("check run with the personal token: %v (refused %+v)", err, srv.Refusals())
+	}
+}
+
+// The stand-in refuses more than 50 annotations in one request and an
+// update of a run it does not have, so the test above can fail.
+func TestGitHubStandInRefusesACheckRunItDoesNotHave(t *testing.T) {
+	srv := standIn(t, "ghp_unused")
+	srv.AddRepo(7, "acme", "payments")
+	k, key := appKey(t)
+	srv.AddApp(4242, 99, &k.PublicKey, time.Hour)
+	gh := githubApp(t, srv.URL, key, 4242, 99, commitstatus.NewNames(time.Hour, 100)).(*commitstatus.GitHub)
 	_, _, err := gh.SyncCheckRun(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, 5, commitstatus.CheckRun{Conclusion: "success", Title: "t", Summary: "s"})
 	if err == nil || len(srv.Refusals()) != 1 || srv.Refusals()[0].Status != 404 {
 		t.Fatalf("update of run 5: %v (refused %+v)", err, srv.Refusals())

@@ -10,7 +10,8 @@
 // positive integer id, the token) and answers the members scangate reads.
 // Any other request is refused: a path the description does not have is
 // 404, a request it does not allow is 422 as GitHub words it, a missing or
-// wrong token 401.
+// wrong token 401, a check run written with the personal token rather than
+// an App installation's 403 (as GitHub answers).
 package githubtest
 
 import (
@@ -283,6 +284,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "repos/create-commit-status":
 		s.createStatus(w, r, in, params, body)
 	case "checks/create", "checks/update":
+		if !s.installationToken(r) {
+			// GitHub lets only a GitHub App write check runs: a personal
+			// access token (or an OAuth App's) gets 403.
+			s.refuse(w, r, http.StatusForbidden, "Resource not accessible by personal access token", "check runs need an App installation's token, not the personal token")
+			return
+		}
 		s.mu.Lock()
 		fail := false
 		if s.failRun > 0 {
@@ -333,6 +340,20 @@ func (s *Server) authenticated(r *http.Request) bool {
 	defer s.mu.Unlock()
 	for _, scheme := range []string{"Bearer ", "token "} {
 		if t, ok := strings.CutPrefix(auth, scheme); ok && (t == s.token || s.minted[t]) {
+			return true
+		}
+	}
+	return false
+}
+
+// installationToken tells whether a request is authenticated by an
+// installation token the stand-in minted (AddApp), not the personal token.
+func (s *Server) installationToken(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, scheme := range []string{"Bearer ", "token "} {
+		if t, ok := strings.CutPrefix(auth, scheme); ok && s.minted[t] {
 			return true
 		}
 	}
