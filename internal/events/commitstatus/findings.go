@@ -37,7 +37,7 @@ func BlockingScans(g Gate) []scangate.BlockingScan {
 			min = scangate.SeverityNone
 		}
 		out = append(out, scangate.BlockingScan{ScanID: *r.ScanID, Type: scangate.ScanType(r.ScanType), Category: r.Category,
-			Min: min, NewOnly: g.Policy.BlockOn == scangate.BaselineNew})
+			Min: min, NewOnly: g.Policy.BlockOn == scangate.BlockOnNew})
 	}
 	return out
 }
@@ -90,7 +90,7 @@ func titleOf(f scangate.BlockingFinding) string {
 	return t
 }
 
-// clip cuts s to at most n runes.
+// clip cuts s to at most n runes, ending it with "..." when it cut.
 func clip(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {

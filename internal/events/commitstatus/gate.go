@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/scangate/scangate/internal/scangate"
 )
 
 // Gate is what a status reports of a pull request's gate: the members of
@@ -113,7 +114,7 @@ func Describe(g Gate) (State, string) {
 	}
 	var parts []string
 	var counts []string
-	if g.Policy.BlockOn == "new" {
+	if g.Policy.BlockOn == scangate.BlockOnNew {
 		counts = perCategory
 	} else {
 		withNew := g.hasBaseline()
@@ -133,12 +134,12 @@ func Describe(g Gate) (State, string) {
 		}
 	}
 	if len(parts) == 1 && len(named[ReasonPending]) > 0 {
-		return Pending, truncate("Pending: " + strings.Join(named[ReasonPending], ", "))
+		return Pending, clip("Pending: "+strings.Join(named[ReasonPending], ", "), MaxDescription)
 	}
 	if len(parts) == 0 {
 		return Failure, "Blocked"
 	}
-	return Failure, truncate("Blocked: " + strings.Join(parts, "; "))
+	return Failure, clip("Blocked: "+strings.Join(parts, "; "), MaxDescription)
 }
 
 // hasBaseline reports whether some category of the gate was classified
@@ -189,14 +190,4 @@ func plural(n int64, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.FormatInt(n, 10) + " " + many
-}
-
-// truncate cuts s to MaxDescription characters, ending it with "..." when
-// it cut.
-func truncate(s string) string {
-	if utf8.RuneCountInString(s) <= MaxDescription {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:MaxDescription-3]) + "..."
 }
