@@ -126,7 +126,8 @@ func cell(s string) string {
 // many of the annotations it sent (the first ones), also when a later
 // batch failed (the run exists: the caller keeps its id, and sends the
 // rest later).
-func (g *GitHub) SyncCheckRun(ctx context.Context, c Commit, id int64, run CheckRun) (int64, int, error) {
+func (g *GitHub) SyncCheckRun(ctx context.Context, c Commit, id int64, run CheckRun) (_ int64, sent int, err error) {
+	defer func() { err = sending("check run", err) }()
 	if err := checkCommit("github", c); err != nil {
 		return id, 0, err
 	}
@@ -143,7 +144,6 @@ func (g *GitHub) SyncCheckRun(ctx context.Context, c Commit, id int64, run Check
 	if run.DetailsURL != "" {
 		details = github.Ptr(run.DetailsURL)
 	}
-	sent := 0
 	for i := range batches {
 		var resp *github.Response
 		if id == 0 {
@@ -159,7 +159,7 @@ func (g *GitHub) SyncCheckRun(ctx context.Context, c Commit, id int64, run Check
 		}
 		if err != nil {
 			e := failure(resp, err)
-			e.Err = fmt.Errorf("check run (annotations batch %d of %d): %w", i+1, len(batches), e.Err)
+			e.Err = fmt.Errorf("annotations batch %d of %d: %w", i+1, len(batches), e.Err)
 			return id, sent, e
 		}
 		sent += len(batches[i])

@@ -87,7 +87,8 @@ func TestGitHubStandInRefusesACheckRunFromAPersonalToken(t *testing.T) {
 	srv.AddRepo(7, "acme", "payments")
 	gh := github(t, srv.URL, "ghp_standin").(*commitstatus.GitHub)
 	_, _, err := gh.SyncCheckRun(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, 0, commitstatus.CheckRun{Conclusion: "success", Title: "t", Summary: "s"})
-	if err == nil || len(srv.Refusals()) != 1 || srv.Refusals()[0].Status != 403 || len(srv.CheckRuns()) != 0 {
+	if err == nil || len(srv.Refusals()) != 1 || srv.Refusals()[0].Status != 403 || len(srv.CheckRuns()) != 0 ||
+		!strings.HasPrefix(err.Error(), "github: check run not posted (403): annotations batch 1 of 1: ") {
 		t.Fatalf("check run with the personal token: %v (refused %+v)", err, srv.Refusals())
 	}
 }

@@ -58,16 +58,30 @@ type Poster interface {
 // Error is a post that failed: the provider refused it, or it got no answer.
 type Error struct {
 	Provider   string
-	StatusCode int  // the provider's answer; 0 when there was none
-	Permanent  bool // the same post can never succeed: do not retry it
+	Sent       string // what was being sent: "status" (also when ""), "check run" or "note"
+	StatusCode int    // the provider's answer; 0 when there was none
+	Permanent  bool   // the same post can never succeed: do not retry it
 	Err        error
 }
 
 func (e *Error) Error() string {
-	if e.StatusCode != 0 {
-		return fmt.Sprintf("%s: status not posted (%d): %v", e.Provider, e.StatusCode, e.Err)
+	sent := e.Sent
+	if sent == "" {
+		sent = "status"
 	}
-	return fmt.Sprintf("%s: status not posted: %v", e.Provider, e.Err)
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("%s: %s not posted (%d): %v", e.Provider, sent, e.StatusCode, e.Err)
+	}
+	return fmt.Sprintf("%s: %s not posted: %v", e.Provider, sent, e.Err)
+}
+
+// sending names what was being sent in err's Error, if it is one.
+func sending(sent string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		e.Sent = sent
+	}
+	return err
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -121,7 +121,8 @@ func TestGitHubStandInRefusesAnInvalidRequest(t *testing.T) {
 	}
 
 	err = github(t, srv.URL, "ghp_wrong").Post(context.Background(), commitstatus.Commit{RepoID: 7, SHA: sha}, commitstatus.Status{State: commitstatus.Success})
-	if !errors.As(err, &e) || e.StatusCode != 401 || !commitstatus.Retryable(err) || strings.Contains(err.Error(), "ghp_wrong") {
+	if !errors.As(err, &e) || e.StatusCode != 401 || !commitstatus.Retryable(err) || strings.Contains(err.Error(), "ghp_wrong") ||
+		!strings.HasPrefix(err.Error(), "github: status not posted (401): ") {
 		t.Fatalf("a wrong token: %v, want a 401 to retry, not showing the token", err)
 	}
 

@@ -61,7 +61,8 @@ func (g *GitLab) Post(ctx context.Context, c Commit, s Status) error {
 // creates a new one when that note is gone (deleted by someone: 404).
 // POST and PUT /projects/{id}/merge_requests/{iid}/notes[/{note_id}].
 // It returns the note's id.
-func (g *GitLab) SyncNote(ctx context.Context, repoID, number, id int64, body string) (int64, error) {
+func (g *GitLab) SyncNote(ctx context.Context, repoID, number, id int64, body string) (_ int64, err error) {
+	defer func() { err = sending("note", err) }()
 	if repoID < 1 || number < 1 {
 		return id, &Error{Provider: "gitlab", Permanent: true, Err: fmt.Errorf("merge request %d of project %d: not positive ids", number, repoID)}
 	}

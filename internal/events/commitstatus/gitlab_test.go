@@ -51,7 +51,8 @@ func TestGitLabStatuses(t *testing.T) {
 	wrong, _ := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: gl.API(), Token: "glpat-wrong"}, local, local.Client(10*time.Second), nil)
 	err = wrong.Post(context.Background(), c, commitstatus.Status{State: commitstatus.Success})
 	var e *commitstatus.Error
-	if !errors.As(err, &e) || e.StatusCode != 401 || !commitstatus.Retryable(err) || strings.Contains(err.Error(), "glpat") {
+	if !errors.As(err, &e) || e.StatusCode != 401 || !commitstatus.Retryable(err) || strings.Contains(err.Error(), "glpat") ||
+		!strings.HasPrefix(err.Error(), "gitlab: status not posted (401): ") {
 		t.Fatalf("a wrong token: %v", err)
 	}
 	err = p.Post(context.Background(), c, commitstatus.Status{State: "blocked"})
@@ -96,11 +97,13 @@ func TestGitLabNoteCreatedOnceThenEdited(t *testing.T) {
 		t.Fatalf("notes %+v", n)
 	}
 	var e *commitstatus.Error
-	if _, err = g.SyncNote(context.Background(), 42, 8, 0, "x"); !errors.As(err, &e) || e.StatusCode != 404 || !commitstatus.Retryable(err) {
+	if _, err = g.SyncNote(context.Background(), 42, 8, 0, "x"); !errors.As(err, &e) || e.StatusCode != 404 || !commitstatus.Retryable(err) ||
+		!strings.HasPrefix(err.Error(), "gitlab: note not posted (404): ") {
 		t.Fatalf("an unknown merge request: %v", err)
 	}
 	wrong, _ := commitstatus.New(commitstatus.Integration{Type: "gitlab", APIURL: gl.API(), Token: "glpat-wrong"}, local, local.Client(10*time.Second), nil)
-	if _, err = wrong.(*commitstatus.GitLab).SyncNote(context.Background(), 42, 7, 2, "x"); !errors.As(err, &e) || e.StatusCode != 401 || strings.Contains(err.Error(), "glpat") {
+	if _, err = wrong.(*commitstatus.GitLab).SyncNote(context.Background(), 42, 7, 2, "x"); !errors.As(err, &e) || e.StatusCode != 401 || strings.Contains(err.Error(), "glpat") ||
+		!strings.HasPrefix(err.Error(), "gitlab: note not posted (401): ") {
 		t.Fatalf("a wrong token: %v", err)
 	}
 	if got := len(gl.Refusals()); got != 3 { // the deleted note's PUT, and the two above
