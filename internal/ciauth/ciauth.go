@@ -28,10 +28,10 @@ import (
 // an algorithm or a key the issuer does not publish (401).
 var ErrRefused = errors.New("id token refused")
 
-// signingAlgs are the algorithms an id token may be signed with: the
+// SigningAlgs are the algorithms an id token may be signed with: the
 // asymmetric ones only, so that no token signed with an HMAC of the
 // issuer's public key (or none at all, "alg": "none") is taken.
-var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
+var SigningAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
 
 // FetchTimeout bounds a fetch of an issuer's discovery document or keys.
 const FetchTimeout = 10 * time.Second
@@ -81,7 +81,7 @@ func (v *Verifier) verifier(ctx context.Context, issuer string) (*IssuerVerifier
 		return nil, fmt.Errorf("discover the issuer %s: %w", issuer, err)
 	}
 	// The audience is checked by VerifyAny, against every audience allowed.
-	iv, err = NewIssuerVerifier(ctx, v.client, p, &oidc.Config{SkipClientIDCheck: true, SupportedSigningAlgs: signingAlgs, Now: v.now})
+	iv, err = NewIssuerVerifier(ctx, v.client, p, &oidc.Config{SkipClientIDCheck: true, SupportedSigningAlgs: SigningAlgs, Now: v.now})
 	if err != nil {
 		return nil, err
 	}

@@ -130,10 +130,6 @@ type Session struct {
 	broken   error // the configuration's error (New)
 }
 
-// signingAlgs are the algorithms an id token may be signed with: the
-// asymmetric ones only (no "none", no HMAC keyed with a public key).
-var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
-
 // discover reads the issuer's discovery document once per execution
 // environment (go-oidc's key set then fetches the keys, again for a key id
 // it does not know: rotated keys are picked up).
@@ -147,7 +143,7 @@ func (s *Session) discover(ctx context.Context) (*oidc.Provider, *ciauth.IssuerV
 	if err != nil {
 		return nil, nil, fmt.Errorf("discover the issuer %s: %w", s.Settings.Issuer, err)
 	}
-	v, err := ciauth.NewIssuerVerifier(ctx, s.HTTP, p, &oidc.Config{ClientID: s.Settings.ClientID, SupportedSigningAlgs: signingAlgs, Now: s.Now})
+	v, err := ciauth.NewIssuerVerifier(ctx, s.HTTP, p, &oidc.Config{ClientID: s.Settings.ClientID, SupportedSigningAlgs: ciauth.SigningAlgs, Now: s.Now})
 	if err != nil {
 		return nil, nil, fmt.Errorf("the issuer %s: %w", s.Settings.Issuer, err)
 	}
