@@ -140,3 +140,30 @@ func TestVerifyThroughEgress(t *testing.T) {
 		t.Errorf("%v after %d fetches of the keys; want an issuer's failure and none", err, is.Fetches())
 	}
 }
+
+// TestVerifyKeysUnreachable: when the issuer's keys cannot be fetched (its
+// jwks_uri answers 500), the real verifier's error is the issuer's, not
+// the token's (not ErrRefused: 503 at the API, no refusal audited), and
+// once the keys are served again the same token verifies.
+func TestVerifyKeysUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	is := oidctest.New(t)
+	now := time.Now()
+	k1 := oidctest.RSAKey(t, "k1")
+	is.Publish(k1)
+	is.FailKeys(true)
+	v := verifier(now)
+	good := oidctest.Sign(t, k1, jose.RS256, githubClaims(is.URL, now))
+	if _, err := v.Verify(ctx, is.URL, audience, good); err == nil || errors.Is(err, ciauth.ErrRefused) {
+		t.Fatalf("keys unreachable: %v; want an error that is not a refusal", err)
+	}
+	is.FailKeys(false)
+	if _, err := v.Verify(ctx, is.URL, audience, good); err != nil {
+		t.Fatalf("keys served again: %v", err)
+	}
+	// A token the served keys do not verify is refused again.
+	if _, err := v.Verify(ctx, is.URL, audience, good[:len(good)-4]+"AAAA"); !errors.Is(err, ciauth.ErrRefused) {
+		t.Errorf("tampered, keys served: %v; want refused", err)
+	}
+}

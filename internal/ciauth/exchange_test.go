@@ -78,3 +78,31 @@ type errVerifier struct{}
 func (errVerifier) VerifyAny(context.Context, string, []string, string) (ciauth.Claims, error) {
 	return ciauth.Claims{}, errors.New("dial tcp: connection refused")
 }
+
+// TestExchangeKeysUnreachable: with the real verifier, an issuer whose
+// keys cannot be fetched is not the token's fault: 503, not 401.
+func TestExchangeKeysUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := ddbtest.New(t)
+	now := time.Now()
+	owner, err := env.Store.CreateUser(ctx, scangate.User{Username: "ada", Email: "ada@example.com", Role: scangate.RoleAdmin, Active: true,
+		CreatedAt: scangate.At(now), UpdatedAt: scangate.At(now)}, scangate.Who{RequestID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := oidctest.New(t)
+	k := oidctest.RSAKey(t, "k1")
+	is.Publish(k)
+	is.FailKeys(true)
+	who := scangate.Who{Actor: &scangate.Actor{UserID: owner.ID, Username: owner.Username}, RequestID: "test"}
+	if _, err := env.Store.PutTrust(ctx, scangate.Trust{Name: "ci", Issuer: is.URL, Audience: audience,
+		Repos: []scangate.RepoRef{{VcID: 1, RepoID: 4242}}}, who, now); err != nil {
+		t.Fatal(err)
+	}
+	x := ciauth.Exchange{Store: env.Store, Verifier: verifier(now), Now: func() time.Time { return now }}
+	good := oidctest.Sign(t, k, jose.RS256, githubClaims(is.URL, now))
+	if _, err := x.Exchange(ctx, good, scangate.Who{RequestID: "test"}); scangate.KindOf(err) != scangate.KindUnavailable {
+		t.Errorf("keys unreachable: %v; want 503", err)
+	}
+}

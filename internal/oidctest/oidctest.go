@@ -25,11 +25,12 @@ import (
 
 // Issuer is a stand-in OpenID provider.
 type Issuer struct {
-	URL     string
-	srv     *httptest.Server
-	mu      sync.Mutex
-	keys    []jose.JSONWebKey
-	fetches atomic.Int64
+	URL      string
+	srv      *httptest.Server
+	mu       sync.Mutex
+	keys     []jose.JSONWebKey
+	fetches  atomic.Int64
+	failKeys atomic.Bool
 }
 
 // New starts an issuer that publishes no key yet; it stops when the test
@@ -45,6 +46,10 @@ func New(t testing.TB) *Issuer {
 				"id_token_signing_alg_values_supported": []string{"RS256", "ES256"}})
 		case "/keys":
 			is.fetches.Add(1)
+			if is.failKeys.Load() {
+				http.Error(w, `{"error":"down"}`, http.StatusInternalServerError)
+				return
+			}
 			is.mu.Lock()
 			defer is.mu.Unlock()
 			_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: is.keys})
@@ -59,6 +64,10 @@ func New(t testing.TB) *Issuer {
 
 // Fetches is how many times its keys were fetched.
 func (is *Issuer) Fetches() int64 { return is.fetches.Load() }
+
+// FailKeys makes the issuer answer 500 to a fetch of its keys (fail) or
+// publish them again (!fail): its discovery document is still served.
+func (is *Issuer) FailKeys(fail bool) { is.failKeys.Store(fail) }
 
 // Publish makes the issuer publish exactly these keys' public halves.
 func (is *Issuer) Publish(keys ...jose.JSONWebKey) {

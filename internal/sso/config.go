@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/scangate/scangate/internal/config"
+	"github.com/scangate/scangate/internal/egress"
 )
 
 // Timeout bounds each request to the provider (discovery, keys, the
@@ -23,10 +23,9 @@ func FromConfig(c config.SSO, loopback bool) (Settings, error) {
 	if c.Issuer == "" {
 		return Settings{}, nil
 	}
-	u, err := url.Parse(c.Issuer)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" ||
-		!(u.Scheme == "https" || loopback && u.Scheme == "http" && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost" || u.Hostname() == "::1")) {
-		return Settings{}, fmt.Errorf("SSO_ISSUER %q is not an https URL", c.Issuer)
+	// The egress rules the provider is reached through (sso.Open's client).
+	if _, err := (egress.Policy{LoopbackHTTP: loopback}).CheckAPIURL(c.Issuer); err != nil {
+		return Settings{}, fmt.Errorf("SSO_ISSUER %q: %w", c.Issuer, err)
 	}
 	if c.ClientID == "" {
 		return Settings{}, errors.New("SSO_ISSUER is set, SSO_CLIENT_ID is not")

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/scangate/scangate/internal/auth"
+	"github.com/scangate/scangate/internal/ciauth"
 	"github.com/scangate/scangate/internal/scangate"
 )
 
@@ -125,28 +126,29 @@ type Session struct {
 
 	mu       sync.Mutex
 	provider *oidc.Provider
+	verifier *ciauth.IssuerVerifier
 	broken   error // the configuration's error (New)
 }
-
-// signingAlgs are the algorithms an id token may be signed with: the
-// asymmetric ones only (no "none", no HMAC keyed with a public key).
-var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
 
 // discover reads the issuer's discovery document once per execution
 // environment (go-oidc's key set then fetches the keys, again for a key id
 // it does not know: rotated keys are picked up).
-func (s *Session) discover(ctx context.Context) (*oidc.Provider, error) {
+func (s *Session) discover(ctx context.Context) (*oidc.Provider, *ciauth.IssuerVerifier, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.provider != nil {
-		return s.provider, nil
+		return s.provider, s.verifier, nil
 	}
 	p, err := oidc.NewProvider(oidc.ClientContext(context.WithoutCancel(ctx), s.HTTP), s.Settings.Issuer)
 	if err != nil {
-		return nil, fmt.Errorf("discover the issuer %s: %w", s.Settings.Issuer, err)
+		return nil, nil, fmt.Errorf("discover the issuer %s: %w", s.Settings.Issuer, err)
 	}
-	s.provider = p
-	return p, nil
+	v, err := ciauth.NewIssuerVerifier(ctx, s.HTTP, p, &oidc.Config{ClientID: s.Settings.ClientID, SupportedSigningAlgs: ciauth.SigningAlgs, Now: s.Now})
+	if err != nil {
+		return nil, nil, fmt.Errorf("the issuer %s: %w", s.Settings.Issuer, err)
+	}
+	s.provider, s.verifier = p, v
+	return p, v, nil
 }
 
 // identity is what is read of a verified id token.
@@ -238,7 +240,7 @@ func (s *Session) signIn(ctx context.Context, r Request, who scangate.Who) (auth
 
 // verify exchanges the code and verifies the id token it answers.
 func (s *Session) verify(ctx context.Context, r Request) (identity, error) {
-	p, err := s.discover(ctx)
+	p, v, err := s.discover(ctx)
 	if err != nil {
 		return identity{}, err
 	}
@@ -262,10 +264,13 @@ func (s *Session) verify(ctx context.Context, r Request) (identity, error) {
 	if raw == "" {
 		return identity{}, refuse(scangate.KindUnauthorized, "", "no id token", "the provider answered no id token: is the openid scope granted?")
 	}
-	v := p.VerifierContext(oidc.ClientContext(ctx, s.HTTP), &oidc.Config{ClientID: s.Settings.ClientID, SupportedSigningAlgs: signingAlgs, Now: s.Now})
 	idt, err := v.Verify(ctx, raw)
-	if err != nil {
-		return identity{}, refuse(scangate.KindUnauthorized, "", "id token refused: "+err.Error(), "the id token does not verify: sign in again")
+	switch {
+	case errors.Is(err, ciauth.ErrRefused):
+		return identity{}, refuse(scangate.KindUnauthorized, "", "id token refused: "+strings.TrimPrefix(err.Error(), ciauth.ErrRefused.Error()+": "),
+			"the id token does not verify: sign in again")
+	case err != nil: // the provider's keys could not be fetched: not the person's fault
+		return identity{}, scangate.Errorf(scangate.KindUnavailable, "the provider's keys could not be read; try again: %s", err.Error())
 	}
 	if r.Nonce == "" || subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(r.Nonce)) != 1 {
 		return identity{}, refuse(scangate.KindUnauthorized, idt.Subject, "nonce mismatch",

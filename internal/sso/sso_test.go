@@ -344,3 +344,27 @@ func TestFirstSignInBesideExistingUsers(t *testing.T) {
 		t.Errorf("refusals audited: %+v", refused)
 	}
 }
+
+// keysDown fails every GET but the discovery document's: the provider's
+// keys cannot be fetched (the code's exchange, a POST, still goes).
+type keysDown struct{}
+
+func (keysDown) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/.well-known/openid-configuration") {
+		return nil, errors.New("the keys are unreachable")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestSignInKeysUnreachable: a provider whose keys cannot be fetched is
+// not the person's fault: 503, and no refusal is audited.
+func TestSignInKeysUnreachable(t *testing.T) {
+	f := newFixture(t)
+	f.session.HTTP = &http.Client{Timeout: 10 * time.Second, Transport: keysDown{}}
+	if _, err := f.signIn(t, "alice"); kind(err) != scangate.KindUnavailable {
+		t.Errorf("keys unreachable: %v, want 503", err)
+	}
+	if got := len(f.audit(t, scangate.AuditSSORefused)); got != 0 {
+		t.Errorf("%d refusals audited, want none", got)
+	}
+}
