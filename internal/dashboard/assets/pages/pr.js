@@ -144,7 +144,10 @@ async function group(state, title, gate, pr, severity, names, ctx, body) {
     }
   }
   if (!rows.length) {
-    body.append(h('p', {class: 'empty'}, severity ? `None of ${atLeast(severity)}.` : 'None.'));
+    // The fixed ones are filtered here, over their first page only.
+    const unchecked = state === 'absent' && severity && more;
+    body.append(h('p', {class: 'empty'}, unchecked ? `None of ${atLeast(severity)} among the first ${limit} fixed findings (only those were checked).` :
+      severity ? `None of ${atLeast(severity)}.` : 'None.'));
     return;
   }
   const t = table(`${title}${severity ? `, ${atLeast(severity)}` : ''}`, ['Scan', ...FINDING_HEADERS], rows);
