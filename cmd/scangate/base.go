@@ -62,12 +62,11 @@ func mergeBase(ctx context.Context, dir, head string, tips ...string) (string, e
 		return "", fmt.Errorf("git merge-base: %w", err)
 	}
 	for _, tip := range tips {
-		if tip == "" || strings.HasSuffix(tip, "/") {
+		if tip == "" {
 			continue
 		}
-		if _, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", tip+"^{commit}"); err != nil {
-			continue
-		}
+		// merge-base fails on a tip that is not a commit here;
+		// --end-of-options keeps a value from being read as an option.
 		out, err := git(ctx, dir, "merge-base", "--end-of-options", head, tip)
 		if err != nil {
 			continue

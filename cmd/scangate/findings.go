@@ -108,25 +108,47 @@ func newest(scans []client.Scan) []client.Scan {
 // printFindings writes the findings of scans as one table, those the pull
 // request adds (new) first, each group in the scans' order.
 func printFindings(w io.Writer, out []scanFindings) error {
-	t := newTable(w, "SCAN", "TYPE", "CATEGORY", "BASELINE", "SEVERITY", "NAME", "RULE", "LOCATION", "SUPPRESSED BY")
+	var ordered []scanFindings
 	n := 0
 	for _, first := range []bool{true, false} {
 		for _, sf := range out {
+			var fs []client.Finding
 			for _, f := range sf.findings {
-				if isNew(f) != first {
-					continue
+				if isNew(f) == first {
+					fs = append(fs, f)
 				}
-				n++
-				t.row(itoa(sf.scan.ID), sf.scan.ScanType, orDash(sf.scan.Category()), orDash(deref(f.BaselineState)), orDash(f.Severity), f.Name,
-					orDash(deref(f.Rule)), location(f), suppressedBy(f))
 			}
+			n += len(fs)
+			ordered = append(ordered, scanFindings{scan: sf.scan, findings: fs})
 		}
 	}
-	if err := t.flush(); err != nil {
+	if err := writeFindings(w, ordered, true); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s in %s\n", count(n, "finding", "findings"), count(len(out), "scan", "scans"))
 	return nil
+}
+
+// writeFindings writes one table row per finding, in the given order; triage
+// adds the baseline state and what suppresses each (printNew's findings are
+// all new and unsuppressed, so it leaves both out).
+func writeFindings(w io.Writer, out []scanFindings, triage bool) error {
+	header := []string{"SCAN", "TYPE", "CATEGORY", "BASELINE", "SEVERITY", "NAME", "RULE", "LOCATION", "SUPPRESSED BY"}
+	if !triage {
+		header = []string{"SCAN", "TYPE", "CATEGORY", "SEVERITY", "NAME", "RULE", "LOCATION"}
+	}
+	t := newTable(w, header...)
+	for _, sf := range out {
+		for _, f := range sf.findings {
+			if triage {
+				t.row(itoa(sf.scan.ID), sf.scan.ScanType, orDash(sf.scan.Category()), orDash(deref(f.BaselineState)), orDash(f.Severity), f.Name,
+					orDash(deref(f.Rule)), location(f), suppressedBy(f))
+				continue
+			}
+			t.row(itoa(sf.scan.ID), sf.scan.ScanType, orDash(sf.scan.Category()), orDash(f.Severity), f.Name, orDash(deref(f.Rule)), location(f))
+		}
+	}
+	return t.flush()
 }
 
 func isNew(f client.Finding) bool { return deref(f.BaselineState) == "new" }
@@ -178,13 +200,7 @@ func printNew(w io.Writer, g client.Gate, added []scanFindings) error {
 	}
 	fmt.Fprintf(w, "new in this pull request (not on %s): %s\n", base, count(n, "finding", "findings"))
 	if n > 0 {
-		t := newTable(w, "SCAN", "TYPE", "CATEGORY", "SEVERITY", "NAME", "RULE", "LOCATION")
-		for _, sf := range added {
-			for _, f := range sf.findings {
-				t.row(itoa(sf.scan.ID), sf.scan.ScanType, orDash(sf.scan.Category()), orDash(f.Severity), f.Name, orDash(deref(f.Rule)), location(f))
-			}
-		}
-		if err := t.flush(); err != nil {
+		if err := writeFindings(w, added, false); err != nil {
 			return err
 		}
 	}

@@ -27,7 +27,7 @@ const testToken = "sgt_1_unit-test-token-never-printed"
 // A gate in the shape of GET /pr/{pr_id}/gate: blocked by the findings of
 // one category and a missing required one.
 const blockedGate = `{"pr_id":7,"blocked":true,"head_sha":"ec26c3e57ca3a959ca5aad62de7213c562f8c821",` +
-	`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":21,"count":3},` +
+	`"reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":21,"count":3,"new_count":0},` +
 	`{"kind":"missing","scan_type":"VULNERABILITY","category":"trivy","scan_id":null,"count":0}],` +
 	`"categories":[{"scan_type":"SECRET","category":"gitleaks","scan_id":21,"status":"completed","block_status":true,` +
 	`"secret_count":3,"vulnerability_count":0,"created_at":"2026-11-22T09:00:00.120Z"},` +
@@ -177,7 +177,7 @@ func TestGateBlocked(t *testing.T) {
 		"TYPE           CATEGORY  SCAN  STATUS     SECRETS  VULNERABILITIES  BLOCKS",
 		"SECRET         gitleaks  21    completed  3        0                yes",
 		"VULNERABILITY  semgrep   22    completed  0        0                no",
-		"blocked by:\n  SECRET gitleaks: scan 21: 3 unsuppressed findings at or above the policy's severity\n" +
+		"blocked by:\n  SECRET gitleaks: scan 21: 3 unsuppressed findings at or above the policy's severity (0 new)\n" +
 			"  VULNERABILITY trivy: no scan, and the policy requires one\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -643,7 +643,7 @@ func gitRepo(t *testing.T) (dir, base, head, tip string) {
 }
 
 // The gate of a pull request on base main with one new finding.
-const newGate = `{"pr_id":7,"blocked":true,"head_sha":null,"base_ref":"main","reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":21,"count":1}],` +
+const newGate = `{"pr_id":7,"blocked":true,"head_sha":null,"base_ref":"main","reasons":[{"kind":"findings","scan_type":"SECRET","category":"gitleaks","scan_id":21,"count":1,"new_count":1}],` +
 	`"categories":[{"scan_type":"SECRET","category":"gitleaks","scan_id":21,"status":"completed","block_status":true,"secret_count":3,"vulnerability_count":0,` +
 	`"created_at":"2026-11-22T09:00:00.120Z","baseline":{"scan_id":20,"commit_sha":"` + "f95f852bd8fca8fcc58a9a2d6c842781e32a215e" + `","match":"exact"},"new_count":1,"unchanged_count":2,"absent_count":1}],` +
 	`"policy":{"block_severity":{"SECRET":"none","VULNERABILITY":"none"},"required":[],"block_on_missing":true,"block_on":"new"},"evaluated_at":"2026-11-22T09:00:01.000Z"}`
@@ -687,7 +687,7 @@ func TestUploadBase(t *testing.T) {
 	newAt, gateAt := strings.Index(out, "new in this pull request (not on main): 1 finding\n"), strings.Index(out, "Codertocat/Hello-World#2: BLOCKED (gate of pull request 7, base main")
 	if newAt < 0 || gateAt < newAt || !strings.Contains(out, "SECRET  gitleaks  -         CVE-2021-44228  r     go.sum:4") ||
 		!strings.Contains(out, "3        0                yes     1    2          1      scan 20 at f95f852bd8fc (exact)") ||
-		!strings.Contains(out, "scan 21: 1 new unsuppressed finding at or above the policy's severity") {
+		!strings.Contains(out, "scan 21: 1 unsuppressed finding at or above the policy's severity (1 new)") {
 		t.Errorf("the new findings before the gate:\n%s", out)
 	}
 	// A checkout without the commits (not a repository: a shallow clone

@@ -99,9 +99,8 @@ func printGate(w io.Writer, label string, g client.Gate) error {
 	if len(g.Reasons) > 0 {
 		fmt.Fprintln(w, "blocked by:")
 	}
-	onNew := g.Policy["block_on"] == "new"
 	for _, r := range g.Reasons {
-		fmt.Fprintf(w, "  %s %s: %s\n", printable(r.ScanType), printable(orDash(r.Category)), reason(r, onNew))
+		fmt.Fprintf(w, "  %s %s: %s\n", printable(r.ScanType), printable(orDash(r.Category)), reason(r))
 	}
 	return nil
 }
@@ -118,19 +117,16 @@ func baseline(b *client.Baseline) string {
 	return fmt.Sprintf("scan %d%s (%s)", b.ScanID, at, b.Match)
 }
 
-// reason says one reason in words; onNew when the policy blocks on the
-// findings a pull request adds only.
-func reason(r client.GateReason, onNew bool) string {
+// reason says one reason in words; a findings reason says how many of
+// its findings are new, as the service counted them.
+func reason(r client.GateReason) string {
 	scan := ""
 	if r.ScanID != nil {
 		scan = fmt.Sprintf("scan %d", *r.ScanID)
 	}
 	switch r.Kind {
 	case "findings":
-		what := count(r.Count, "unsuppressed finding", "unsuppressed findings") + " at or above the policy's severity"
-		if onNew {
-			what = count(r.Count, "new unsuppressed finding", "new unsuppressed findings") + " at or above the policy's severity"
-		}
+		what := fmt.Sprintf("%s at or above the policy's severity (%d new)", count(r.Count, "unsuppressed finding", "unsuppressed findings"), r.NewCount)
 		if scan == "" {
 			return what
 		}

@@ -536,6 +536,9 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("the change texts: %q; want %q", got, want)
 			}
 		}},
+		{"a fixed group filtered past its first page", func(t *testing.T) {
+			fixedPastFirstPage(t, b, admin)
+		}},
 		{"hostile text and the CSP", func(t *testing.T) {
 			name := `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">`
 			path := `<img src=x onerror=window.__xss=3>/a.js`

@@ -169,13 +169,16 @@ type Gate struct {
 }
 
 // GateReason is one reason a pull request is blocked: findings, a
-// pending, failed or missing scan of a category.
+// pending, failed or missing scan of a category. Count is the findings
+// that block (only new ones under block_on new), NewCount how many of
+// those are new against the scan's baseline (findings reasons only).
 type GateReason struct {
 	Kind     string `json:"kind"`
 	ScanType string `json:"scan_type"`
 	Category string `json:"category"`
 	ScanID   *int64 `json:"scan_id"`
 	Count    int64  `json:"count"`
+	NewCount int64  `json:"new_count"`
 }
 
 // GateCategory is the newest scan of one (scan type, category).

@@ -13,12 +13,12 @@ function key(pr) {
 }
 
 // repoOf answers {repo, vc}: the repository's and the integration's names
-// of a PR, from its newest scan.
-export function repoOf(pr) {
+// of a PR, from its newest scan; of another object with vc_id and repo_id
+// (a branch), from the scan that first gives (undefined when it has none).
+export function repoOf(pr, first = () => call('GET', `/pr/${pr.id}/scans`, {query: {limit: 1}}).then((page) => page.items[0])) {
   const k = key(pr);
   if (!repos.has(k)) {
-    repos.set(k, call('GET', `/pr/${pr.id}/scans`, {query: {limit: 1}}).then((page) => {
-      const s = page.items[0];
+    repos.set(k, Promise.resolve(first()).then((s) => {
       if (s) known.add(s.repo_name);
       return s ? {repo: s.repo_name, vc: s.vc_name} : {repo: `repository ${pr.repo_id}`, vc: `integration ${pr.vc_id}`};
     }, (err) => {

@@ -4,7 +4,8 @@
 
 import {call, find} from '../api.js';
 import {h, when, table, plural, missing} from '../dom.js';
-import {FINDING_HEADERS, findingRow} from './pr.js';
+import {FINDING_HEADERS, findingRow, scanOf} from './pr.js';
+import {repoOf} from '../names.js';
 
 export const name = 'branch';
 
@@ -15,9 +16,13 @@ export async function render(view, ctx) {
     missing(view, 'branch', id, '#/', 'Show the blocked pull requests.');
     return;
   }
-  // The analyses themselves carry the repository's and integration's names.
-  const scans = await Promise.all(b.categories.map((c) => call('GET', `/pr/scan/${c.scan_id}`)));
-  const names = scans.length ? {repo: scans[0].repo_name, vc: scans[0].vc_name} : {repo: `repository ${b.repo_id}`, vc: `integration ${b.vc_id}`};
+  // Each analysis's findings are asked for at once; the repository's and
+  // integration's names come from its first analysis, which carries them
+  // (kept for the session; a branch without one is not asked about).
+  const pages = b.categories.map((c) => call('GET', `/pr/scan/${c.scan_id}/findings`, {query: {limit: 100}}));
+  pages.forEach((p) => p.catch(() => {})); // a failure shows when its page is awaited, below
+  const names = b.categories.length ? await repoOf(b, () => call('GET', `/pr/scan/${b.categories[0].scan_id}`)) :
+    {repo: `repository ${b.repo_id}`, vc: `integration ${b.vc_id}`};
   const secrets = b.categories.reduce((n, c) => n + c.secret_count, 0);
   const vulns = b.categories.reduce((n, c) => n + c.vulnerability_count, 0);
   view.append(
@@ -40,12 +45,13 @@ export async function render(view, ctx) {
     b.categories.map((c) => [c.scan_type, h('span', {class: 'mono'}, c.category), `#${c.scan_id}`,
       c.commit_sha ? h('span', {class: 'mono'}, c.commit_sha.slice(0, 12)) : '—',
       String(c.secret_count), String(c.vulnerability_count), when(c.created_at)])));
-  await Promise.all(scans.map(async (s, i) => {
-    const c = b.categories[i];
-    const page = await call('GET', `/pr/scan/${s.id}/findings`, {query: {limit: 100}});
+  // Each analysis's findings in the order of the table, as they arrive.
+  await Promise.all(b.categories.map(async (c, i) => {
+    const s = scanOf(c, b);
     const title = `Findings of scan #${s.id} (${c.scan_type}, ${c.category})`;
     const body = h('div', {class: 'findings'});
     section.append(h('h3', {}, title), body);
+    const page = await pages[i];
     if (!page.items.length) {
       body.append(h('p', {class: 'empty'}, 'This analysis recorded no finding.'));
       return;

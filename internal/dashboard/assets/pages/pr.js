@@ -144,7 +144,10 @@ async function group(state, title, gate, pr, severity, names, ctx, body) {
     }
   }
   if (!rows.length) {
-    body.append(h('p', {class: 'empty'}, severity ? `None of ${atLeast(severity)}.` : 'None.'));
+    // The fixed ones are filtered here, over their first page only.
+    const unchecked = state === 'absent' && severity && more;
+    body.append(h('p', {class: 'empty'}, unchecked ? `None of ${atLeast(severity)} among the first ${limit} fixed findings (only those were checked).` :
+      severity ? `None of ${atLeast(severity)}.` : 'None.'));
     return;
   }
   const t = table(`${title}${severity ? `, ${atLeast(severity)}` : ''}`, ['Scan', ...FINDING_HEADERS], rows);
@@ -153,9 +156,10 @@ async function group(state, title, gate, pr, severity, names, ctx, body) {
   if (more) body.append(h('p', {class: 'hint'}, `The first ${limit} of each scan are shown; each scan's findings are listed below.`));
 }
 
-// scanOf is the scan a finding of a group belongs to, as far as the rows
-// need it (its type and repository).
-function scanOf(c, pr) {
+// scanOf is the scan of a category c (of a gate or a branch) of pr (a pull
+// request or a branch), as far as the rows of its findings need it (its
+// type and repository).
+export function scanOf(c, pr) {
   return {id: c.scan_id, scan_type: c.scan_type, repo_id: pr.repo_id, vc_id: pr.vc_id};
 }
 
