@@ -278,25 +278,3 @@ func (s *spill) abort() {
 		a.Abort()
 	}
 }
-
-// escapedLen is the length of p inside a JSON string as encoding/json
-// writes it (Lambda's response): quote and backslash take 2 bytes, the
-// control characters, <, >, &, U+2028 and U+2029 six (\u00xx), the
-// characters \n \r \t two.
-func escapedLen(p []byte) int {
-	n := 0
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-			n += 2
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			n += 6
-		case c == 0xE2 && i+2 < len(p) && p[i+1] == 0x80 && (p[i+2] == 0xA8 || p[i+2] == 0xA9):
-			n += 6
-			i += 2
-		default:
-			n++
-		}
-	}
-	return n
-}
