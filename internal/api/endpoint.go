@@ -319,6 +319,18 @@ func whoOf(c scangate.Caller, req events.APIGatewayProxyRequest) scangate.Who {
 	return scangate.Who{Actor: c.Actor(), RequestID: req.RequestContext.RequestID, SourceIP: req.RequestContext.Identity.SourceIP}
 }
 
+// anonymousWho is whoOf a request that presents no token yet (a login, a
+// sign-in, an exchange): no actor.
+func anonymousWho(req events.APIGatewayProxyRequest) scangate.Who {
+	return scangate.Who{RequestID: req.RequestContext.RequestID, SourceIP: req.RequestContext.Identity.SourceIP}
+}
+
+// bearerBody is the answer of a token issued: the token, a bearer one,
+// and how many seconds it lives.
+func bearerBody(token string, ttl time.Duration) tokenBody {
+	return tokenBody{AccessToken: token, TokenType: "Bearer", ExpiresIn: int64(ttl.Seconds())}
+}
+
 // publicDetail is what a caller may be told about err: an httpError's
 // detail, else problem.PublicDetail's.
 func publicDetail(err error) string {

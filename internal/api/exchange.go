@@ -50,12 +50,12 @@ func ExchangeOIDCToken(x IDTokenExchanger, log *slog.Logger) Endpoint {
 			if err := p.Err(); err != nil {
 				return Reply{}, err
 			}
-			who := scangate.Who{RequestID: req.RequestContext.RequestID, SourceIP: req.RequestContext.Identity.SourceIP}
+			who := anonymousWho(req)
 			issued, err := x.Exchange(ctx, raw, who)
 			if err != nil {
 				return Reply{}, err
 			}
-			b := exchangeBody{tokenBody: tokenBody{AccessToken: issued.Token, TokenType: "Bearer", ExpiresIn: int64(issued.ExpiresIn.Seconds())},
+			b := exchangeBody{tokenBody: bearerBody(issued.Token, issued.ExpiresIn),
 				Scope: scangate.ScopeScan, Repos: make([]scangate.TrustRepoView, len(issued.Repos))}
 			for i, r := range issued.Repos {
 				b.Repos[i] = scangate.TrustRepoView(r)

@@ -51,13 +51,11 @@ func Login(st auth.LoginStore, passwords auth.PasswordChecker, tokenTTL time.Dur
 			if err := p.Err(); err != nil {
 				return Reply{}, err
 			}
-			who := scangate.Who{RequestID: req.RequestContext.RequestID, SourceIP: req.RequestContext.Identity.SourceIP}
+			who := anonymousWho(req)
 			issued, err := l.Login(ctx, username, password, who)
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusOK, Body: tokenBody{
-				AccessToken: issued.Token, TokenType: "Bearer", ExpiresIn: int64(issued.ExpiresIn.Seconds()),
-			}, Secret: true}, nil
+			return Reply{Status: http.StatusOK, Body: bearerBody(issued.Token, issued.ExpiresIn), Secret: true}, nil
 		}}
 }

@@ -326,10 +326,7 @@ func replyPage[T, B any](pg Cursors, req events.APIGatewayProxyRequest, fallback
 			return Reply{}, fmt.Errorf("encode an item of a page: %w", err)
 		}
 		b = bytes.TrimSuffix(b, []byte("\n"))
-		n, err := lambdaSize(b)
-		if err != nil {
-			return Reply{}, err
-		}
+		n := lambdaSize(b)
 		if i > 0 && size+n > maxPageBytes {
 			return pg.reply(req, fallback, r, items, p.After[i-1]), nil
 		}
@@ -342,10 +339,36 @@ func replyPage[T, B any](pg Cursors, req events.APIGatewayProxyRequest, fallback
 // lambdaSize is how many bytes JSON text b, and the comma after it, take
 // in Lambda's answer, where the body is a JSON string that the runtime
 // (aws-lambda-go) encodes with encoding/json.
-func lambdaSize(b []byte) (int, error) {
-	s, err := json.Marshal(string(b))
-	if err != nil {
-		return 0, fmt.Errorf("measure an item of a page: %w", err)
+func lambdaSize(b []byte) int { return escapedLen(b) + 1 }
+
+// escapedLen is the length of p inside a JSON string as encoding/json
+// writes it (Marshal, Lambda's response), without allocating: quote,
+// backslash and \b \f \n \r \t take 2 bytes; the other control
+// characters, <, >, &, U+2028, U+2029 and each byte of invalid UTF-8
+// (\ufffd) 6. Measured a write at a time, a character split between two
+// writes counts as invalid bytes: more than it takes, never less.
+func escapedLen(p []byte) int {
+	n := 0
+	for i := 0; i < len(p); {
+		if c := p[i]; c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			n += 6
+		} else {
+			n += size
+		}
+		i += size
 	}
-	return len(s) - 2 + 1, nil
+	return n
 }

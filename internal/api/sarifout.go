@@ -31,11 +31,19 @@ type SARIFReader interface {
 // Downloads is where a log too large to answer inline is left for its
 // caller (the uploads bucket, internal/bucket).
 type Downloads interface {
-	// Create starts writing an object; Close stores it.
-	Create(ctx context.Context, key, contentType string) io.WriteCloser
+	// Create starts writing an object.
+	Create(ctx context.Context, key, contentType string) Object
 	// PresignGet presigns the GET of an object, valid for ttl: its URL
 	// and when it expires.
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, time.Time, error)
+}
+
+// Object is an object being written: Close stores it, Abort abandons it
+// (nothing is stored). An alias, the type internal/bucket's Create
+// returns.
+type Object = interface {
+	io.WriteCloser
+	Abort()
 }
 
 // SARIFContentType is the type of a SARIF log (SARIF 2.1.0, appendix H).
@@ -89,7 +97,7 @@ func GetPRSARIF(st SARIFReader, dl Downloads, inlineMax int, log *slog.Logger) E
 				return Reply{}, err
 			}
 			key := sarifKey(id)
-			out := &spill{limit: inlineMax, key: key, open: func() io.WriteCloser { return dl.Create(ctx, key, SARIFContentType) }}
+			out := &spill{limit: inlineMax, open: func() Object { return dl.Create(ctx, key, SARIFContentType) }}
 			if err := writePRSARIF(ctx, st, out, scans); err != nil {
 				out.abort()
 				return Reply{}, err
@@ -248,11 +256,10 @@ func runOf(category string, scans []scangate.Scan) sarifout.Run {
 // it opens.
 type spill struct {
 	limit   int
-	key     string // the object's
-	open    func() io.WriteCloser
+	open    func() Object
 	buf     bytes.Buffer
 	escaped int // buf's length escaped in a JSON string
-	obj     io.WriteCloser
+	obj     Object
 	size    int64
 }
 
@@ -274,29 +281,7 @@ func (s *spill) Write(p []byte) (int, error) {
 
 // abort abandons the object after a failure.
 func (s *spill) abort() {
-	if a, ok := s.obj.(interface{ Abort() }); ok {
-		a.Abort()
+	if s.obj != nil {
+		s.obj.Abort()
 	}
-}
-
-// escapedLen is the length of p inside a JSON string as encoding/json
-// writes it (Lambda's response): quote and backslash take 2 bytes, the
-// control characters, <, >, &, U+2028 and U+2029 six (\u00xx), the
-// characters \n \r \t two.
-func escapedLen(p []byte) int {
-	n := 0
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-			n += 2
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			n += 6
-		case c == 0xE2 && i+2 < len(p) && p[i+1] == 0x80 && (p[i+2] == 0xA8 || p[i+2] == 0xA9):
-			n += 6
-			i += 2
-		default:
-			n++
-		}
-	}
-	return n
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,8 +18,10 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/scangate/scangate/internal/api"
+	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/sariftest"
 	"github.com/scangate/scangate/internal/scangate"
 )
@@ -282,3 +285,78 @@ func TestPRSARIF25k(t *testing.T) {
 
 // tail is the end of b, at most n bytes.
 func tail(b []byte, n int) []byte { return b[max(0, len(b)-n):] }
+
+// failingWalk is a SARIFReader whose WalkFindings gives a scan's first
+// page again and again, more than a part of the bucket, then fails.
+type failingWalk struct {
+	api.SARIFReader
+	bytes int
+}
+
+var errWalk = errors.New("walk failed")
+
+func (f failingWalk) WalkFindings(ctx context.Context, scanID int64, fn func([]scangate.RecordedFinding) error) error {
+	var page []scangate.RecordedFinding
+	if err := f.SARIFReader.WalkFindings(ctx, scanID, func(fs []scangate.RecordedFinding) error {
+		page = append(page, fs...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for range f.bytes / (200 * len(page)) {
+		if err := fn(page); err != nil {
+			return err
+		}
+	}
+	return errWalk
+}
+
+// watchedDownloads records the objects its bucket creates and which it
+// aborts.
+type watchedDownloads struct {
+	*bucket.Bucket
+	keys    []string
+	aborted int
+}
+
+func (d *watchedDownloads) Create(ctx context.Context, key, contentType string) api.Object {
+	d.keys = append(d.keys, key)
+	return abortWatch{Object: d.Bucket.Create(ctx, key, contentType), d: d}
+}
+
+type abortWatch struct {
+	api.Object
+	d *watchedDownloads
+}
+
+func (a abortWatch) Abort() { a.d.aborted++; a.Object.Abort() }
+
+// TestPRSARIFLargeFails: a log that fails to be read after it has gone
+// to the bucket, in a multipart upload, is abandoned: the upload is
+// aborted (none is left in the bucket) and the answer is 500.
+func TestPRSARIFLargeFails(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sc := mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("", 7, ``, "sha256:x@15", "sha256:w@3"))))
+	ev := events.APIGatewayProxyRequest{PathParameters: map[string]string{"pr_id": fmt.Sprint(sc["pr_id"])}}
+	h.present(&ev, &h.admin)
+	dl := &watchedDownloads{Bucket: h.Bucket()}
+	resp, _ := api.GetPRSARIF(failingWalk{SARIFReader: h.store, bytes: 2 * bucket.PartSize}, dl, 1000,
+		slog.New(slog.NewJSONHandler(testWriter{t}, nil))).Handle(context.Background(), ev)
+	expectProblem(t, resp, 500)
+	if len(dl.keys) != 1 || dl.aborted != 1 {
+		t.Fatalf("objects %v, %d aborted", dl.keys, dl.aborted)
+	}
+	b := h.Bucket()
+	name := b.Name()
+	ups, err := b.Client().ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: &name, Prefix: &dl.keys[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ups.Uploads) != 0 {
+		t.Errorf("uploads left: %d", len(ups.Uploads))
+	}
+	if _, err := b.Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &name, Key: &dl.keys[0]}); err == nil {
+		t.Error("the object was stored")
+	}
+}

@@ -32,14 +32,12 @@ func OIDCSession(s SSO, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			who := scangate.Who{RequestID: req.RequestContext.RequestID, SourceIP: req.RequestContext.Identity.SourceIP}
+			who := anonymousWho(req)
 			issued, err := s.SignIn(ctx, r, who)
 			if err != nil {
 				return Reply{}, err
 			}
-			return Reply{Status: http.StatusOK, Body: tokenBody{
-				AccessToken: issued.Token, TokenType: "Bearer", ExpiresIn: int64(issued.ExpiresIn.Seconds()),
-			}, Secret: true}, nil
+			return Reply{Status: http.StatusOK, Body: bearerBody(issued.Token, issued.ExpiresIn), Secret: true}, nil
 		}}
 }
 

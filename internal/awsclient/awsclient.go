@@ -32,15 +32,17 @@ const (
 	sdkMaxBackoff  = time.Second
 )
 
-// HTTP client of the DynamoDB client: DynamoDB is a regional endpoint in
-// the function's own region, so a connection or TLS handshake that takes
-// longer than this has failed and is better retried than waited for.
+// HTTP client of every scangate AWS client: DynamoDB, S3 and the awsjson
+// services are regional endpoints in the function's own region, so a
+// connection or TLS handshake that takes longer than this has failed and
+// is better retried than waited for.
 const (
 	dialTimeout         = 3 * time.Second
 	tlsHandshakeTimeout = 3 * time.Second
 )
 
-// NewRetryer is the SDK retry policy of every scangate DynamoDB client.
+// NewRetryer is the SDK retry policy of scangate's SDK clients: DynamoDB
+// and the S3 bucket (the awsjson clients retry by their own policy).
 func NewRetryer() aws.Retryer {
 	return sdkretry.NewStandard(func(o *sdkretry.StandardOptions) {
 		o.MaxAttempts = sdkMaxAttempts
@@ -48,7 +50,9 @@ func NewRetryer() aws.Retryer {
 	})
 }
 
-// NewHTTPClient is the HTTP client of every scangate DynamoDB client.
+// NewHTTPClient is the HTTP client of every scangate AWS client: DynamoDB,
+// the S3 bucket, the awsjson clients (SQS, EventBridge, Secrets Manager)
+// and scangate-admin's.
 func NewHTTPClient() *awshttp.BuildableClient {
 	return awshttp.NewBuildableClient().
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).

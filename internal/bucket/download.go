@@ -18,8 +18,8 @@ import (
 const PartSize = 5 << 20
 
 // ObjectWriter writes an object whose length is known only at its end,
-// holding one part in memory: an object of at most PartSize bytes is one
-// PutObject; a longer one a multipart upload, aborted when writing it
+// holding one part in memory: an object shorter than PartSize bytes is
+// one PutObject; one of PartSize bytes or more a multipart upload, aborted when writing it
 // fails (and removed by the bucket's rule for incomplete uploads
 // otherwise). It is written by hand rather than with the SDK's transfer
 // manager, which would link the SDK's configuration chain into the
@@ -32,12 +32,19 @@ type ObjectWriter struct {
 	uploadID    string
 	parts       []types.CompletedPart
 	buf         bytes.Buffer
-	size        int64
 	err         error
 }
 
+// Object is an object being written: Close stores it, Abort abandons it
+// (an alias, so that an interface of another package may name the same
+// type).
+type Object = interface {
+	io.WriteCloser
+	Abort()
+}
+
 // Create starts writing the object key of contentType: an ObjectWriter.
-func (b *Bucket) Create(ctx context.Context, key, contentType string) io.WriteCloser {
+func (b *Bucket) Create(ctx context.Context, key, contentType string) Object {
 	return &ObjectWriter{ctx: ctx, b: b, key: key, contentType: contentType}
 }
 
@@ -57,12 +64,8 @@ func (w *ObjectWriter) Write(p []byte) (int, error) {
 			}
 		}
 	}
-	w.size += int64(n)
 	return n, nil
 }
-
-// Size is how many bytes have been written.
-func (w *ObjectWriter) Size() int64 { return w.size }
 
 func (w *ObjectWriter) sendPart() error {
 	c := w.b.client
@@ -146,6 +149,3 @@ func (b *Bucket) PresignGet(ctx context.Context, key string, ttl time.Duration) 
 	}
 	return req.URL, expires, nil
 }
-
-// Key is the object's key.
-func (w *ObjectWriter) Key() string { return w.key }

@@ -19,7 +19,7 @@ type Client struct {
 }
 
 // ClientFromEnv builds the client from what Lambda puts in a function's
-// environment, as store.ClientFromEnv builds the DynamoDB client (the
+// environment, as awsclient.DynamoDBFromEnv builds the DynamoDB client (the
 // region, the role's credentials; no default chain), pointed at
 // SECRETSMANAGER_ENDPOINT when that is set (tests).
 func ClientFromEnv(getenv func(string) string) (*Client, error) {

@@ -107,6 +107,10 @@ type Operation struct {
 // name is derived from the stack's id (template.yaml's UploadsBucket).
 const uploadObjects = `!Sub ["arn:${AWS::Partition}:s3:::scangate-uploads-${StackUuid}/uploads/*", ` + stackUUID + `]`
 
+// sarifObjects are the SARIF logs too large to answer inline, in the
+// uploads bucket (api.GetPRSARIF).
+const sarifObjects = `!Sub ["arn:${AWS::Partition}:s3:::scangate-uploads-${StackUuid}/sarif/*", ` + stackUUID + `]`
+
 // uploadsBucket is the uploads bucket's name (UPLOADS_BUCKET).
 const uploadsBucket = `!Sub ["scangate-uploads-${StackUuid}", ` + stackUUID + `]`
 
@@ -118,6 +122,13 @@ type Skip struct{ ID, Comment string }
 // writeCheckKeys are the keys of the write-time check: the token a request
 // presents and its user, read in one BatchGetItem before a write.
 func writeCheckKeys() []string { return []string{store.KeyUser, store.KeyToken} }
+
+// recordingKeys are the keys recording a scan writes and reads (the scan,
+// its pull request or branch, their work, group, counters, policy, audit
+// and events): record-scan's, record-sarif's and ingest's.
+func recordingKeys() []string {
+	return []string{store.KeyScan, store.KeyPR, store.KeyPRID, store.KeyBranch, store.KeyBranchID, store.KeyWork, store.KeyGroup, store.KeyCounter, store.KeyPolicy, store.KeyAudit, store.KeyEvent}
+}
 
 // Kind names what invokes the operation (its set builder): "API",
 // "Authorizer", "S3", "Schedule", "Queue", "Stream" or "CustomResource";
@@ -223,7 +234,7 @@ func Operations() []Operation {
 			Method: "POST", Path: "/api/pr/scan",
 			Description: "record a pull-request scan and its findings.",
 			Grants: []Grant{
-				onTable("GetItem BatchGetItem Query PutItem UpdateItem BatchWriteItem", store.KeyScan, store.KeyPR, store.KeyPRID, store.KeyBranch, store.KeyBranchID, store.KeyWork, store.KeyGroup, store.KeyCounter, store.KeyPolicy, store.KeyAudit, store.KeyEvent),
+				onTable("GetItem BatchGetItem Query PutItem UpdateItem BatchWriteItem", recordingKeys()...),
 			},
 			API: func(d Deps) api.Handler { return api.RecordScan(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "record-sarif",
@@ -231,7 +242,7 @@ func Operations() []Operation {
 			Description: "record scans from a scanner's SARIF log (up to 6 MB; 25,000 results a run).",
 			MemorySize:  1024,
 			Grants: []Grant{
-				onTable("GetItem BatchGetItem Query PutItem UpdateItem BatchWriteItem", store.KeyScan, store.KeyPR, store.KeyPRID, store.KeyBranch, store.KeyBranchID, store.KeyWork, store.KeyGroup, store.KeyCounter, store.KeyPolicy, store.KeyAudit, store.KeyEvent),
+				onTable("GetItem BatchGetItem Query PutItem UpdateItem BatchWriteItem", recordingKeys()...),
 			},
 			API: func(d Deps) api.Handler { return api.RecordSARIF(d.Store(), d.Now, d.Log()).Handle }},
 		{Name: "get-scan",
@@ -303,8 +314,8 @@ Events:
       Filter: {S3Key: {Rules: [{Name: prefix, Value: uploads/}]}}`,
 			MemorySize: 1024,
 			Grants: []Grant{
-				onTable("BatchGetItem", store.KeyUser, store.KeyToken).because("The write-time check of the upload's creator: the token it was created with and its user, in one BatchGetItem."),
-				onTable("GetItem BatchGetItem Query PutItem UpdateItem BatchWriteItem", store.KeyUpload, store.KeyOnce, store.KeyScan, store.KeyPR, store.KeyPRID, store.KeyBranch, store.KeyBranchID, store.KeyWork, store.KeyGroup, store.KeyCounter, store.KeyPolicy, store.KeyAudit, store.KeyEvent),
+				onTable("BatchGetItem", writeCheckKeys()...).because("The write-time check of the upload's creator: the token it was created with and its user, in one BatchGetItem."),
+				onTable("GetItem BatchGetItem Query PutItem UpdateItem BatchWriteItem", append([]string{store.KeyUpload, store.KeyOnce}, recordingKeys()...)...),
 				on(uploadObjects, "s3:GetObject", "s3:DeleteObject"),
 			},
 			S3: func(d Deps) trigger.S3Handler {
@@ -561,7 +572,7 @@ Events:
 			Description: "a SARIF 2.1.0 log of a pull request's newest scans (larger logs through the uploads bucket).",
 			Grants: []Grant{
 				onTable("GetItem BatchGetItem Query", store.KeyPRID, store.KeyPR, store.KeyScan, store.KeyAllow),
-				on("!Sub ['arn:${AWS::Partition}:s3:::scangate-uploads-${StackUuid}/sarif/*', {StackUuid: !Select [2, !Split [\"/\", !Ref 'AWS::StackId']]}]", "s3:PutObject", "s3:GetObject").because("A log too large to answer is written under sarif/ and read through a presigned GET, which acts with this function's permissions."),
+				on(sarifObjects, "s3:PutObject", "s3:GetObject").because("A log too large to answer is written under sarif/ and read through a presigned GET, which acts with this function's permissions."),
 			},
 			API: func(d Deps) api.Handler {
 				return api.GetPRSARIF(d.Store(), d.Bucket(), d.Config().SARIFInlineMax, d.Log()).Handle

@@ -25,7 +25,7 @@ type SQS struct {
 }
 
 // Open builds the queues from a function's environment, as
-// store.ClientFromEnv builds the DynamoDB client: DELIVERY_QUEUE_URL (the
+// awsclient.DynamoDBFromEnv builds the DynamoDB client: DELIVERY_QUEUE_URL (the
 // fast lane), RETRY_QUEUE_URL and, for the deliverer,
 // DEAD_LETTER_QUEUE_URL; SQS_ENDPOINT, when set, is an SQS-compatible
 // server.
