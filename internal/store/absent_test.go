@@ -44,6 +44,37 @@ func TestConcurrentAbsentWritesMeetConflicts(t *testing.T) {
 	}
 }
 
+// TestConcurrentAbsentDropsMeetConflicts: two runs of the step that
+// retires a scan's other baselines' ABSENT items update the same items at
+// once; the conflict DynamoDB answers one of them with has the updates
+// (the same either way) sent again rather than failing the work.
+func TestConcurrentAbsentDropsMeetConflicts(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	before := env.Conflicts()
+	for round := range 10 {
+		scan := int64(round + 1)
+		if _, err := env.Store.PutAbsentOf(ctx, scan, 7, 150); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Go(func() { errs[i] = env.Store.DropOtherAbsentOf(ctx, scan, 8) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	if env.Conflicts() == before {
+		t.Fatal("no transaction met another: the test shows nothing")
+	}
+}
+
 // TestWalkAbsentReadsTheScansBaseline: a scan keeps the ABSENT items of
 // a baseline it no longer has (retired, until their ttl) and those a
 // re-classification that did not switch wrote; WalkAbsent (GET

@@ -453,25 +453,27 @@ func (s *Store) putAbsent(ctx context.Context, scan, baseline int64, bl []baseli
 		t.put(lAbsent, absentItem(scan, baseline, int(n), f.it), nil)
 		n++
 		if t.len() == txMaxItems {
-			if err := s.commitPuts(ctx, "put absent findings", t); err != nil {
+			if err := s.commitIdempotent(ctx, "put absent findings", t); err != nil {
 				return n, err
 			}
 			t = s.newTx()
 		}
 	}
 	if t.len() > 0 {
-		if err := s.commitPuts(ctx, "put absent findings", t); err != nil {
+		if err := s.commitIdempotent(ctx, "put absent findings", t); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
 }
 
-// commitPuts commits a transaction of unconditional puts, again after a
-// conflict: another re-classification of the same scan (the scheduled
-// function resuming a step the recording still runs) writes the same
-// items at once, and the puts are the same whichever commits first.
-func (s *Store) commitPuts(ctx context.Context, op string, t *tx) error {
+// commitIdempotent commits a transaction of unconditional, idempotent
+// writes (the ABSENT items' puts, their retirement's updates), again
+// after a conflict: another run of the same re-classification step (the
+// scheduled function resuming a step the recording still runs) writes
+// the same items at once, and the writes are the same whichever commits
+// first.
+func (s *Store) commitIdempotent(ctx context.Context, op string, t *tx) error {
 	return s.retry.Do(ctx, op, func(int) (bool, error) {
 		err := s.commit(ctx, op, t)
 		var c *cancelled
@@ -642,7 +644,7 @@ func (s *Store) dropOtherAbsent(ctx context.Context, scan, baseline int64) error
 			}
 			t.update(lAbsent, keyOf(it), "SET "+ref(aTTL)+" = :now", item{":now": now}, nil)
 			if t.len() == txMaxItems {
-				if err := s.commit(ctx, "retire absent findings", t); err != nil {
+				if err := s.commitIdempotent(ctx, "retire absent findings", t); err != nil {
 					return err
 				}
 				t = s.newTx()
@@ -651,7 +653,7 @@ func (s *Store) dropOtherAbsent(ctx context.Context, scan, baseline int64) error
 		if t.len() == 0 {
 			return nil
 		}
-		return s.commit(ctx, "retire absent findings", t)
+		return s.commitIdempotent(ctx, "retire absent findings", t)
 	})
 }
 
