@@ -118,7 +118,7 @@ func (r *recording) readBaselines(ctx context.Context, baseRef, sha string) erro
 		}
 		err := r.s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str("FINDING#")},
+			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str(findingPrefix)},
 			ProjectionExpression:      aws.String(ref(aRule) + ", " + ref(aFP)),
 			ConsistentRead:            aws.Bool(true),
 		}, func(page []item) error {
@@ -183,7 +183,7 @@ func (r *recording) writeAbsent(ctx context.Context) error {
 		n := 0
 		err := r.s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str("FINDING#")},
+			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str(findingPrefix)},
 			ConsistentRead:            aws.Bool(true),
 		}, func(page []item) error {
 			for _, it := range page {

@@ -371,7 +371,7 @@ func (s *Store) readBaselineFindings(ctx context.Context, baseline int64) ([]bas
 	}
 	err := s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-		ExpressionAttributeValues: item{":pk": str(scanPK(baseline)), ":f": str("FINDING#")},
+		ExpressionAttributeValues: item{":pk": str(scanPK(baseline)), ":f": str(findingPrefix)},
 		ProjectionExpression: aws.String(strings.Join([]string{ref(aSK), ref(aName), ref(aRule), ref(aPath), ref(aLine), ref(aSev),
 			ref(aFP), ref(aFPSource), ref(aType), ref(aAliases)}, ", ")),
 		ConsistentRead: aws.Bool(true),
@@ -408,7 +408,7 @@ func (s *Store) reclassFindings(ctx context.Context, scan int64, ids map[identit
 	var st reclassState
 	err := s.queryPages(ctx, "read findings", &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-		ExpressionAttributeValues: item{":pk": str(scanPK(scan)), ":f": str("FINDING#")},
+		ExpressionAttributeValues: item{":pk": str(scanPK(scan)), ":f": str(findingPrefix)},
 		ProjectionExpression: aws.String(strings.Join([]string{ref(aPK), ref(aSK), ref(aRule), ref(aFP), ref(aBaselineState),
 			ref(aSup), ref(aSev), ref(aFindVer)}, ", ")),
 		ConsistentRead: aws.Bool(true),
@@ -614,7 +614,7 @@ func absentItem(scan, baseline int64, i int, it item) item {
 		}
 	}
 	a[aBaseline] = num(baseline)
-	idx, _ := strconv.Atoi(getS(it, aSK)[len("FINDING#"):])
+	idx, _ := strconv.Atoi(getS(it, aSK)[len(findingPrefix):])
 	a[aIndex] = num(int64(idx))
 	return a
 }

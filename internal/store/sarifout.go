@@ -49,7 +49,7 @@ func (s *Store) PRNewestScans(ctx context.Context, prID int64) (scangate.PR, []s
 // WalkFindings hands fn a scan's findings in their order, a page of
 // DynamoDB (up to 1 MB) at a time, read strongly consistent.
 func (s *Store) WalkFindings(ctx context.Context, scanID int64, fn func([]scangate.RecordedFinding) error) error {
-	return s.walkScan(ctx, "read a scan's findings", scanID, "FINDING#", func(page []item) error {
+	return s.walkScan(ctx, "read a scan's findings", scanID, findingPrefix, func(page []item) error {
 		fs := make([]scangate.RecordedFinding, 0, len(page))
 		for _, it := range page {
 			fs = append(fs, recordedFinding(it))
