@@ -147,15 +147,16 @@ func (b baselineWork) Step(ctx context.Context, it work.Item, n int) (work.Resul
 	if err := json.Unmarshal(it.Layout, &firsts); err != nil || n >= len(firsts) {
 		return nil, fmt.Errorf("baseline work %d: no step %d in its layout", it.ID, n)
 	}
-	to := "~"
+	// The step's ids, from its first to the next step's (or the base's
+	// last): every item between them is one of the base's BASEPR items.
+	to := basePRPrefix(p.Name) + "~"
 	if n+1 < len(firsts) {
 		to = basePRSK(p.Name, firsts[n+1]-1) + "~"
 	}
 	items, err := b.s.queryAll(ctx, "list PRs of a base", &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String(ref(aPK) + " = :pk AND " + ref(aSK) + " BETWEEN :from AND :to"),
-		ExpressionAttributeValues: item{":pk": str(branchesPK(p.VcID, p.RepoID)), ":from": str(basePRSK(p.Name, firsts[n])),
-			":to": str(basePRPrefix(p.Name) + strings.TrimPrefix(to, basePRPrefix(p.Name)))},
-		ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND " + ref(aSK) + " BETWEEN :from AND :to"),
+		ExpressionAttributeValues: item{":pk": str(branchesPK(p.VcID, p.RepoID)), ":from": str(basePRSK(p.Name, firsts[n])), ":to": str(to)},
+		ConsistentRead:            aws.Bool(true),
 	})
 	if err != nil {
 		return nil, err
@@ -167,9 +168,6 @@ func (b baselineWork) Step(ctx context.Context, it work.Item, n int) (work.Resul
 	res := work.Result{"prs": 0, "changed": 0}
 	since := it.CreatedAt.Add(-ActiveWindow)
 	for _, bp := range items {
-		if !strings.HasPrefix(getS(bp, aSK), basePRPrefix(p.Name)) {
-			continue
-		}
 		k := prKey(p.VcID, p.RepoID, getN(bp, aPRNumber))
 		changed, err := b.s.reclassify(ctx, k, cats, p.Name, since, b.now())
 		if err != nil {
