@@ -76,8 +76,9 @@ func ListBranches(st BranchReader, pg Cursors, log *slog.Logger) Endpoint {
 
 // AbsentReader reads a pull request's absent findings.
 type AbsentReader interface {
-	PR(ctx context.Context, id int64) (scangate.PR, error)
-	AbsentPage(ctx context.Context, prID int64, limit int, after map[string]string) (scangate.Page[scangate.AbsentFinding], error)
+	// AbsentPage returns the PR it read too (a token scoped to
+	// repositories is checked against it), with the error once it is read.
+	AbsentPage(ctx context.Context, prID int64, limit int, after map[string]string) (scangate.Page[scangate.AbsentFinding], scangate.PR, error)
 }
 
 // absentBody is a baseline's finding that the pull request fixes.
@@ -125,23 +126,20 @@ func ListAbsent(st AbsentReader, pg Cursors, log *slog.Logger) Endpoint {
 			if err != nil {
 				return Reply{}, err
 			}
-			if c.Repos != nil {
-				// A token scoped to repositories reads the PR first (the
-				// page alone does not name its repository).
-				pr, err := st.PR(ctx, id)
-				if err == nil {
-					err = mayRead(c, pr.VcID, pr.RepoID, "no pull request has the id %d", id)
-				}
-				if err != nil {
-					return Reply{}, err
-				}
-			}
 			q := readQuery(req)
 			r, err := pg.read(q, "pr-absent", map[string]string{"pr_id": strconv.FormatInt(id, 10)})
 			if err != nil {
 				return Reply{}, err
 			}
-			fs, err := st.AbsentPage(ctx, id, r.limit, r.after)
+			// The page names the PR it read: a token scoped to other
+			// repositories is answered 404 before anything else of it,
+			// even a cursor refused.
+			fs, pr, err := st.AbsentPage(ctx, id, r.limit, r.after)
+			if pr.ID != 0 {
+				if err := mayRead(c, pr.VcID, pr.RepoID, "no pull request has the id %d", id); err != nil {
+					return Reply{}, err
+				}
+			}
 			if err != nil {
 				return Reply{}, err
 			}

@@ -266,3 +266,32 @@ func TestRepoScopeNeverWidens(t *testing.T) {
 		t.Errorf("without repos: %d %s", resp.StatusCode, resp.Body)
 	}
 }
+
+// TestRepoScopedAbsentRoundTrips: the absent findings of a PR read with a
+// token scoped to repositories are checked against the PR the page reads
+// (no read of it before): as many round trips as with an unscoped token,
+// of its repository or (refused, 404) another's.
+func TestRepoScopedAbsentRoundTrips(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	mine := mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{RepoID: 100, PR: 7, Status: "completed"}.body())))
+	theirs := mustOK(t, h.call("record-scan", jsonReq(&h.admin, scanReq{RepoID: 200, PR: 8, Status: "completed"}.body())))
+	scoped, _ := h.scopedCaller(&h.admin, `{"name":"scoped","scope":"scan","repos":[{"vc_id":10,"repo_id":100}]}`)
+	trips := func(c *scangate.Caller, pr map[string]any, status int) int64 {
+		return h.env.CountTrips(func() {
+			resp := h.read("list-pr-absent", c, map[string]string{"pr_id": fmt.Sprint(int64(pr["pr_id"].(float64)))}, "")
+			if resp.StatusCode != status {
+				t.Fatalf("list-pr-absent: %d %s; want %d", resp.StatusCode, resp.Body, status)
+			}
+		})
+	}
+	for _, pr := range []map[string]any{mine, theirs} {
+		status := 200
+		if pr["pr_id"] == theirs["pr_id"] {
+			status = 404
+		}
+		if s, a := trips(&scoped, pr, status), trips(&h.admin, pr, 200); s != a {
+			t.Errorf("list-pr-absent (%d) with a scoped token: %d round trips; with an unscoped one %d", status, s, a)
+		}
+	}
+}

@@ -118,7 +118,7 @@ func (r *recording) readBaselines(ctx context.Context, baseRef, sha string) erro
 		}
 		err := r.s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str("FINDING#")},
+			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str(findingPrefix)},
 			ProjectionExpression:      aws.String(ref(aRule) + ", " + ref(aFP)),
 			ConsistentRead:            aws.Bool(true),
 		}, func(page []item) error {
@@ -183,7 +183,7 @@ func (r *recording) writeAbsent(ctx context.Context) error {
 		n := 0
 		err := r.s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str("FINDING#")},
+			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str(findingPrefix)},
 			ConsistentRead:            aws.Bool(true),
 		}, func(page []item) error {
 			for _, it := range page {
@@ -213,12 +213,15 @@ func (r *recording) writeAbsent(ctx context.Context) error {
 // the scans do not have, in each baseline's order. Its record, then one
 // strongly consistent Query a scan the page reaches. A cursor names the
 // scan it stops in; a cursor of a scan that is no longer the newest of
-// its pair is not of this listing (422).
-func (s *Store) AbsentPage(ctx context.Context, prID int64, limit int, after map[string]string) (scangate.Page[scangate.AbsentFinding], error) {
+// its pair is not of this listing (422). It returns the PR it read (a
+// token scoped to repositories is checked against it), with the error too
+// once the record is read.
+func (s *Store) AbsentPage(ctx context.Context, prID int64, limit int, after map[string]string) (scangate.Page[scangate.AbsentFinding], scangate.PR, error) {
 	r, err := s.prByID(ctx, prID)
 	if err != nil {
-		return scangate.Page[scangate.AbsentFinding]{}, err
+		return scangate.Page[scangate.AbsentFinding]{}, scangate.PR{}, err
 	}
+	pr := r.asPR()
 	cats := r.categories()
 	start := 0
 	if after != nil {
@@ -229,7 +232,7 @@ func (s *Store) AbsentPage(ctx context.Context, prID int64, limit int, after map
 			}
 		}
 		if start < 0 {
-			return scangate.Page[scangate.AbsentFinding]{}, errBadCursor()
+			return scangate.Page[scangate.AbsentFinding]{}, pr, errBadCursor()
 		}
 	}
 	out := scangate.Page[scangate.AbsentFinding]{Items: []scangate.AbsentFinding{}}
@@ -241,7 +244,7 @@ func (s *Store) AbsentPage(ctx context.Context, prID int64, limit int, after map
 		}
 		p, err := s.queryPage(ctx, "list absent findings", q, limit-len(out.Items), from)
 		if err != nil {
-			return scangate.Page[scangate.AbsentFinding]{}, err
+			return scangate.Page[scangate.AbsentFinding]{}, pr, err
 		}
 		c := cats[i]
 		pg := pageOf(q, p, func(it item) scangate.AbsentFinding { return absentFrom(c.Type, c.Category, c.ScanID, it) })
@@ -252,7 +255,7 @@ func (s *Store) AbsentPage(ctx context.Context, prID int64, limit int, after map
 			out.Next = map[string]string{aPK: scanPK(cats[i+1].ScanID)}
 		}
 	}
-	return out, nil
+	return out, pr, nil
 }
 
 // absentFrom reads an ABSENT item of the scan scanID of type t and

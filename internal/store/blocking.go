@@ -31,11 +31,11 @@ func (s *Store) BlockingFindings(ctx context.Context, scans []scangate.BlockingS
 	}
 	read := 0
 	for order, b := range scans {
-		vals := item{":pk": str(scanPK(b.ScanID)), ":prefix": str("FINDING#")}
+		vals := item{":pk": str(scanPK(b.ScanID)), ":prefix": str(findingPrefix)}
 		in := &dynamodb.QueryInput{TableName: &s.table, ConsistentRead: aws.Bool(true), ExpressionAttributeValues: vals,
 			KeyConditionExpression: aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :prefix)"),
 			ProjectionExpression: aws.String(ref(aSK) + ", " + ref(aName) + ", " + ref(aRule) + ", " + ref(aPath) + ", " + ref(aLine) + ", " +
-				ref(aSev) + ", " + ref(aSup) + ", " + ref(aBaselineState) + ", " + ref(aFP))}
+				ref(aSev) + ", " + ref(aSup) + ", " + ref(aBaselineState))}
 		in.ExpressionAttributeNames = namesOf(in.KeyConditionExpression, in.ProjectionExpression)
 		for {
 			if read >= maxRead {

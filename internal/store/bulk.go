@@ -250,7 +250,7 @@ func (s *Store) bulkBaselineOf(ctx context.Context, bases map[string]*bulkBaseli
 		bl = &bulkBaseline{scanID: c.scanID, sha: c.sha, ids: map[identity]bool{}}
 		bl.items, err = s.queryAll(ctx, "read baseline", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-			ExpressionAttributeValues: item{":pk": str(scanPK(c.scanID)), ":f": str("FINDING#")},
+			ExpressionAttributeValues: item{":pk": str(scanPK(c.scanID)), ":f": str(findingPrefix)},
 			ConsistentRead:            aws.Bool(true),
 		})
 		if err != nil {

@@ -135,7 +135,7 @@ func (img *tableImage) add(it item) {
 		img.prs[pk] = it
 	case strings.HasPrefix(pk, KeyBranch) && strings.HasPrefix(sk, branchSKPrefix):
 		img.branches = append(img.branches, it)
-	case strings.HasPrefix(pk, "BRANCH#") && strings.HasPrefix(sk, "COMMIT#"):
+	case strings.HasPrefix(pk, KeyBranch) && strings.HasPrefix(sk, "COMMIT#"):
 		img.commits[pk+"/"+sk] = getN(it, aScanID)
 	case pk == policyPK:
 		img.policyItems = append(img.policyItems, it)

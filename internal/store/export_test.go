@@ -17,3 +17,9 @@ func (s *Store) PutAbsentOf(ctx context.Context, scan, baseline int64, n int) (i
 	}
 	return s.putAbsent(ctx, scan, baseline, bl, nil)
 }
+
+// DropOtherAbsentOf retires scan's ABSENT items of baselines other than
+// baseline, as a re-classification does (for the tests of concurrent ones).
+func (s *Store) DropOtherAbsentOf(ctx context.Context, scan, baseline int64) error {
+	return s.dropOtherAbsent(ctx, scan, baseline)
+}

@@ -30,7 +30,10 @@ import (
 // finding's version fv, and never one made at a newer version of the group
 // than its own.
 
-func findingSK(i int) string { return fmt.Sprintf("FINDING#%06d", i) }
+// findingPrefix is the sort key prefix of a scan's findings.
+const findingPrefix = "FINDING#"
+
+func findingSK(i int) string { return findingPrefix + fmt.Sprintf("%06d", i) }
 
 func aliasSK(i, k int) string { return fmt.Sprintf("ALIAS#%06d#%02d", i, k) }
 

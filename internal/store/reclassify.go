@@ -147,15 +147,16 @@ func (b baselineWork) Step(ctx context.Context, it work.Item, n int) (work.Resul
 	if err := json.Unmarshal(it.Layout, &firsts); err != nil || n >= len(firsts) {
 		return nil, fmt.Errorf("baseline work %d: no step %d in its layout", it.ID, n)
 	}
-	to := "~"
+	// The step's ids, from its first to the next step's (or the base's
+	// last): every item between them is one of the base's BASEPR items.
+	to := basePRPrefix(p.Name) + "~"
 	if n+1 < len(firsts) {
 		to = basePRSK(p.Name, firsts[n+1]-1) + "~"
 	}
 	items, err := b.s.queryAll(ctx, "list PRs of a base", &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String(ref(aPK) + " = :pk AND " + ref(aSK) + " BETWEEN :from AND :to"),
-		ExpressionAttributeValues: item{":pk": str(branchesPK(p.VcID, p.RepoID)), ":from": str(basePRSK(p.Name, firsts[n])),
-			":to": str(basePRPrefix(p.Name) + strings.TrimPrefix(to, basePRPrefix(p.Name)))},
-		ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND " + ref(aSK) + " BETWEEN :from AND :to"),
+		ExpressionAttributeValues: item{":pk": str(branchesPK(p.VcID, p.RepoID)), ":from": str(basePRSK(p.Name, firsts[n])), ":to": str(to)},
+		ConsistentRead:            aws.Bool(true),
 	})
 	if err != nil {
 		return nil, err
@@ -167,9 +168,6 @@ func (b baselineWork) Step(ctx context.Context, it work.Item, n int) (work.Resul
 	res := work.Result{"prs": 0, "changed": 0}
 	since := it.CreatedAt.Add(-ActiveWindow)
 	for _, bp := range items {
-		if !strings.HasPrefix(getS(bp, aSK), basePRPrefix(p.Name)) {
-			continue
-		}
 		k := prKey(p.VcID, p.RepoID, getN(bp, aPRNumber))
 		changed, err := b.s.reclassify(ctx, k, cats, p.Name, since, b.now())
 		if err != nil {
@@ -371,7 +369,7 @@ func (s *Store) readBaselineFindings(ctx context.Context, baseline int64) ([]bas
 	}
 	err := s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-		ExpressionAttributeValues: item{":pk": str(scanPK(baseline)), ":f": str("FINDING#")},
+		ExpressionAttributeValues: item{":pk": str(scanPK(baseline)), ":f": str(findingPrefix)},
 		ProjectionExpression: aws.String(strings.Join([]string{ref(aSK), ref(aName), ref(aRule), ref(aPath), ref(aLine), ref(aSev),
 			ref(aFP), ref(aFPSource), ref(aType), ref(aAliases)}, ", ")),
 		ConsistentRead: aws.Bool(true),
@@ -408,7 +406,7 @@ func (s *Store) reclassFindings(ctx context.Context, scan int64, ids map[identit
 	var st reclassState
 	err := s.queryPages(ctx, "read findings", &dynamodb.QueryInput{
 		KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
-		ExpressionAttributeValues: item{":pk": str(scanPK(scan)), ":f": str("FINDING#")},
+		ExpressionAttributeValues: item{":pk": str(scanPK(scan)), ":f": str(findingPrefix)},
 		ProjectionExpression: aws.String(strings.Join([]string{ref(aPK), ref(aSK), ref(aRule), ref(aFP), ref(aBaselineState),
 			ref(aSup), ref(aSev), ref(aFindVer)}, ", ")),
 		ConsistentRead: aws.Bool(true),
@@ -453,25 +451,27 @@ func (s *Store) putAbsent(ctx context.Context, scan, baseline int64, bl []baseli
 		t.put(lAbsent, absentItem(scan, baseline, int(n), f.it), nil)
 		n++
 		if t.len() == txMaxItems {
-			if err := s.commitPuts(ctx, "put absent findings", t); err != nil {
+			if err := s.commitIdempotent(ctx, "put absent findings", t); err != nil {
 				return n, err
 			}
 			t = s.newTx()
 		}
 	}
 	if t.len() > 0 {
-		if err := s.commitPuts(ctx, "put absent findings", t); err != nil {
+		if err := s.commitIdempotent(ctx, "put absent findings", t); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
 }
 
-// commitPuts commits a transaction of unconditional puts, again after a
-// conflict: another re-classification of the same scan (the scheduled
-// function resuming a step the recording still runs) writes the same
-// items at once, and the puts are the same whichever commits first.
-func (s *Store) commitPuts(ctx context.Context, op string, t *tx) error {
+// commitIdempotent commits a transaction of unconditional, idempotent
+// writes (the ABSENT items' puts, their retirement's updates), again
+// after a conflict: another run of the same re-classification step (the
+// scheduled function resuming a step the recording still runs) writes
+// the same items at once, and the writes are the same whichever commits
+// first.
+func (s *Store) commitIdempotent(ctx context.Context, op string, t *tx) error {
 	return s.retry.Do(ctx, op, func(int) (bool, error) {
 		err := s.commit(ctx, op, t)
 		var c *cancelled
@@ -612,7 +612,7 @@ func absentItem(scan, baseline int64, i int, it item) item {
 		}
 	}
 	a[aBaseline] = num(baseline)
-	idx, _ := strconv.Atoi(getS(it, aSK)[len("FINDING#"):])
+	idx, _ := strconv.Atoi(getS(it, aSK)[len(findingPrefix):])
 	a[aIndex] = num(int64(idx))
 	return a
 }
@@ -642,7 +642,7 @@ func (s *Store) dropOtherAbsent(ctx context.Context, scan, baseline int64) error
 			}
 			t.update(lAbsent, keyOf(it), "SET "+ref(aTTL)+" = :now", item{":now": now}, nil)
 			if t.len() == txMaxItems {
-				if err := s.commit(ctx, "retire absent findings", t); err != nil {
+				if err := s.commitIdempotent(ctx, "retire absent findings", t); err != nil {
 					return err
 				}
 				t = s.newTx()
@@ -651,7 +651,7 @@ func (s *Store) dropOtherAbsent(ctx context.Context, scan, baseline int64) error
 		if t.len() == 0 {
 			return nil
 		}
-		return s.commit(ctx, "retire absent findings", t)
+		return s.commitIdempotent(ctx, "retire absent findings", t)
 	})
 }
 

@@ -49,7 +49,7 @@ func (s *Store) PRNewestScans(ctx context.Context, prID int64) (scangate.PR, []s
 // WalkFindings hands fn a scan's findings in their order, a page of
 // DynamoDB (up to 1 MB) at a time, read strongly consistent.
 func (s *Store) WalkFindings(ctx context.Context, scanID int64, fn func([]scangate.RecordedFinding) error) error {
-	return s.walkScan(ctx, "read a scan's findings", scanID, "FINDING#", func(page []item) error {
+	return s.walkScan(ctx, "read a scan's findings", scanID, findingPrefix, func(page []item) error {
 		fs := make([]scangate.RecordedFinding, 0, len(page))
 		for _, it := range page {
 			fs = append(fs, recordedFinding(it))
@@ -59,10 +59,12 @@ func (s *Store) WalkFindings(ctx context.Context, scanID int64, fn func([]scanga
 }
 
 // WalkAbsent hands fn the findings of a pull request's scan's baseline
-// that the scan does not have (GET /pr/{pr_id}/absent), in the
-// baseline's order, a page of DynamoDB at a time.
+// (sc.Class.BaselineScanID) that the scan does not have (GET
+// /pr/{pr_id}/sarif), in the baseline's order, a page of DynamoDB at a
+// time: only that baseline's ABSENT items, not those of a baseline the
+// scan had before (retired, until their ttl) or of a switch cancelled.
 func (s *Store) WalkAbsent(ctx context.Context, sc scangate.Scan, fn func([]scangate.AbsentFinding) error) error {
-	return s.walkScan(ctx, "read a scan's absent findings", sc.ID, "ABSENT#", func(page []item) error {
+	return s.walkScan(ctx, "read a scan's absent findings", sc.ID, absentPrefix(sc.Class.BaselineScanID), func(page []item) error {
 		fs := make([]scangate.AbsentFinding, 0, len(page))
 		for _, it := range page {
 			fs = append(fs, absentFrom(sc.Type, sc.Category, sc.ID, it))
