@@ -572,7 +572,7 @@ Events:
 			Description: "a SARIF 2.1.0 log of a pull request's newest scans (larger logs through the uploads bucket).",
 			Grants: []Grant{
 				onTable("GetItem BatchGetItem Query", store.KeyPRID, store.KeyPR, store.KeyScan, store.KeyAllow),
-				on(sarifObjects, "s3:PutObject", "s3:GetObject").because("A log too large to answer is written under sarif/ and read through a presigned GET, which acts with this function's permissions."),
+				on(sarifObjects, "s3:PutObject", "s3:GetObject", "s3:AbortMultipartUpload").because("A log too large to answer is written under sarif/ (its multipart upload aborted when the log fails midway) and read through a presigned GET, which acts with this function's permissions."),
 			},
 			API: func(d Deps) api.Handler {
 				return api.GetPRSARIF(d.Store(), d.Bucket(), d.Config().SARIFInlineMax, d.Log()).Handle
