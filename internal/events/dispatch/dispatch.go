@@ -82,7 +82,7 @@ func NewDispatcher(st Store, bus Bus, q deliverylane.Queues, now func() time.Tim
 // batch there: every event before it is done; it and those after are done
 // again unless marked (an event after it that finished is skipped).
 func (d Dispatcher) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	run := &dispatch{Dispatcher: d, integrations: map[int64]*scangate.Integration{}}
+	run := &dispatch{Dispatcher: d, integrations: map[int64]*integrationRead{}}
 	for start := 0; start < len(ev.Records); start += Chunk {
 		part := ev.Records[start:min(start+Chunk, len(ev.Records))]
 		if i, err := run.chunk(ctx, part); err != nil {
@@ -102,7 +102,15 @@ type dispatch struct {
 	webhooks     []scangate.Webhook
 	read         bool
 	mu           sync.Mutex // guards integrations
-	integrations map[int64]*scangate.Integration
+	integrations map[int64]*integrationRead
+}
+
+// integrationRead is the one read of a vc_id's integration in an
+// invocation: the events dispatched at once that name it wait for it.
+type integrationRead struct {
+	once sync.Once
+	in   *scangate.Integration // nil: none
+	err  error
 }
 
 // chunk dispatches records; on failure it returns the index of the first
@@ -267,22 +275,21 @@ func (r *dispatch) destinations(ctx context.Context, e scangate.Event) ([]destin
 
 func (r *dispatch) integration(ctx context.Context, vcID int64) (*scangate.Integration, error) {
 	r.mu.Lock()
-	in, ok := r.integrations[vcID]
-	r.mu.Unlock()
-	if ok {
-		return in, nil
+	read, ok := r.integrations[vcID]
+	if !ok {
+		read = &integrationRead{}
+		r.integrations[vcID] = read
 	}
-	got, err := r.Store.Integration(ctx, vcID)
-	switch {
-	case scangate.KindOf(err) == scangate.KindNotFound:
-		in = nil
-	case err != nil:
-		return nil, err
-	default:
-		in = &got
-	}
-	r.mu.Lock()
-	r.integrations[vcID] = in
 	r.mu.Unlock()
-	return in, nil
+	read.once.Do(func() {
+		got, err := r.Store.Integration(ctx, vcID)
+		switch {
+		case scangate.KindOf(err) == scangate.KindNotFound:
+		case err != nil:
+			read.err = err
+		default:
+			read.in = &got
+		}
+	})
+	return read.in, read.err
 }

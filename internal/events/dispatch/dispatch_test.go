@@ -62,6 +62,7 @@ func (s *fakeStore) MarkDispatched(_ context.Context, id string) error {
 func (s *fakeStore) Webhooks(context.Context) ([]scangate.Webhook, error) { return s.webhooks, nil }
 
 func (s *fakeStore) Integration(_ context.Context, vcID int64) (scangate.Integration, error) {
+	time.Sleep(20 * time.Millisecond) // a read takes a while: concurrent events of one vc_id overlap it
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.integReads++
