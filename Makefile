@@ -40,7 +40,7 @@ DIST_LDFLAGS   := -s -w -buildid= -X main.version=$(DIST_VERSION) -X main.commit
 ## generate: every functions/<op>/main.go and template.yaml's function blocks, from the
 ## operations table (internal/ops); run it after changing the table (a test fails until then)
 generate:
-	$(GO) run ./cmd/scangate-generate -adopt && $(GO) run ./cmd/scangate-generate
+	$(GO) run ./cmd/scangate-generate
 
 ## build: one stripped linux/arm64 bootstrap per function in .build/<function>/bootstrap
 ## (one go build for all: it links them side by side and loads the packages once)

@@ -3,13 +3,10 @@
 // Command authorizer is the Lambda invoked by API Gateway (its TOKEN authorizer): TOKEN authorizer; one BatchGetItem per uncached token, and at most one UpdateItem a minute a token (last use).
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("authorizer")

@@ -3,16 +3,13 @@
 // Command create-allowlist is the Lambda of POST /api/whitelist: create an allowlist and re-evaluate the findings it covers.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/queue/worksqs"
-	"github.com/scangate/scangate/internal/usecase"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/queue/worksqs"
+import "github.com/scangate/scangate/internal/usecase"
 
 func main() {
 	f := boot.Open("create-allowlist")

@@ -3,17 +3,14 @@
 // Command create-oidc-session is the Lambda of POST /api/auth/oidc/session: sign in through single sign-on.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/emailfold"
-	"github.com/scangate/scangate/internal/keys"
-	"github.com/scangate/scangate/internal/sso"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/emailfold"
+import "github.com/scangate/scangate/internal/keys"
+import "github.com/scangate/scangate/internal/sso"
 
 func main() {
 	f := boot.Open("create-oidc-session")

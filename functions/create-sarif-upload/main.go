@@ -3,15 +3,12 @@
 // Command create-sarif-upload is the Lambda of POST /api/pr/scan/sarif/uploads: create a large SARIF upload and presign the PUT of its object.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/bucket"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/bucket"
 
 func main() {
 	f := boot.Open("create-sarif-upload")

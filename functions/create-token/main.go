@@ -3,14 +3,11 @@
 // Command create-token is the Lambda of POST /api/auth/tokens: create a personal token (shown once).
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/emailfold"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/emailfold"
 
 func main() {
 	f := boot.Open("create-token")

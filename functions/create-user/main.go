@@ -3,15 +3,12 @@
 // Command create-user is the Lambda of POST /api/users: create New User.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/auth/password"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/emailfold"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/auth/password"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/emailfold"
 
 func main() {
 	f := boot.Open("create-user")

@@ -3,14 +3,11 @@
 // Command delete-repo-gate-policy is the Lambda of DELETE /api/gate/policy/repos/{repo_id}: a repository returns to the global gate policy; re-judges every pull request's gate.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/usecase"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/usecase"
 
 func main() {
 	f := boot.Open("delete-repo-gate-policy")

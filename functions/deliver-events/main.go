@@ -3,17 +3,14 @@
 // Command deliver-events is the Lambda invoked by an SQS queue: invoked by the delivery queues; attempts each webhook delivery and commit status, records it, schedules the next.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/events/delivery"
-	"github.com/scangate/scangate/internal/keys"
-	"github.com/scangate/scangate/internal/queue/deliverysqs"
-	"github.com/scangate/scangate/internal/seal"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/events/delivery"
+import "github.com/scangate/scangate/internal/keys"
+import "github.com/scangate/scangate/internal/queue/deliverysqs"
+import "github.com/scangate/scangate/internal/seal"
 
 func main() {
 	f := boot.Open("deliver-events")

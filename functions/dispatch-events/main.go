@@ -3,16 +3,13 @@
 // Command dispatch-events is the Lambda invoked by the table's stream: invoked by the table's stream for event items; puts each event on the bus, creates and queues its deliveries.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/events/bus"
-	"github.com/scangate/scangate/internal/events/dispatch"
-	"github.com/scangate/scangate/internal/queue/deliverysqs"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/events/bus"
+import "github.com/scangate/scangate/internal/events/dispatch"
+import "github.com/scangate/scangate/internal/queue/deliverysqs"
 
 func main() {
 	f := boot.Open("dispatch-events")

@@ -3,14 +3,11 @@
 // Command exchange-oidc-token is the Lambda of POST /api/auth/oidc/token: a CI job's id token exchanged for a scan token of its repository.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/ciauth"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/ciauth"
 
 func main() {
 	f := boot.Open("exchange-oidc-token")

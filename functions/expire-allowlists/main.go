@@ -3,16 +3,13 @@
 // Command expire-allowlists is the Lambda invoked by a schedule: every minute, applies the expiries of allowlists whose expires_at has passed (re-evaluating what they covered) and resumes durable work whose lease has run out.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/queue/worksqs"
-	"github.com/scangate/scangate/internal/trigger"
-	"github.com/scangate/scangate/internal/usecase"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/queue/worksqs"
+import "github.com/scangate/scangate/internal/trigger"
+import "github.com/scangate/scangate/internal/usecase"
 
 func main() {
 	f := boot.Open("expire-allowlists")

@@ -3,13 +3,10 @@
 // Command get-allowlist is the Lambda of GET /api/whitelist/{whitelist_id}: an allowlist and its comments (one Query).
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("get-allowlist")

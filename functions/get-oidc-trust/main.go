@@ -3,11 +3,9 @@
 // Command get-oidc-trust is the Lambda of GET /api/auth/oidc/trust/{name}: a trust of CI id tokens.
 package main
 
-import (
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("get-oidc-trust")

@@ -3,11 +3,9 @@
 // Command get-pr-gate is the Lambda of GET /api/pr/{pr_id}/gate: a pull request's gate (its stored decision).
 package main
 
-import (
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("get-pr-gate")

@@ -3,14 +3,11 @@
 // Command get-pr-sarif is the Lambda of GET /api/pr/{pr_id}/sarif: a SARIF 2.1.0 log of a pull request's newest scans (larger logs through the uploads bucket).
 package main
 
-import (
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/bucket"
-)
+import "os"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/bucket"
 
 func main() {
 	f := boot.Open("get-pr-sarif")

@@ -3,11 +3,9 @@
 // Command get-sarif-upload is the Lambda of GET /api/pr/scan/sarif/uploads/{upload_id}: the status of a large SARIF upload.
 package main
 
-import (
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("get-sarif-upload")

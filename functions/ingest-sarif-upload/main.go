@@ -3,15 +3,12 @@
 // Command ingest-sarif-upload is the Lambda invoked by S3 events: records a SARIF log uploaded to the uploads bucket (S3 ObjectCreated) and sets its upload's status.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/bucket"
-	"github.com/scangate/scangate/internal/trigger"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/bucket"
+import "github.com/scangate/scangate/internal/trigger"
 
 func main() {
 	f := boot.Open("ingest-sarif-upload")

@@ -3,12 +3,10 @@
 // Command list-findings is the Lambda of GET /api/pr/scan/{pr_scan_id}/findings: a scan's findings (one Query a page, and the scan on the first).
 package main
 
-import (
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/keys"
-)
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/keys"
 
 func main() {
 	f := boot.Open("list-findings")

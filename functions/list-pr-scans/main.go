@@ -3,12 +3,10 @@
 // Command list-pr-scans is the Lambda of GET /api/pr/{pr_id}/scans: a pull request's scans, newest first.
 package main
 
-import (
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/keys"
-)
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/keys"
 
 func main() {
 	f := boot.Open("list-pr-scans")

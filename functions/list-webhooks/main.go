@@ -3,14 +3,11 @@
 // Command list-webhooks is the Lambda of GET /api/webhooks: the webhook subscriptions (admins).
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/keys"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/keys"
 
 func main() {
 	f := boot.Open("list-webhooks")

@@ -3,14 +3,11 @@
 // Command login is the Lambda of POST /api/auth/token: log in.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/auth/password"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/auth/password"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("login")

@@ -3,13 +3,10 @@
 // Command logout is the Lambda of DELETE /api/auth/token: revoke the token the request carries.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("logout")

@@ -3,15 +3,12 @@
 // Command publish-dashboard is the Lambda invoked by CloudFormation (a custom resource): the Dashboard custom resource; writes the dashboard's files and config.json into its bucket at each deployment, and empties the bucket when the stack is deleted.
 package main
 
-import (
-	"os"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/bucket"
-	"github.com/scangate/scangate/internal/dashboard"
-	"github.com/scangate/scangate/internal/trigger"
-)
+import "os"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/bucket"
+import "github.com/scangate/scangate/internal/dashboard"
+import "github.com/scangate/scangate/internal/trigger"
 
 func main() {
 	f := boot.OpenWithoutStore("publish-dashboard")

@@ -3,15 +3,12 @@
 // Command put-integration is the Lambda of PUT /api/integrations/{vc_id}: where and how commit statuses are posted (the token sealed, never shown).
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/keys"
-	"github.com/scangate/scangate/internal/seal"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/keys"
+import "github.com/scangate/scangate/internal/seal"
 
 func main() {
 	f := boot.Open("put-integration")

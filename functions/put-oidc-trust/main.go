@@ -3,13 +3,10 @@
 // Command put-oidc-trust is the Lambda of PUT /api/auth/oidc/trust/{name}: which CI id tokens may be exchanged for scan tokens.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("put-oidc-trust")

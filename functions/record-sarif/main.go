@@ -3,13 +3,10 @@
 // Command record-sarif is the Lambda of POST /api/pr/scan/sarif: record scans from a scanner's SARIF log (up to 6 MB; 25,000 results a run).
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("record-sarif")

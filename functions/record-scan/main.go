@@ -3,13 +3,10 @@
 // Command record-scan is the Lambda of POST /api/pr/scan: record a pull-request scan and its findings.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
 
 func main() {
 	f := boot.Open("record-scan")

@@ -3,15 +3,12 @@
 // Command redeliver-webhook-delivery is the Lambda of POST /api/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver: deliver an event again.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/queue/deliverysqs"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/queue/deliverysqs"
 
 func main() {
 	f := boot.Open("redeliver-webhook-delivery")

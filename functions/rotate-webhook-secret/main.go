@@ -3,15 +3,12 @@
 // Command rotate-webhook-secret is the Lambda of POST /api/webhooks/{webhook_id}/rotate-secret: a new signing secret (the previous one signs for 24 hours more).
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/keys"
-	"github.com/scangate/scangate/internal/seal"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/keys"
+import "github.com/scangate/scangate/internal/seal"
 
 func main() {
 	f := boot.Open("rotate-webhook-secret")

@@ -3,14 +3,11 @@
 // Command run-work is the Lambda invoked by an SQS queue: runs the steps of large durable work from the work queue (an allowlist re-evaluation, a range of a group's findings a step), and completes the work after its last step.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/trigger"
-	"github.com/scangate/scangate/internal/usecase"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/trigger"
+import "github.com/scangate/scangate/internal/usecase"
 
 func main() {
 	f := boot.Open("run-work")

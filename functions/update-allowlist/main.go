@@ -3,16 +3,13 @@
 // Command update-allowlist is the Lambda of PUT /api/whitelist/{whitelist_id}: modify Allowlist, re-evaluating every finding it covered or now covers.
 package main
 
-import (
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/queue/worksqs"
-	"github.com/scangate/scangate/internal/usecase"
-)
+import "os"
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/queue/worksqs"
+import "github.com/scangate/scangate/internal/usecase"
 
 func main() {
 	f := boot.Open("update-allowlist")

@@ -3,14 +3,11 @@
 // Command update-repo-gate-policy is the Lambda of PUT /api/gate/policy/repos/{repo_id}: a repository's gate policy; re-judges every pull request's gate.
 package main
 
-import (
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/scangate/scangate/internal/api"
-	"github.com/scangate/scangate/internal/boot"
-	"github.com/scangate/scangate/internal/usecase"
-)
+import "time"
+import "github.com/aws/aws-lambda-go/lambda"
+import "github.com/scangate/scangate/internal/api"
+import "github.com/scangate/scangate/internal/boot"
+import "github.com/scangate/scangate/internal/usecase"
 
 func main() {
 	f := boot.Open("update-repo-gate-policy")

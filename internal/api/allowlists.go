@@ -157,23 +157,17 @@ type reevaluationBody struct {
 // re-evaluation an allowlist change or expiry left, its progress, and
 // its exact counts once complete. Two round trips.
 func GetReevaluation(st ReevaluationReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetReevaluation", Roles: readRoles, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			id, err := PathID(req, "reevaluation_id")
-			if err != nil {
-				return Reply{}, err
-			}
-			r, err := st.Reevaluation(ctx, id)
-			if err != nil {
-				return Reply{}, err
-			}
-			b := reevaluationBody{ID: r.ID, AllowlistID: r.AllowlistID, Cause: r.Cause, Status: r.Status, FindingsTotal: r.FindingsTotal,
-				FindingsDone: r.FindingsDone, StartedAt: r.StartedAt, CompletedAt: r.CompletedAt}
-			if r.Updated != nil {
-				b.SecretsUpdated, b.VulnerabilitiesUpdated = &r.Updated.Secrets, &r.Updated.Vulnerabilities
-			}
-			return Reply{Status: http.StatusOK, Body: b}, nil
-		}}
+	return getOne(Endpoint{Name: "GetReevaluation", Roles: readRoles, Log: log}, "reevaluation_id", st.Reevaluation, nil, viewReevaluation)
+}
+
+// viewReevaluation is a re-evaluation's body; its counts once complete.
+func viewReevaluation(r scangate.Reevaluation) reevaluationBody {
+	b := reevaluationBody{ID: r.ID, AllowlistID: r.AllowlistID, Cause: r.Cause, Status: r.Status, FindingsTotal: r.FindingsTotal,
+		FindingsDone: r.FindingsDone, StartedAt: r.StartedAt, CompletedAt: r.CompletedAt}
+	if r.Updated != nil {
+		b.SecretsUpdated, b.VulnerabilitiesUpdated = &r.Updated.Secrets, &r.Updated.Vulnerabilities
+	}
+	return b
 }
 
 // readAllowlistChange reads the allowlist body of spec section 2.3 and the

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -21,21 +20,8 @@ type BranchReader interface {
 // of each (scan type, category). A token scoped to other repositories
 // finds none (404).
 func GetBranch(st BranchReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetBranch", Roles: readRoles, RepoScope: true, Log: log,
-		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			id, err := PathID(req, "branch_id")
-			if err != nil {
-				return Reply{}, err
-			}
-			b, err := st.Branch(ctx, id)
-			if err == nil {
-				err = mayRead(c, b.VcID, b.RepoID, "no branch has the id %d", id)
-			}
-			if err != nil {
-				return Reply{}, err
-			}
-			return Reply{Status: http.StatusOK, Body: scangate.ViewBranch(b)}, nil
-		}}
+	return getOne(Endpoint{Name: "GetBranch", Roles: readRoles, RepoScope: true, Log: log}, "branch_id", st.Branch,
+		inRepo[scangate.Branch]("no branch has the id %d"), scangate.ViewBranch)
 }
 
 // ListBranches is GET /branches?vc_id=&repo_id= (both required): one

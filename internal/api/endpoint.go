@@ -300,6 +300,36 @@ func mayRead(c scangate.Caller, vcID, repoID int64, notFound string, args ...any
 	return nil
 }
 
+// getOne is e answering the GET of one record by the id its path names
+// (param): read it, check (when check is not nil) that the caller may see
+// it, answer 200 with its view.
+func getOne[T, V any](e Endpoint, param string, read func(context.Context, int64) (T, error), check func(scangate.Caller, T, int64) error, view func(T) V) Endpoint {
+	e.Run = func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
+		id, err := PathID(req, param)
+		if err != nil {
+			return Reply{}, err
+		}
+		v, err := read(ctx, id)
+		if err == nil && check != nil {
+			err = check(c, v, id)
+		}
+		if err != nil {
+			return Reply{}, err
+		}
+		return Reply{Status: http.StatusOK, Body: view(v)}, nil
+	}
+	return e
+}
+
+// inRepo is getOne's check of a record of a repository (mayRead):
+// notFound takes the id.
+func inRepo[T interface{ Repo() scangate.RepoRef }](notFound string) func(scangate.Caller, T, int64) error {
+	return func(c scangate.Caller, v T, id int64) error {
+		r := v.Repo()
+		return mayRead(c, r.VcID, r.RepoID, notFound, id)
+	}
+}
+
 // contextInt reads a number the authorizer put in the context (API
 // Gateway passes every value as a string).
 func contextInt(a map[string]any, name string) (int64, bool) {

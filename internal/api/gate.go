@@ -26,21 +26,8 @@ type GateReader interface {
 // whenever it changes (so a listing of blocked PRs and a gate never
 // disagree). Two round trips.
 func GetPRGate(st GateReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetPRGate", Roles: readRoles, RepoScope: true, Log: log,
-		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			id, err := PathID(req, "pr_id")
-			if err != nil {
-				return Reply{}, err
-			}
-			g, err := st.PRGate(ctx, id)
-			if err == nil {
-				err = mayRead(c, g.VcID, g.RepoID, "no pull request has the id %d", id)
-			}
-			if err != nil {
-				return Reply{}, err
-			}
-			return Reply{Status: http.StatusOK, Body: scangate.ViewGate(g)}, nil
-		}}
+	return getOne(Endpoint{Name: "GetPRGate", Roles: readRoles, RepoScope: true, Log: log}, "pr_id", st.PRGate,
+		inRepo[scangate.PRGate]("no pull request has the id %d"), scangate.ViewGate)
 }
 
 // PolicyStore keeps the gate policy.

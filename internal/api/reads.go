@@ -115,21 +115,8 @@ func ListFindings(st PRReader, pg Cursors, log *slog.Logger) Endpoint {
 
 // GetPR is GET /pr/{pr_id}: the PR object of spec section 2.2.
 func GetPR(st PRReader, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetPR", Roles: readRoles, RepoScope: true, Log: log,
-		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			id, err := PathID(req, "pr_id")
-			if err != nil {
-				return Reply{}, err
-			}
-			pr, err := st.PR(ctx, id)
-			if err == nil {
-				err = mayRead(c, pr.VcID, pr.RepoID, "no pull request has the id %d", id)
-			}
-			if err != nil {
-				return Reply{}, err
-			}
-			return Reply{Status: http.StatusOK, Body: scangate.ViewPR(pr)}, nil
-		}}
+	return getOne(Endpoint{Name: "GetPR", Roles: readRoles, RepoScope: true, Log: log}, "pr_id", st.PR,
+		inRepo[scangate.PR]("no pull request has the id %d"), scangate.ViewPR)
 }
 
 // ListPRScans is GET /pr/{pr_id}/scans (?scan_type=): newest first, each

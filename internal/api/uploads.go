@@ -84,19 +84,6 @@ func CreateSARIFUpload(st UploadStore, b Bucket, now func() time.Time, log *slog
 // GetSARIFUpload is GET /pr/scan/sarif/uploads/{upload_id}: where an
 // upload is, and what it recorded or why it failed.
 func GetSARIFUpload(st UploadStore, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetSARIFUpload", Roles: []scangate.Role{scangate.RoleAdmin, scangate.RoleUser, scangate.RoleReadonly}, RepoScope: true, Log: log,
-		Run: func(ctx context.Context, c scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			id, err := PathID(req, "upload_id")
-			if err != nil {
-				return Reply{}, err
-			}
-			u, err := st.Upload(ctx, id)
-			if err == nil {
-				err = mayRead(c, u.Envelope.VcID, u.Envelope.RepoID, "upload %d does not exist", id)
-			}
-			if err != nil {
-				return Reply{}, err
-			}
-			return Reply{Status: http.StatusOK, Body: scangate.ViewUpload(u)}, nil
-		}}
+	return getOne(Endpoint{Name: "GetSARIFUpload", Roles: readRoles, RepoScope: true, Log: log}, "upload_id", st.Upload,
+		inRepo[scangate.Upload]("upload %d does not exist"), scangate.ViewUpload)
 }

@@ -171,18 +171,8 @@ func ListWebhooks(st WebhookStore, pg Cursors, now func() time.Time, log *slog.L
 
 // GetWebhook is GET /webhooks/{webhook_id}.
 func GetWebhook(st WebhookStore, now func() time.Time, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetWebhook", Roles: adminOnly, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			id, err := webhookID(req)
-			if err != nil {
-				return Reply{}, err
-			}
-			w, err := st.Webhook(ctx, id)
-			if err != nil {
-				return Reply{}, err
-			}
-			return Reply{Status: http.StatusOK, Body: scangate.ViewWebhook(w, now())}, nil
-		}}
+	return getOne(Endpoint{Name: "GetWebhook", Roles: adminOnly, Log: log}, "webhook_id", st.Webhook, nil,
+		func(w scangate.Webhook) scangate.WebhookView { return scangate.ViewWebhook(w, now()) })
 }
 
 // UpdateWebhook is PATCH /webhooks/{webhook_id}: the members sent change;
@@ -456,18 +446,7 @@ func readIntegration(m members, rules egress.Policy) (scangate.Integration, stri
 // GetIntegration is GET /integrations/{vc_id}: its type, API URL and
 // whether a token is set, never the token.
 func GetIntegration(st IntegrationStore, log *slog.Logger) Endpoint {
-	return Endpoint{Name: "GetIntegration", Roles: adminOnly, Log: log,
-		Run: func(ctx context.Context, _ scangate.Caller, req events.APIGatewayProxyRequest) (Reply, error) {
-			vcID, err := PathID(req, "vc_id")
-			if err != nil {
-				return Reply{}, err
-			}
-			in, err := st.Integration(ctx, vcID)
-			if err != nil {
-				return Reply{}, err
-			}
-			return Reply{Status: http.StatusOK, Body: scangate.ViewIntegration(in)}, nil
-		}}
+	return getOne(Endpoint{Name: "GetIntegration", Roles: adminOnly, Log: log}, "vc_id", st.Integration, nil, scangate.ViewIntegration)
 }
 
 // DeleteIntegration is DELETE /integrations/{vc_id}: 204; gate changes of

@@ -320,8 +320,14 @@ func newFixture(b testing.TB) fixture {
 			},
 			// An object of no upload: read the record, delete the object.
 			"ingest-sarif-upload": func(i int) []byte { return s3Event(benchBucket, int64(1_000_000+i), 100) },
-			"update-allowlist": func(int) []byte {
-				return proxy("PUT", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, `{"comment":"bench"}`)
+			// A comment, until the allowlist holds nearly the most it may;
+			// then its reason, changed each time.
+			"update-allowlist": func(i int) []byte {
+				body := `{"comment":"bench"}`
+				if i >= store.MaxComments-10 {
+					body = `{"reason":"` + scangate.Reasons[i%2] + `"}`
+				}
+				return proxy("PUT", "/api/whitelist/1", map[string]string{"whitelist_id": "1"}, body)
 			},
 			// Publish the dashboard into a bucket of its own, answering
 			// a stand-in for CloudFormation's response URL.
@@ -350,7 +356,7 @@ func newFixture(b testing.TB) fixture {
 		},
 	}
 	maps.Copy(fx.events, tokenEvents(b, st, tok, 6*rounds(b)))
-	events, env := eventsFixture(b, st, proxy, min(6*rounds(b), scangate.MaxWebhooks-10))
+	events, env := eventsFixture(b, st, proxy, 6*rounds(b))
 	maps.Copy(fx.events, events)
 	fx.env = append(fx.env, env...)
 	// Every GET route without an event of its own is read with each path

@@ -23,8 +23,10 @@ import (
 )
 
 // eventsFixture adds to the fixture what the event functions need: a
-// subscription (id 1) with a delivery to redeliver, n more to delete, an
-// integration of vc_id 1 and n more to delete, and, for the binaries, their environment (the
+// subscription (id 1) with a delivery to redeliver, n more to delete (at
+// most scangate.MaxWebhooks-10: past those, delete-webhook deletes the ones
+// create-webhook made, whose ids follow), an integration of vc_id 1 and n
+// more to delete, and, for the binaries, their environment (the
 // id of the harness's secrets key, the queues on a stand-in that takes SendMessage,
 // the bus's name, loopback receivers allowed). The dispatcher's and the
 // deliverer's events name an event and a delivery that do not exist, so
@@ -51,7 +53,7 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 	}
 	first := webhook()
 	idToken := benchIDToken(b, st, now)
-	for range n {
+	for range min(n, scangate.MaxWebhooks-10) {
 		webhook()
 	}
 	e, err := st.RecordEvent(ctx, scangate.NewEvent(scangate.EventWebhookTest, now, map[string]int64{"id": first.ID}))
@@ -103,7 +105,7 @@ func eventsFixture(b testing.TB, st *store.Store, proxy func(method, path string
 		"test-webhook":          hook("POST", "/test", ""),
 		"rotate-webhook-secret": hook("POST", "/rotate-secret", ""),
 		"delete-webhook": func(i int) []byte {
-			id := strconv.FormatInt(first.ID+1+int64(i%n), 10)
+			id := strconv.FormatInt(first.ID+1+int64(i), 10)
 			return proxy("DELETE", "/api/webhooks/"+id, map[string]string{"webhook_id": id}, "")
 		},
 		"redeliver-webhook-delivery": func(int) []byte {

@@ -78,3 +78,15 @@ func ParseRepos(s string) ([]RepoRef, bool) {
 func (c Caller) Reaches(vcID, repoID int64) bool {
 	return c.Repos == nil || slices.Contains(c.Repos, RepoRef{VcID: vcID, RepoID: repoID})
 }
+
+// Repo is the repository of a pull request.
+func (p PR) Repo() RepoRef { return RepoRef{VcID: p.VcID, RepoID: p.RepoID} }
+
+// Repo is the repository of a branch.
+func (b Branch) Repo() RepoRef { return RepoRef{VcID: b.VcID, RepoID: b.RepoID} }
+
+// Repo is the repository of a pull request's gate.
+func (g PRGate) Repo() RepoRef { return RepoRef{VcID: g.VcID, RepoID: g.RepoID} }
+
+// Repo is the repository an upload's scan is of.
+func (u Upload) Repo() RepoRef { return RepoRef{VcID: u.Envelope.VcID, RepoID: u.Envelope.RepoID} }

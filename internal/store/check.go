@@ -20,10 +20,13 @@ import (
 // Report is what Check found.
 type Report struct {
 	Scans, Findings, PRs int
-	// Unrecorded counts the findings of scans never committed: those of a
+	// Unrecorded counts the findings of scans never committed (those of a
 	// recording under way, or of one that failed before its commit and
-	// could not delete them. No scan counts them and no reader sees them:
-	// they are not drift (docs/DATA.md).
+	// could not delete them) and the ABSENT items a scan keeps of a
+	// baseline it is no longer classified against (written by a
+	// re-classification that lost its switch, or left by one that switched).
+	// No scan counts them and no reader sees them: they are not drift
+	// (docs/DATA.md).
 	Unrecorded int
 	Drift      []string
 	// Running lists the durable work still running, and Pending what it
