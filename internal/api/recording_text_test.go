@@ -80,6 +80,11 @@ func TestRecordingRefusesControlCharacters(t *testing.T) {
 			env["other_details"] = map[string]any{"steps": []any{map[string]any{"name": "a"}, map[string]any{"name": s}}}
 		}},
 		{"/other_details/a" + "\u202e", func(env map[string]any, s string) { env["other_details"] = map[string]any{"a" + "\u202e": 1} }},
+		// Beside a number no float64 holds, which the check once stopped at.
+		{"/other_details/runner", func(env map[string]any, s string) {
+			b, _ := json.Marshal("linux" + s)
+			env["other_details"] = json.RawMessage(`{"n":1e309,"m":[-1e400],"runner":` + string(b) + `}`)
+		}},
 		{"/commit_sha", func(env map[string]any, s string) { env["commit_sha"] = strings.Repeat("a", 39) + s }},
 		{"/category", func(env map[string]any, s string) { env["category"] = "trivy" + s }},
 		{"/ref", func(env map[string]any, s string) { env["ref"] = "refs/heads/" + s }},

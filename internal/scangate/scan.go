@@ -1,6 +1,7 @@
 package scangate
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -257,8 +258,14 @@ func (s NewScan) ValidateEnvelope(p *Problems) {
 	if len(s.OtherDetails) > MaxOtherDetails {
 		p.Add("/other_details", "must be at most %d bytes of JSON", MaxOtherDetails)
 	} else if len(s.OtherDetails) > 0 {
+		// As numbers, so that one no float64 holds (1e309) does not stop
+		// the decoding, and the check of the strings with it.
+		d := json.NewDecoder(bytes.NewReader(s.OtherDetails))
+		d.UseNumber()
 		var v any
-		if json.Unmarshal(s.OtherDetails, &v) == nil {
+		if err := d.Decode(&v); err != nil {
+			p.Add("/other_details", "must be a JSON object")
+		} else {
 			checkControlIn(p, "/other_details", v)
 		}
 	}
