@@ -113,3 +113,27 @@ func TestClassification(t *testing.T) {
 		t.Errorf("check: %v %v", rep.Drift, err)
 	}
 }
+
+// TestCommitHashesIgnoreCase: a commit's hash is the same commit in
+// either case, so an analysis recorded with an upper-case commit_sha is
+// the exact baseline of a PR whose base_sha is in lower case (and the
+// other way round); both are kept and shown in lower case.
+func TestCommitHashesIgnoreCase(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sha := "abcdef0123456789abcdef0123456789abcdef01"
+	mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("main", 0, `,"commit_sha":"`+strings.ToUpper(sha)+`"`, "sha256:kept@1"))))
+	mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("main", 0, `,"commit_sha":"`+strings.Repeat("1", 40)+`"`))))
+	pr := mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("", 1, `,"base_ref":"main","base_sha":"`+sha+`"`, "sha256:kept@1"))))
+	cat := h.gate(int(pr["pr_id"].(float64)))["categories"].([]any)[0].(map[string]any)
+	sameJSON(t, "the baseline", cat["baseline"], `{"scan_id":1,"commit_sha":"`+sha+`","match":"exact"}`)
+	if cat["new_count"] != 0.0 || cat["unchanged_count"] != 1.0 {
+		t.Errorf("against the analysis of the same commit: %v", cat)
+	}
+	pr = mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("", 2, `,"base_ref":"main","base_sha":"`+strings.ToUpper(sha)+`"`, "sha256:kept@1"))))
+	if pr["pr"].(map[string]any)["base_sha"] != sha {
+		t.Errorf("the base_sha kept: %v", pr["pr"])
+	}
+	cat = h.gate(int(pr["pr_id"].(float64)))["categories"].([]any)[0].(map[string]any)
+	sameJSON(t, "the baseline of an upper-case base_sha", cat["baseline"], `{"scan_id":1,"commit_sha":"`+sha+`","match":"exact"}`)
+}

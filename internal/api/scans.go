@@ -120,14 +120,14 @@ func readEnvelope(f *fields, status string) scangate.NewScan {
 	ns.StatURL = f.nullableStr("stat_url")
 	ns.OtherDetails = f.rawObject("other_details")
 	ns.Category = f.nonEmpty("category")
-	ns.CommitSHA = f.nonEmpty("commit_sha")
+	ns.CommitSHA = scangate.CommitHash(f.nonEmpty("commit_sha"))
 	ns.Ref = f.nonEmpty("ref")
 	if b := f.nonEmpty("base_ref"); b != "" {
 		if ns.BaseRef = scangate.BranchName(b); ns.BaseRef == "" {
 			f.p.Add(f.pointer("base_ref"), "must be 1 to %d characters (after a leading refs/heads/)", scangate.MaxBranchLen)
 		}
 	}
-	ns.BaseSHA = f.nonEmpty("base_sha")
+	ns.BaseSHA = scangate.CommitHash(f.nonEmpty("base_sha"))
 	return ns
 }
 

@@ -303,6 +303,16 @@ func CheckBranchName(p *Problems, ptr, name string) {
 // MaxRefLen bounds a scan's ref, in characters.
 const MaxRefLen = 255
 
+// CommitHash is a commit's hash as kept: in lower case when it is one
+// (ValidSHA), since either case names the same commit; anything else as
+// given, for the check to refuse.
+func CommitHash(s string) string {
+	if ValidSHA(s) {
+		return strings.ToLower(s)
+	}
+	return s
+}
+
 // ValidSHA reports a SHA-1 or SHA-256 commit hash: 40 or 64 hex digits.
 func ValidSHA(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
