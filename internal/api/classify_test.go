@@ -137,3 +137,20 @@ func TestCommitHashesIgnoreCase(t *testing.T) {
 	cat = h.gate(int(pr["pr_id"].(float64)))["categories"].([]any)[0].(map[string]any)
 	sameJSON(t, "the baseline of an upper-case base_sha", cat["baseline"], `{"scan_id":1,"commit_sha":"`+sha+`","match":"exact"}`)
 }
+
+// TestOtherDetailsNamesTheScansOwn: other_details shows the scan's
+// category, commit, ref and base, and only those it has: the same names
+// sent in other_details by the client are not kept (a branch analysis
+// never shows a base_ref, a scan without a commit never shows one); other
+// members are kept as sent.
+func TestOtherDetailsNamesTheScansOwn(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sc := mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("main", 0,
+		`,"other_details":{"commit_sha":"not-a-commit","ref":"refs/heads/x","base_ref":"release","base_sha":"zz","category":"c","runner":"linux"}`))))
+	sameJSON(t, "a branch analysis's other_details", sc["other_details"], `{"category":"default","runner":"linux"}`)
+	sha := strings.Repeat("a", 40)
+	sc = mustOK(t, h.call("record-scan", jsonReq(&h.admin, classBody("", 1,
+		`,"base_ref":"main","base_sha":"`+sha+`","other_details":{"commit_sha":"not-a-commit","base_ref":"release"}`))))
+	sameJSON(t, "a PR scan's other_details", sc["other_details"], `{"category":"default","base_ref":"main","base_sha":"`+sha+`"}`)
+}

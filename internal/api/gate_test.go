@@ -403,8 +403,8 @@ func TestGateRoute(t *testing.T) {
 }
 
 // TestCommitAndRef: a scan's commit_sha (40 or 64 hex digits) and ref (up
-// to 255 characters) are checked, kept in other_details, and the newest
-// scan that named a commit sets the gate's head_sha.
+// to 255 characters) are checked, kept in other_details (the hash in lower
+// case), and the newest scan that named a commit sets the gate's head_sha.
 func TestCommitAndRef(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -415,8 +415,8 @@ func TestCommitAndRef(t *testing.T) {
 	}
 	mustOK(t, h.record(scanReq{Status: "completed", Extra: `,"category":"x","commit_sha":"` + b + `"`}))
 	mustOK(t, h.record(scanReq{Status: "completed", Extra: `,"category":"y"`}))
-	if g := h.gate(1); g["head_sha"] != b {
-		t.Errorf("head_sha %v; want the newest scan's that named one", g["head_sha"])
+	if g := h.gate(1); g["head_sha"] != strings.ToLower(b) {
+		t.Errorf("head_sha %v; want the newest scan's that named one, in lower case", g["head_sha"])
 	}
 	for extra, ptr := range map[string]string{
 		`,"commit_sha":"` + strings.Repeat("a", 39) + `"`: "/commit_sha",

@@ -187,11 +187,13 @@ func newScan(id int64, ns scangate.NewScan, sev, newSev scangate.SevCounts, p sc
 }
 
 // scanDetails is a scan's other_details with its category, and its
-// commit and ref when it has them, set.
+// commit, ref and base when it has them, set: those names are the scan's
+// own, so the client's members of the same names are not kept.
 func scanDetails(details json.RawMessage, sc scangate.Scan) json.RawMessage {
 	obj := map[string]json.RawMessage{}
 	_ = json.Unmarshal(details, &obj) // an object, checked when the request was read
 	set := func(name, v string) {
+		delete(obj, name)
 		if v != "" {
 			b, _ := scangate.PlainJSON(v)
 			obj[name] = b
