@@ -435,8 +435,9 @@ func readIntegration(m members, rules egress.Policy) (scangate.Integration, stri
 				p.Add("/"+name, "is taken by a github_app integration only")
 			}
 		}
-		if hasToken && (token == "" || len(token) > MaxIntegrationToken || strings.ContainsAny(token, " \t\r\n")) {
-			p.Add("/token", "must be 1 to %d bytes without white space", MaxIntegrationToken)
+		if hasToken && (token == "" || len(token) > MaxIntegrationToken || strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r > '~' })) {
+			// It goes into an Authorization header.
+			p.Add("/token", "must be 1 to %d printable ASCII characters, without white space", MaxIntegrationToken)
 		}
 	}
 	f.done()
