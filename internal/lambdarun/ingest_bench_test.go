@@ -34,8 +34,9 @@ import (
 const benchBucket = "scangate-bench"
 
 // startS3 starts the embedded S3 server with the bench bucket, admitting
-// what openBucket's client and the functions (with LambdaEnv's
-// credentials) sign.
+// what the bench's functions sign: openBucket's client, a function with
+// LambdaEnv's credentials (the cold-start fixture's) and with those of
+// ingestOnce (the bench's own, over LambdaEnv's session token).
 func startS3(b testing.TB) string {
 	b.Helper()
 	env := map[string]string{}
@@ -44,7 +45,9 @@ func startS3(b testing.TB) string {
 		env[k] = v
 	}
 	srv, err := localstack.StartEmbeddedS3("us-east-1", aws.Credentials{AccessKeyID: "bench", SecretAccessKey: "bench"},
-		aws.Credentials{AccessKeyID: env["AWS_ACCESS_KEY_ID"], SecretAccessKey: env["AWS_SECRET_ACCESS_KEY"], SessionToken: env["AWS_SESSION_TOKEN"]})
+		aws.Credentials{AccessKeyID: env["AWS_ACCESS_KEY_ID"], SecretAccessKey: env["AWS_SECRET_ACCESS_KEY"], SessionToken: env["AWS_SESSION_TOKEN"]},
+		aws.Credentials{AccessKeyID: orDefault("AWS_ACCESS_KEY_ID", "local"), SecretAccessKey: orDefault("AWS_SECRET_ACCESS_KEY", "local"),
+			SessionToken: env["AWS_SESSION_TOKEN"]})
 	if err != nil {
 		b.Fatal(err)
 	}

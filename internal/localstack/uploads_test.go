@@ -32,8 +32,8 @@ import (
 )
 
 // The tests of large uploads run on the embedded S3 server, or, when
-// TEST_S3_ENDPOINT is set (make test-s3: S3Proxy, which checks presigned
-// signatures as S3 does), on that server, each on a bucket of its own.
+// TEST_S3_ENDPOINT is set (make test-s3: S3Proxy), on that server, each on
+// a bucket of its own; both check signatures as S3 does.
 
 const uploadAdminPassword = "admin-password-1"
 
