@@ -549,16 +549,10 @@ func TestUploadStrictS3(t *testing.T) {
 	sig := q.Get("X-Amz-Signature")
 	q.Set("X-Amz-Signature", strings.Repeat("0", len(sig)))
 	u.RawQuery = q.Encode()
-	refused := func(what string, code int, body, want string) {
-		t.Helper()
-		if code != http.StatusForbidden || !strings.Contains(body, want) {
-			t.Errorf("%s: %d %s; want 403 %s", what, code, body, want)
-		}
-	}
 	code, body := put(t, u.String(), up.UploadHeaders, obj)
-	refused("a tampered signature", code, body, "SignatureDoesNotMatch")
+	refused(t, "a tampered signature", code, body, "SignatureDoesNotMatch")
 	code, body = put(t, up.UploadURL, map[string]string{"Content-Type": "application/json"}, obj)
-	refused("another Content-Type", code, body, "SignatureDoesNotMatch")
+	refused(t, "another Content-Type", code, body, "SignatureDoesNotMatch")
 
 	// The same PUT presigned for one second, sent after it expired.
 	rawURL, headers, _, err := e.stack.Bucket.PresignPut(context.Background(), scangate.UploadKey(up.ID), time.Second)
@@ -567,25 +561,41 @@ func TestUploadStrictS3(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second)
 	code, body = put(t, rawURL, headers, obj)
-	refused("an expired URL", code, body, "Request has expired")
+	refused(t, "an expired URL", code, body, "Request has expired")
 
+	e.refusedThenPut(t, up, obj)
+}
+
+// refusedThenPut: after refused PUTs, up still awaits its object, the
+// bucket holds none and no scan is recorded; then up's URL as created
+// works and obj (2 secrets, 2 vulns) is recorded.
+func (e uploadEnv) refusedThenPut(t *testing.T, up created, obj []byte) {
+	t.Helper()
 	// The stack lists the bucket every 50 ms: ten rounds find nothing.
 	time.Sleep(500 * time.Millisecond)
-	if s := e.status(t, up.ID); s.Status != "awaiting_upload" {
-		t.Errorf("after refused PUTs: %+v", s)
+	if s := e.status(t, up.ID); s.Status != "awaiting_upload" || len(s.ScanIDs) != 0 {
+		t.Errorf("upload %d after refused PUTs: %+v", up.ID, s)
 	}
 	if _, _, err := e.stack.Bucket.Open(context.Background(), scangate.UploadKey(up.ID)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the bucket holds an object after refused PUTs: %v", err)
+		t.Errorf("the bucket holds upload %d's object after refused PUTs: %v", up.ID, err)
 	}
 	e.check(t, 0)
 
 	if code, body := put(t, up.UploadURL, up.UploadHeaders, obj); code != http.StatusOK {
-		t.Fatalf("the URL as created: %d %s", code, body)
+		t.Fatalf("upload %d's URL as created: %d %s", up.ID, code, body)
 	}
 	if s := e.await(t, up.ID); s.Status != "complete" || s.Recorded != 4 {
 		t.Errorf("%+v", s)
 	}
 	e.check(t, 2)
+}
+
+// refused wants an S3 answer of 403 whose body names want.
+func refused(t *testing.T, what string, code int, body, want string) {
+	t.Helper()
+	if code != http.StatusForbidden || !strings.Contains(body, want) {
+		t.Errorf("%s: %d %s; want 403 %s", what, code, body, want)
+	}
 }
 
 // TestUploadForeignSignatures: the bucket admits only what S3 admits for
@@ -597,23 +607,17 @@ func TestUploadForeignSignatures(t *testing.T) {
 	e := startUploads(t, nil)
 	one, two := e.create(t, 1), e.create(t, 2)
 	obj := gz(t, sarifLog(2, 2, "foreign"))
-	refused := func(what string, code int, body, want string) {
-		t.Helper()
-		if code != http.StatusForbidden || !strings.Contains(body, want) {
-			t.Errorf("%s: %d %s; want 403 %s", what, code, body, want)
-		}
-	}
 
 	stolen, _ := url.Parse(two.UploadURL)
 	target, _ := url.Parse(one.UploadURL)
 	stolen.Path, stolen.RawPath = target.Path, target.RawPath
 	code, body := put(t, stolen.String(), two.UploadHeaders, obj)
-	refused("upload 2's signature on upload 1's path", code, body, "SignatureDoesNotMatch")
+	refused(t, "upload 2's signature on upload 1's path", code, body, "SignatureDoesNotMatch")
 
 	bare := *target
 	bare.RawQuery = ""
 	code, body = put(t, bare.String(), one.UploadHeaders, obj)
-	refused("no signature", code, body, "AccessDenied")
+	refused(t, "no signature", code, body, "AccessDenied")
 
 	// Upload 1's PUT, signed by the stack's credentials an hour ago.
 	opts := e.stack.Bucket.Client().Options()
@@ -634,7 +638,7 @@ func TestUploadForeignSignatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, body = put(t, signed, one.UploadHeaders, obj)
-	refused("a URL signed an hour ago for 15 minutes", code, body, "Request has expired")
+	refused(t, "a URL signed an hour ago for 15 minutes", code, body, "Request has expired")
 
 	for _, path := range []string{"/", "/" + e.stack.Bucket.Name(), "/" + e.stack.Bucket.Name() + "/" + scangate.UploadKey(two.ID)} {
 		resp, err := http.Get(target.Scheme + "://" + target.Host + path)
@@ -643,26 +647,10 @@ func TestUploadForeignSignatures(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
-		refused("an unsigned GET "+path, resp.StatusCode, string(b), "AccessDenied")
+		refused(t, "an unsigned GET "+path, resp.StatusCode, string(b), "AccessDenied")
 	}
 
-	// The stack lists the bucket every 50 ms: ten rounds find nothing.
-	time.Sleep(500 * time.Millisecond)
-	if s := e.status(t, one.ID); s.Status != "awaiting_upload" || len(s.ScanIDs) != 0 {
-		t.Errorf("upload 1 after refused PUTs: %+v", s)
-	}
-	if _, _, err := e.stack.Bucket.Open(context.Background(), scangate.UploadKey(one.ID)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the bucket holds upload 1's object after refused PUTs: %v", err)
-	}
-	e.check(t, 0)
-
-	if code, body := put(t, one.UploadURL, one.UploadHeaders, obj); code != http.StatusOK {
-		t.Fatalf("upload 1's URL as created: %d %s", code, body)
-	}
-	if s := e.await(t, one.ID); s.Status != "complete" || s.Recorded != 4 {
-		t.Errorf("%+v", s)
-	}
-	e.check(t, 2)
+	e.refusedThenPut(t, one, obj)
 }
 
 // TestReadmeUploadFlow runs the README's large-upload commands, as
