@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,8 +24,9 @@ import (
 // TestEmbeddedS3HeaderSignatures: the embedded S3 server admits the S3
 // client signing (in the Authorization header) with its credentials, and
 // refuses, 403 with S3's error code, a client of another secret or another
-// key, a request signed an hour ago, and a body other than the one its
-// x-amz-content-sha256 names; the refused PUTs store nothing.
+// key, a request signed an hour ago, a body other than the one its
+// x-amz-content-sha256 names, and an unsigned GET of an object; the refused
+// PUTs store nothing.
 func TestEmbeddedS3HeaderSignatures(t *testing.T) {
 	region, creds := awsclient.Placeholders()
 	srv, err := localstack.StartEmbeddedS3(region, creds)
@@ -96,6 +98,13 @@ func TestEmbeddedS3HeaderSignatures(t *testing.T) {
 	if len(out.Contents) != 1 || aws.ToString(out.Contents[0].Key) != "own" {
 		t.Errorf("the bucket holds %d objects after refused PUTs; want only own", len(out.Contents))
 	}
+	resp, err := http.Get(srv.URL + "/" + name + "/own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	refused(t, "an unsigned GET of an object", resp.StatusCode, string(b), "AccessDenied")
 	if code, body := send(time.Now(), "object", "object"); code != http.StatusOK {
 		t.Errorf("the same PUT signed now: %d %s", code, body)
 	}
