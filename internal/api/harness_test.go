@@ -21,6 +21,7 @@ import (
 	"github.com/scangate/scangate/internal/api"
 	"github.com/scangate/scangate/internal/auth"
 	"github.com/scangate/scangate/internal/auth/password"
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/config"
 	"github.com/scangate/scangate/internal/ddbtest"
@@ -163,7 +164,7 @@ func (h *harness) Cursors() api.Cursors {
 
 func (h *harness) Bucket() *bucket.Bucket {
 	if h.bucket == nil {
-		srv, err := localstack.StartEmbeddedS3()
+		srv, err := localstack.StartEmbeddedS3(awsclient.Placeholders())
 		if err != nil {
 			h.t.Fatal(err)
 		}

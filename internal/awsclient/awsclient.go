@@ -97,11 +97,12 @@ func FromEnv(getenv func(string) string, endpoint, service string) (string, aws.
 	}
 	id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
 	if endpoint != "" {
+		placeRegion, place := Placeholders()
 		if region == "" {
-			region = "us-east-1"
+			region = placeRegion
 		}
 		if id == "" {
-			id, secret = "local", "local"
+			id, secret = place.AccessKeyID, place.SecretAccessKey
 		}
 	}
 	switch {
@@ -111,6 +112,12 @@ func FromEnv(getenv func(string) string, endpoint, service string) (string, aws.
 		return "", nil, fmt.Errorf("%s client: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set", service)
 	}
 	return region, credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN")), nil
+}
+
+// Placeholders are the region and credentials a client of an endpoint
+// signs with when the environment names none.
+func Placeholders() (string, aws.Credentials) {
+	return "us-east-1", aws.Credentials{AccessKeyID: "local", SecretAccessKey: "local"}
 }
 
 // NewDynamoDB builds the DynamoDB client from this process's environment

@@ -11,13 +11,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/localstack"
 )
 
 func embedded(t *testing.T) *bucket.Bucket {
 	t.Helper()
-	srv, err := localstack.StartEmbeddedS3()
+	srv, err := localstack.StartEmbeddedS3(awsclient.Placeholders())
 	if err != nil {
 		t.Fatal(err)
 	}

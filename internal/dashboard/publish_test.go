@@ -58,7 +58,7 @@ func TestSite(t *testing.T) {
 // TestPublish writes the site into a bucket of an S3-compatible server,
 // removes what an older version left there, and empties the bucket.
 func TestPublish(t *testing.T) {
-	srv, err := localstack.StartEmbeddedS3()
+	srv, err := localstack.StartEmbeddedS3("us-east-1", aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
 	"gopkg.in/yaml.v3"
@@ -207,7 +208,7 @@ func TestTemplateCORS(t *testing.T) {
 // S3 actions Publish and Empty use, on the dashboard's bucket and its
 // objects.
 func TestPublishPolicy(t *testing.T) {
-	srv, err := localstack.StartEmbeddedS3()
+	srv, err := localstack.StartEmbeddedS3("us-east-1", aws.Credentials{AccessKeyID: "test", SecretAccessKey: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -32,10 +33,21 @@ import (
 
 const benchBucket = "scangate-bench"
 
-// startS3 starts the embedded S3 server with the bench bucket.
+// startS3 starts the embedded S3 server with the bench bucket, admitting
+// what the bench's functions sign: openBucket's client, a function with
+// LambdaEnv's credentials (the cold-start fixture's) and with those of
+// ingestOnce (the bench's own, over LambdaEnv's session token).
 func startS3(b testing.TB) string {
 	b.Helper()
-	srv, err := localstack.StartEmbeddedS3()
+	env := map[string]string{}
+	for _, kv := range lambdarun.LambdaEnv("", "", 0) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	srv, err := localstack.StartEmbeddedS3("us-east-1", aws.Credentials{AccessKeyID: "bench", SecretAccessKey: "bench"},
+		aws.Credentials{AccessKeyID: env["AWS_ACCESS_KEY_ID"], SecretAccessKey: env["AWS_SECRET_ACCESS_KEY"], SessionToken: env["AWS_SESSION_TOKEN"]},
+		aws.Credentials{AccessKeyID: orDefault("AWS_ACCESS_KEY_ID", "local"), SecretAccessKey: orDefault("AWS_SECRET_ACCESS_KEY", "local"),
+			SessionToken: env["AWS_SESSION_TOKEN"]})
 	if err != nil {
 		b.Fatal(err)
 	}

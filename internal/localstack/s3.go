@@ -22,27 +22,30 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/scangate/scangate/internal/awsclient"
 	"github.com/scangate/scangate/internal/bucket"
 	"github.com/scangate/scangate/internal/localstack/gateway"
 )
 
 // EmbeddedS3 is the in-process S3-compatible server (gofakes3, objects in
 // memory) on a loopback port, standing in for S3 as minidyn stands in for
-// DynamoDB. It does not check signatures: make test-s3 runs the same flow
-// against S3Proxy, which does.
+// DynamoDB. Like S3 it admits only requests signed (SigV4, presigned or in
+// the Authorization header) by the credentials it is started with
+// (RequireSigV4); make test-s3 runs the same flows against S3Proxy.
 type EmbeddedS3 struct {
 	URL string
 	srv *http.Server
 }
 
-// StartEmbeddedS3 starts the embedded S3-compatible server.
-func StartEmbeddedS3() (*EmbeddedS3, error) {
+// StartEmbeddedS3 starts the embedded S3-compatible server in region,
+// admitting the requests any of creds signs.
+func StartEmbeddedS3(region string, creds ...aws.Credentials) (*EmbeddedS3, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen for the embedded S3 server: %w", err)
 	}
 	faker := gofakes3.New(s3mem.New(), gofakes3.WithoutVersioning())
-	srv := &http.Server{Handler: faker.Server(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: RequireSigV4(faker.Server(), region, creds...), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return &EmbeddedS3{URL: "http://" + ln.Addr().String(), srv: srv}, nil
 }
@@ -176,8 +179,17 @@ func (n *Notifier) deliver(ctx context.Context, key string, ev []byte) {
 // o.S3Endpoint, and creates it.
 func (s *Stack) openUploads(ctx context.Context, o Options) error {
 	if o.S3Endpoint == "" {
-		var err error
-		if s.S3, err = StartEmbeddedS3(); err != nil {
+		// The region and credentials openBucket's clients sign with: this
+		// process's, or the placeholders of a client of an endpoint.
+		region, provider, err := awsclient.FromEnv(os.Getenv, "embedded", "s3")
+		if err != nil {
+			return err
+		}
+		creds, err := provider.Retrieve(ctx)
+		if err != nil {
+			return fmt.Errorf("the embedded S3 server's credentials: %w", err)
+		}
+		if s.S3, err = StartEmbeddedS3(region, creds); err != nil {
 			return err
 		}
 	}

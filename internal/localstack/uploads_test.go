@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/localstack"
@@ -31,8 +32,8 @@ import (
 )
 
 // The tests of large uploads run on the embedded S3 server, or, when
-// TEST_S3_ENDPOINT is set (make test-s3: S3Proxy, which checks presigned
-// signatures as S3 does), on that server, each on a bucket of its own.
+// TEST_S3_ENDPOINT is set (make test-s3: S3Proxy), on that server, each on
+// a bucket of its own; both check signatures as S3 does.
 
 const uploadAdminPassword = "admin-password-1"
 
@@ -535,14 +536,11 @@ func TestUploadsAtOnce(t *testing.T) {
 	e.check(t, 2*n)
 }
 
-// TestUploadStrictS3: on an S3 implementation that checks presigned
-// signatures (make test-s3: S3Proxy), a PUT with a tampered signature, with
+// TestUploadStrictS3: on the embedded S3 server, as on S3 (make test-s3
+// runs it on S3Proxy), a PUT with a tampered signature, with
 // a header other than the signed one, or after its URL expired is refused,
 // and nothing is recorded; the untampered URL then works.
 func TestUploadStrictS3(t *testing.T) {
-	if os.Getenv("TEST_S3_ENDPOINT") == "" {
-		t.Skip("TEST_S3_ENDPOINT is not set: the embedded S3 server checks no signature (make test-s3 runs this on S3Proxy)")
-	}
 	e := startUploads(t, nil)
 	up := e.create(t, 1)
 	obj := gz(t, sarifLog(2, 2, "strict"))
@@ -551,16 +549,10 @@ func TestUploadStrictS3(t *testing.T) {
 	sig := q.Get("X-Amz-Signature")
 	q.Set("X-Amz-Signature", strings.Repeat("0", len(sig)))
 	u.RawQuery = q.Encode()
-	refused := func(what string, code int, body, want string) {
-		t.Helper()
-		if code != http.StatusForbidden || !strings.Contains(body, want) {
-			t.Errorf("%s: %d %s; want 403 %s", what, code, body, want)
-		}
-	}
 	code, body := put(t, u.String(), up.UploadHeaders, obj)
-	refused("a tampered signature", code, body, "SignatureDoesNotMatch")
+	refused(t, "a tampered signature", code, body, "SignatureDoesNotMatch")
 	code, body = put(t, up.UploadURL, map[string]string{"Content-Type": "application/json"}, obj)
-	refused("another Content-Type", code, body, "SignatureDoesNotMatch")
+	refused(t, "another Content-Type", code, body, "SignatureDoesNotMatch")
 
 	// The same PUT presigned for one second, sent after it expired.
 	rawURL, headers, _, err := e.stack.Bucket.PresignPut(context.Background(), scangate.UploadKey(up.ID), time.Second)
@@ -569,25 +561,96 @@ func TestUploadStrictS3(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second)
 	code, body = put(t, rawURL, headers, obj)
-	refused("an expired URL", code, body, "Request has expired")
+	refused(t, "an expired URL", code, body, "Request has expired")
 
+	e.refusedThenPut(t, up, obj)
+}
+
+// refusedThenPut: after refused PUTs, up still awaits its object, the
+// bucket holds none and no scan is recorded; then up's URL as created
+// works and obj (2 secrets, 2 vulns) is recorded.
+func (e uploadEnv) refusedThenPut(t *testing.T, up created, obj []byte) {
+	t.Helper()
 	// The stack lists the bucket every 50 ms: ten rounds find nothing.
 	time.Sleep(500 * time.Millisecond)
-	if s := e.status(t, up.ID); s.Status != "awaiting_upload" {
-		t.Errorf("after refused PUTs: %+v", s)
+	if s := e.status(t, up.ID); s.Status != "awaiting_upload" || len(s.ScanIDs) != 0 {
+		t.Errorf("upload %d after refused PUTs: %+v", up.ID, s)
 	}
 	if _, _, err := e.stack.Bucket.Open(context.Background(), scangate.UploadKey(up.ID)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the bucket holds an object after refused PUTs: %v", err)
+		t.Errorf("the bucket holds upload %d's object after refused PUTs: %v", up.ID, err)
 	}
 	e.check(t, 0)
 
 	if code, body := put(t, up.UploadURL, up.UploadHeaders, obj); code != http.StatusOK {
-		t.Fatalf("the URL as created: %d %s", code, body)
+		t.Fatalf("upload %d's URL as created: %d %s", up.ID, code, body)
 	}
 	if s := e.await(t, up.ID); s.Status != "complete" || s.Recorded != 4 {
 		t.Errorf("%+v", s)
 	}
 	e.check(t, 2)
+}
+
+// refused wants an S3 answer of 403 whose body names want.
+func refused(t *testing.T, what string, code int, body, want string) {
+	t.Helper()
+	if code != http.StatusForbidden || !strings.Contains(body, want) {
+		t.Errorf("%s: %d %s; want 403 %s", what, code, body, want)
+	}
+}
+
+// TestUploadForeignSignatures: the bucket admits only what S3 admits for
+// the stack's credentials. Upload 2's signed URL with upload 1's path, a
+// PUT with no signature, a URL signed an hour ago (for 15 minutes) and an
+// unsigned listing of the bucket are refused with 403, and upload 1 stays
+// awaiting its object: nothing stored, no scan recorded.
+func TestUploadForeignSignatures(t *testing.T) {
+	e := startUploads(t, nil)
+	one, two := e.create(t, 1), e.create(t, 2)
+	obj := gz(t, sarifLog(2, 2, "foreign"))
+
+	stolen, _ := url.Parse(two.UploadURL)
+	target, _ := url.Parse(one.UploadURL)
+	stolen.Path, stolen.RawPath = target.Path, target.RawPath
+	code, body := put(t, stolen.String(), two.UploadHeaders, obj)
+	refused(t, "upload 2's signature on upload 1's path", code, body, "SignatureDoesNotMatch")
+
+	bare := *target
+	bare.RawQuery = ""
+	code, body = put(t, bare.String(), one.UploadHeaders, obj)
+	refused(t, "no signature", code, body, "AccessDenied")
+
+	// Upload 1's PUT, signed by the stack's credentials an hour ago.
+	opts := e.stack.Bucket.Client().Options()
+	creds, err := opts.Credentials.Retrieve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := bare
+	past.RawQuery = "X-Amz-Expires=900"
+	req, err := http.NewRequest(http.MethodPut, past.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", one.UploadHeaders["Content-Type"])
+	signed, _, err := v4.NewSigner().PresignHTTP(context.Background(), creds, req, "UNSIGNED-PAYLOAD", "s3", opts.Region,
+		time.Now().Add(-time.Hour), func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body = put(t, signed, one.UploadHeaders, obj)
+	refused(t, "a URL signed an hour ago for 15 minutes", code, body, "Request has expired")
+
+	for _, path := range []string{"/", "/" + e.stack.Bucket.Name()} {
+		resp, err := http.Get(target.Scheme + "://" + target.Host + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		refused(t, "an unsigned GET "+path, resp.StatusCode, string(b), "AccessDenied")
+	}
+
+	e.refusedThenPut(t, one, obj)
 }
 
 // TestReadmeUploadFlow runs the README's large-upload commands, as
