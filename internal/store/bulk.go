@@ -229,11 +229,11 @@ type bulkBaseline struct {
 }
 
 // bulkBaselineOf is the baseline of a PR scan with a base (nil: none, or
-// a scan without a base), read once per (repository, base, pair) into
-// bases: the base branch's newest analysis of the pair (BulkLoad does not
-// look for an exact one).
+// a scan without a base or that did not complete), read once per
+// (repository, base, pair) into bases: the base branch's newest completed
+// analysis of the pair (BulkLoad does not look for an exact one).
 func (s *Store) bulkBaselineOf(ctx context.Context, bases map[string]*bulkBaseline, ns scangate.NewScan) (*bulkBaseline, error) {
-	if ns.BaseRef == "" || ns.IsBranch() {
+	if ns.BaseRef == "" || ns.IsBranch() || !completed(ns.Status) {
 		return nil, nil
 	}
 	k := catKeyOf(scangate.Scan{Type: ns.Type, Category: ns.Category})
@@ -246,7 +246,7 @@ func (s *Store) bulkBaselineOf(ctx context.Context, bases map[string]*bulkBaseli
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := br.cats[k]; ok && found {
+	if c, ok := br.bases[k]; ok && found {
 		bl = &bulkBaseline{scanID: c.scanID, sha: c.sha, ids: map[identity]bool{}}
 		bl.items, err = s.queryAll(ctx, "read baseline", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),

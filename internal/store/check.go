@@ -309,8 +309,9 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 	}
 }
 
-// checkBranches compares each branch record's newest scans and last
-// scan with its branch analyses, and checks that every branch analysis
+// checkBranches compares each branch record's newest scans, its
+// baselines (newest completed scans) and last scan with its branch
+// analyses, and checks that every branch analysis
 // names a branch that exists and that no pull request's record counts it.
 func (img tableImage) checkBranches(r *Report) {
 	type newest struct {
@@ -319,7 +320,7 @@ func (img tableImage) checkBranches(r *Report) {
 		sha string
 	}
 	last := map[int64]newest{}
-	cats := map[int64]map[catKey]newest{}
+	cats, bases := map[int64]map[catKey]newest{}, map[int64]map[catKey]newest{}
 	for id, it := range img.scans {
 		sc := scanFrom(it)
 		if sc.BranchID == 0 {
@@ -336,6 +337,15 @@ func (img tableImage) checkBranches(r *Report) {
 		}
 		if n := cats[sc.BranchID][catKeyOf(sc)]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
 			cats[sc.BranchID][catKeyOf(sc)] = newest{sc.CreatedAt.String(), id, sc.CommitSHA}
+		}
+		if !completed(sc.Status) {
+			continue
+		}
+		if bases[sc.BranchID] == nil {
+			bases[sc.BranchID] = map[catKey]newest{}
+		}
+		if n := bases[sc.BranchID][catKeyOf(sc)]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
+			bases[sc.BranchID][catKeyOf(sc)] = newest{sc.CreatedAt.String(), id, sc.CommitSHA}
 		}
 	}
 	seen := map[int64]bool{}
@@ -355,6 +365,14 @@ func (img tableImage) checkBranches(r *Report) {
 		}
 		if len(b.cats) != len(cats[b.id]) {
 			drift("%d newest scans, its analyses say %d", len(b.cats), len(cats[b.id]))
+		}
+		for k, n := range bases[b.id] {
+			if c := b.bases[k]; c.scanID != n.id || c.sha != n.sha {
+				drift("its %s baseline (newest completed scan) is %d (commit %q), its analyses say %d (%q)", k.attr(), c.scanID, c.sha, n.id, n.sha)
+			}
+		}
+		if len(b.bases) != len(bases[b.id]) {
+			drift("%d baselines, its analyses say %d", len(b.bases), len(bases[b.id]))
 		}
 	}
 	for id := range cats {
@@ -617,8 +635,10 @@ func (img tableImage) checkGateEvents(r *Report, pr prRecord, gs []scangate.Gate
 
 // checkBaselines checks that the newest scan of each category of every
 // active pull request with a base, classified against a baseline that is
-// not exact, is classified against what its base says now: the base
-// branch's analysis of the PR's base commit, else its newest, else none.
+// not exact, is classified against what its base says now (baselineOf):
+// the base branch's completed analysis of the PR's base commit, else its
+// newest completed one, else none (none for a scan that did not
+// complete).
 // A difference is pending while baseline work runs, drift otherwise.
 func (img tableImage) checkBaselines(r *Report) {
 	branches := map[string]branchRecord{}
@@ -640,13 +660,15 @@ func (img tableImage) checkBaselines(r *Report) {
 			if !c.Class.Classified || c.Class.Match == scangate.MatchExact {
 				continue
 			}
-			want := target{}
-			if id, ok := img.commits[branchesPK(pr.VcID, pr.RepoID)+"/"+commitSK(b.id, k, pr.BaseSHA)]; ok && pr.BaseSHA != "" {
-				want = target{scanID: id, sha: pr.BaseSHA, match: scangate.MatchExact}
-			} else if bc, ok := b.cats[k]; ok {
-				want = target{scanID: bc.scanID, sha: bc.sha, match: scangate.MatchNewest}
+			var exactID int64
+			if pr.BaseSHA != "" {
+				exactID = img.commits[branchesPK(pr.VcID, pr.RepoID)+"/"+commitSK(b.id, k, pr.BaseSHA)]
 			}
-			if want.scanID != 0 && pr.LastScan.Before(b.cats[k].at.Add(-ActiveWindow)) {
+			want := target{}
+			if completed(c.Status) {
+				want = baselineOf(b, k, exactID, pr.BaseSHA)
+			}
+			if want.scanID != 0 && pr.LastScan.Before(b.bases[k].at.Add(-ActiveWindow)) {
 				continue // not active when its base moved: not re-classified
 			}
 			if want.scanID == c.Class.BaselineScanID && want.match == c.Class.Match {

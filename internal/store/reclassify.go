@@ -255,7 +255,7 @@ func categoriesOf(r prRecord, cats []catKey) []catKey {
 func (s *Store) switchNext(ctx context.Context, k item, r prRecord, b branchRecord, todo []catKey, pol policies, now time.Time) (bool, bool, error) {
 	for _, c := range todo {
 		cs, ok := r.cats[c]
-		if !ok || !cs.Class.Classified || cs.Class.Match == scangate.MatchExact {
+		if !ok || !cs.Class.Classified || cs.Class.Match == scangate.MatchExact || !completed(cs.Status) {
 			continue
 		}
 		tg, err := s.targetOf(ctx, r, b, c)
@@ -298,25 +298,22 @@ func (s *Store) settled(ctx context.Context, k item, r prRecord, b branchRecord,
 }
 
 // targetOf is what the PR's newest scan of c is to be classified against
-// now: the base branch's analysis of the PR's base commit (exact), else
-// the branch's newest (newest), else none.
+// now (baselineOf): the base branch's completed analysis of the PR's base
+// commit (exact), else the branch's newest completed one (newest), else
+// none; none too when that scan did not complete.
 func (s *Store) targetOf(ctx context.Context, r prRecord, b branchRecord, c catKey) (target, error) {
-	if b.id == 0 {
+	if b.id == 0 || !completed(r.cats[c].Status) {
 		return target{}, nil
 	}
+	var exactID int64
 	if r.BaseSHA != "" {
 		it, err := s.getItem(ctx, "get base commit", commitKey(r.VcID, r.RepoID, b.id, c, r.BaseSHA))
 		if err != nil {
 			return target{}, err
 		}
-		if it != nil {
-			return target{scanID: getN(it, aScanID), sha: r.BaseSHA, match: scangate.MatchExact}, nil
-		}
+		exactID = getN(it, aScanID)
 	}
-	if bc, ok := b.cats[c]; ok {
-		return target{scanID: bc.scanID, sha: bc.sha, match: scangate.MatchNewest}, nil
-	}
-	return target{}, nil
+	return baselineOf(b, c, exactID, r.BaseSHA), nil
 }
 
 // baselineFinding is what a re-classification keeps of a baseline's
@@ -706,7 +703,7 @@ func (r *recording) rebase(ctx context.Context) error {
 	}
 	var stale []catKey
 	for i, ns := range r.scans {
-		if r.recordedBefore(i) || !r.committed[i/scansPerCommit] {
+		if r.recordedBefore(i) || !r.committed[i/scansPerCommit] || !completed(ns.Status) {
 			continue
 		}
 		k := catKeyOf(scangate.Scan{Type: ns.Type, Category: ns.Category})
@@ -717,7 +714,7 @@ func (r *recording) rebase(ctx context.Context) error {
 			}
 			used = bl.scanID
 		}
-		if c, ok := b.cats[k]; ok && (c.scanID != used || r.baseSHA != "" && c.sha == r.baseSHA) {
+		if c, ok := b.bases[k]; ok && (c.scanID != used || r.baseSHA != "" && c.sha == r.baseSHA) {
 			stale = append(stale, k)
 		}
 	}
