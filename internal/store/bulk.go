@@ -18,8 +18,9 @@ import (
 // with their scan.record audit entries and scan.recorded events, the PR
 // records with their gates judged by the policy and their
 // pr.gate_changed, the PR id items; a PR scan with a base classified
-// against its base branch's newest analysis of its pair, with its ABSENT
-// items and its PR's item under the base), but with BatchWriteItem alone,
+// against its base branch's newest completed analysis of its pair (when
+// it completed itself), with its ABSENT items and its PR's item under the
+// base), but with BatchWriteItem alone,
 // batchParallel batches at a time: no transaction, no handshake, no
 // RECENT items. It is for a table that nothing else writes meanwhile:
 // the benchmarks and tests that need a million findings in minutes,
@@ -220,7 +221,7 @@ func (s *Store) bulkGates(read, prs map[string]prRecord, scans []scangate.Scan, 
 }
 
 // bulkBaseline is a baseline BulkLoad classifies against: the branch's
-// newest analysis of a pair, its findings and their identities.
+// newest completed analysis of a pair, its findings and their identities.
 type bulkBaseline struct {
 	scanID int64
 	sha    string

@@ -311,16 +311,11 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 
 // checkBranches compares each branch record's newest scans, its
 // baselines (newest completed scans) and last scan with its branch
-// analyses, and checks that every branch analysis
-// names a branch that exists and that no pull request's record counts it.
+// analyses, and checks that every branch analysis names a branch that
+// exists and that no pull request's record counts it.
 func (img tableImage) checkBranches(r *Report) {
-	type newest struct {
-		at  string
-		id  int64
-		sha string
-	}
-	last := map[int64]newest{}
-	cats, bases := map[int64]map[catKey]newest{}, map[int64]map[catKey]newest{}
+	last := map[int64]scanAt{}
+	cats, bases := map[int64]map[catKey]scanAt{}, map[int64]map[catKey]scanAt{}
 	for id, it := range img.scans {
 		sc := scanFrom(it)
 		if sc.BranchID == 0 {
@@ -329,23 +324,13 @@ func (img tableImage) checkBranches(r *Report) {
 		if sc.PRID != 0 || sc.PRNumber != 0 {
 			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: a branch analysis of branch %d names pull request %d", id, sc.BranchID, sc.PRID))
 		}
-		if n := last[sc.BranchID]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
-			last[sc.BranchID] = newest{at: sc.CreatedAt.String(), id: id}
+		n := scanAt{sc.CreatedAt.String(), id, sc.CommitSHA}
+		if l := last[sc.BranchID]; newer(n.at, id, l.at, l.id) {
+			last[sc.BranchID] = n
 		}
-		if cats[sc.BranchID] == nil {
-			cats[sc.BranchID] = map[catKey]newest{}
-		}
-		if n := cats[sc.BranchID][catKeyOf(sc)]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
-			cats[sc.BranchID][catKeyOf(sc)] = newest{sc.CreatedAt.String(), id, sc.CommitSHA}
-		}
-		if !completed(sc.Status) {
-			continue
-		}
-		if bases[sc.BranchID] == nil {
-			bases[sc.BranchID] = map[catKey]newest{}
-		}
-		if n := bases[sc.BranchID][catKeyOf(sc)]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
-			bases[sc.BranchID][catKeyOf(sc)] = newest{sc.CreatedAt.String(), id, sc.CommitSHA}
+		keepNewer(cats, sc.BranchID, catKeyOf(sc), n)
+		if completed(sc.Status) {
+			keepNewer(bases, sc.BranchID, catKeyOf(sc), n)
 		}
 	}
 	seen := map[int64]bool{}
@@ -358,27 +343,43 @@ func (img tableImage) checkBranches(r *Report) {
 		if b.lastScanID != last[b.id].id {
 			drift("last scan %d, its analyses say %d", b.lastScanID, last[b.id].id)
 		}
-		for k, n := range cats[b.id] {
-			if c := b.cats[k]; c.scanID != n.id || c.sha != n.sha {
-				drift("its newest %s scan is %d (commit %q), its analyses say %d (%q)", k.attr(), c.scanID, c.sha, n.id, n.sha)
-			}
-		}
-		if len(b.cats) != len(cats[b.id]) {
-			drift("%d newest scans, its analyses say %d", len(b.cats), len(cats[b.id]))
-		}
-		for k, n := range bases[b.id] {
-			if c := b.bases[k]; c.scanID != n.id || c.sha != n.sha {
-				drift("its %s baseline (newest completed scan) is %d (commit %q), its analyses say %d (%q)", k.attr(), c.scanID, c.sha, n.id, n.sha)
-			}
-		}
-		if len(b.bases) != len(bases[b.id]) {
-			drift("%d baselines, its analyses say %d", len(b.bases), len(bases[b.id]))
-		}
+		compareNewest(drift, "newest scan", b.cats, cats[b.id])
+		compareNewest(drift, "baseline (newest completed scan)", b.bases, bases[b.id])
 	}
 	for id := range cats {
 		if !seen[id] {
 			r.Drift = append(r.Drift, fmt.Sprintf("branch %d: its analyses exist, its record does not", id))
 		}
+	}
+}
+
+// scanAt is a branch analysis's place (created_at, id) and commit.
+type scanAt struct {
+	at  string
+	id  int64
+	sha string
+}
+
+// keepNewer makes n branch's entry of k in m when it is newer.
+func keepNewer(m map[int64]map[catKey]scanAt, branch int64, k catKey, n scanAt) {
+	if m[branch] == nil {
+		m[branch] = map[catKey]scanAt{}
+	}
+	if o := m[branch][k]; newer(n.at, n.id, o.at, o.id) {
+		m[branch][k] = n
+	}
+}
+
+// compareNewest compares a branch record's scans of each pair (its
+// newest, or its baselines) with what its analyses say.
+func compareNewest(drift func(string, ...any), what string, got map[catKey]branchCat, want map[catKey]scanAt) {
+	for k, n := range want {
+		if c := got[k]; c.scanID != n.id || c.sha != n.sha {
+			drift("its %s %s is %d (commit %q), its analyses say %d (%q)", k.attr(), what, c.scanID, c.sha, n.id, n.sha)
+		}
+	}
+	if len(got) != len(want) {
+		drift("%d pairs with a %s, its analyses say %d", len(got), what, len(want))
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 )
 
 // When the base moves: a branch analysis that changes the branch's newest
-// scan of a (type, category) writes, in its own transaction, a work item
+// completed scan of a (type, category) writes, in its own transaction, a work item
 // (kind baseline) that re-classifies every active pull request based on
 // that branch whose newest scan of the category has a baseline that is
 // not exact. The pull requests based on a branch are found through an
@@ -67,8 +67,8 @@ func putBasePR(t *tx, old prRecord, found bool, next prRecord) {
 func absentPrefix(baseline int64) string { return fmt.Sprintf("ABSENT#%019d#", baseline) }
 
 // KindBaseline is the kind of the work that re-classifies the pull
-// requests based on a branch whose newest analysis of some categories
-// moved.
+// requests based on a branch whose newest completed analysis of some
+// categories moved.
 const KindBaseline = scangate.WorkBaseline
 
 // ActiveWindow is how recent a pull request's last scan must be for a
@@ -76,7 +76,8 @@ const KindBaseline = scangate.WorkBaseline
 const ActiveWindow = 30 * 24 * time.Hour
 
 // baselineParams are a baseline work item's parameters: the branch, and
-// its categories whose newest analysis moved (as <TYPE>#<category>).
+// its categories whose newest completed analysis moved (as
+// <TYPE>#<category>).
 type baselineParams struct {
 	VcID   int64    `json:"vc"`
 	RepoID int64    `json:"repo"`
@@ -190,8 +191,8 @@ type target struct {
 
 // reclassify re-classifies the newest scans of cats of the PR at k
 // (every category when cats is nil) whose baseline is not exact against
-// what it is now (the exact analysis of the base commit, else the base
-// branch's newest, else none), when the PR is based on base (any base
+// what it is now (baselineOf: the exact analysis of the base commit, else
+// the base branch's newest completed one, else none), when the PR is based on base (any base
 // when "") and its last scan is not older than since. Each scan switches
 // in one transaction with the PR record and its gate (or, past
 // reclassUnit findings changing, in units the last of which judges the
