@@ -378,6 +378,9 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 			default:
 				s := scanReq{VcID: int64(10 + r.IntN(2)), RepoID: int64(100 + r.IntN(3)), PR: int64(1 + r.IntN(3)),
 					Status: scangate.ScanStatuses[r.IntN(4)], Type: []string{"SECRET", "VULNERABILITY"}[r.IntN(2)]}
+				if r.IntN(2) == 0 { // mostly completed: only a completed PR scan is classified
+					s.Status = scangate.StatusCompleted
+				}
 				category := []string{"a", "b", "default"}[r.IntN(3)]
 				var like *modelScan // an analysis of the base of a PR scanned before, of its pair
 				if k == 4 {
@@ -397,14 +400,18 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 				}
 				refs, sevs, fps, findings := randomFindings(r, scangate.ScanType(s.Type))
 				// PR 1 is based on main, PR 2 on dev, PR 3 on nothing;
-				// k 4 is an analysis of main or dev instead.
+				// k 4 is an analysis of main or dev instead (mostly
+				// completed: one that is not is no baseline).
 				target := fmt.Sprintf(`"pr":{"pr_id":%d,"pr_name":"n","pr_link":"l"}`, s.PR)
 				branch, base := "", []string{"main", "dev", ""}[s.PR-1]
 				if base != "" {
 					target += fmt.Sprintf(`,"base_ref":%q`, base)
 				}
 				if k == 4 {
-					branch, base, s.Status = []string{"main", "dev"}[r.IntN(2)], "", "completed"
+					branch, base = []string{"main", "dev"}[r.IntN(2)], ""
+					if r.IntN(4) > 0 {
+						s.Status = scangate.StatusCompleted
+					}
 					if like != nil {
 						branch = like.base
 					}
@@ -480,10 +487,11 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 // compareModel compares every scan's counts, every newest scan's block
 // status and classification, and every PR's gate with what the model
 // decides: a finding counts unless a rule covers it; the newest scan of
-// each (type, category) of a PR stands for it, classified against the
-// newest analysis of that pair of the PR's base branch (a finding is new
-// unless its fingerprint is among the analysis's); the policy judges
-// them, by all their findings or the new ones (block_on).
+// each (type, category) of a PR stands for it, classified (when it
+// completed) against the newest completed analysis of that pair of the
+// PR's base branch (a finding is new unless its fingerprint is among the
+// analysis's; none absent from a scan that did not complete); the policy
+// judges them, by all their findings or the new ones (block_on).
 func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]modelRule, policy modelPolicy) {
 	t.Helper()
 	sev, covered := map[int]scangate.SevCounts{}, map[int][]bool{}
@@ -507,7 +515,7 @@ func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]mod
 		k := string(s.typ) + "#" + s.category
 		if s.branch != "" {
 			bk := fmt.Sprint(s.vc, s.repo, s.branch, k)
-			if o, ok := branches[bk]; !ok || newer(s, o) {
+			if o, ok := branches[bk]; s.status == scangate.StatusCompleted && (!ok || newer(s, o)) {
 				branches[bk] = s
 			}
 			continue
@@ -533,7 +541,7 @@ func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]mod
 			repo = s.repo
 			c := scangate.CategoryScan{Type: s.typ, Category: s.category, ScanID: int64(s.id), Status: s.status, Sev: sev[s.id]}
 			base := map[string]bool{}
-			if b, ok := branches[fmt.Sprint(s.vc, s.repo, s.base, k)]; ok && s.base != "" {
+			if b, ok := branches[fmt.Sprint(s.vc, s.repo, s.base, k)]; ok && s.base != "" && s.status == scangate.StatusCompleted {
 				c.Class.BaselineScanID = int64(b.id)
 				for _, fp := range b.fps {
 					base[fp] = true
@@ -583,7 +591,8 @@ func compareModel(t *testing.T, h *harness, scans []modelScan, rules map[int]mod
 			if c.Class.BaselineScanID != 0 {
 				wantBL = float64(c.Class.BaselineScanID)
 			}
-			if gc["new_count"] != float64(c.Class.New) || gc["unchanged_count"] != float64(c.Class.Unchanged) || bl != wantBL {
+			if gc["new_count"] != float64(c.Class.New) || gc["unchanged_count"] != float64(c.Class.Unchanged) || bl != wantBL ||
+				c.Status != scangate.StatusCompleted && gc["absent_count"] != 0.0 {
 				t.Errorf("scan %d, the newest %s#%s of PR %d: %v new, %v unchanged against %v; the model says %d, %d against %v",
 					c.ScanID, c.Type, c.Category, prID, gc["new_count"], gc["unchanged_count"], bl, c.Class.New, c.Class.Unchanged, wantBL)
 			}

@@ -1,11 +1,16 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/scangate/scangate/internal/ddbtest"
 	"github.com/scangate/scangate/internal/queue/work"
@@ -169,4 +174,109 @@ func TestBaseMovesKilledMidway(t *testing.T) {
 	if rep, _ := h.env.Store.Check(t.Context()); len(rep.Running) != 0 {
 		t.Errorf("work still running: %v", rep.Running)
 	}
+}
+
+// workItems counts the durable work items of the table.
+func workItems(t *testing.T, h *harness) int32 {
+	t.Helper()
+	out, err := h.env.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(h.env.Table), ConsistentRead: aws.Bool(true),
+		FilterExpression: aws.String("begins_with(PK, :w) AND SK = :s"), Select: types.SelectCount,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":w": &types.AttributeValueMemberS{Value: "WORK#"}, ":s": &types.AttributeValueMemberS{Value: "WORK"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Count
+}
+
+// TestNotCompletedIsNoBaseline: under block_on new, a branch analysis
+// that did not complete is shown as its branch's newest scan but is
+// never a baseline, neither newest nor exact: recording it plans no
+// re-classification and changes no PR's gate, and a later PR is
+// classified against the newest completed one. A PR scan that did not
+// complete is classified against nothing (baseline null, no absent
+// findings) and stays so when its base moves. Check finds no drift.
+func TestNotCompletedIsNoBaseline(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	shaA, shaB, shaC := strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)
+	record := func(body string) {
+		t.Helper()
+		mustOK(t, h.call("record-scan", jsonReq(&h.admin, body)))
+	}
+	failed := func(body string) string { return strings.Replace(body, `"status":"completed"`, `"status":"failed"`, 1) }
+	baselineOf := func(pr int) (any, map[string]any) {
+		t.Helper()
+		g := h.gate(pr)
+		cat := g["categories"].([]any)[0].(map[string]any)
+		return g["blocked"], cat
+	}
+	mustOK(t, h.setPolicy(0, `{"block_on":"new"}`))
+	record(classBody("main", 0, `,"commit_sha":"`+shaA+`"`, "sha256:old@1")) // scan 1
+	record(classBody("", 1, `,"base_ref":"main"`, "sha256:old@1"))           // scan 2: PR 1
+	if blocked, cat := baselineOf(1); blocked != false || cat["unchanged_count"] != 1.0 {
+		t.Fatalf("PR 1 against main's analysis: %v %v", blocked, cat)
+	}
+	work := workItems(t, h)
+
+	// main's analysis at shaB fails: main shows it, PR 1 keeps scan 1.
+	record(failed(classBody("main", 0, `,"commit_sha":"`+shaB+`"`))) // scan 3
+	b := mustOK(t, h.read("get-branch", &h.admin, map[string]string{"branch_id": "1"}, ""))
+	if c := b["categories"].([]any)[0].(map[string]any); c["scan_id"] != 3.0 || c["commit_sha"] != shaB {
+		t.Errorf("main's newest scan once its analysis failed: %v", c)
+	}
+	blocked, cat := baselineOf(1)
+	if blocked != false || cat["new_count"] != 0.0 || cat["unchanged_count"] != 1.0 {
+		t.Errorf("PR 1 once main's analysis failed: %v %v", blocked, cat)
+	}
+	sameJSON(t, "PR 1's baseline", cat["baseline"], `{"scan_id":1,"commit_sha":"`+shaA+`","match":"newest"}`)
+	if got := baselineChanges(t, h, 1); len(got) != 0 {
+		t.Errorf("a failed analysis changed PR 1's gate: %v", got)
+	}
+	if n := workItems(t, h); n != work {
+		t.Errorf("a failed analysis planned work: %d work items, %d before", n, work)
+	}
+	h.noDrift()
+
+	// A PR based on the failed analysis's commit: not exact, the newest
+	// completed one.
+	record(classBody("", 2, `,"base_ref":"main","base_sha":"`+shaB+`"`, "sha256:old@1")) // scan 4: PR 2
+	_, cat = baselineOf(2)
+	sameJSON(t, "PR 2's baseline", cat["baseline"], `{"scan_id":1,"commit_sha":"`+shaA+`","match":"newest"}`)
+
+	// A PR scan that failed, exact base and no findings: nothing absent.
+	record(failed(classBody("", 3, `,"base_ref":"main","base_sha":"`+shaA+`"`))) // scan 5: PR 3
+	blocked, cat = baselineOf(3)
+	if blocked != true || cat["baseline"] != nil || cat["absent_count"] != 0.0 || cat["new_count"] != 0.0 {
+		t.Errorf("PR 3's failed scan: %v %v", blocked, cat)
+	}
+	if a := mustOK(t, h.read("list-pr-absent", &h.admin, map[string]string{"pr_id": "3"}, "")); len(a["items"].([]any)) != 0 {
+		t.Errorf("PR 3's failed scan fixes: %v", a)
+	}
+	// A PR scan that failed, based on main's newest: none either.
+	record(failed(classBody("", 4, `,"base_ref":"main"`, "sha256:old@1"))) // scan 6: PR 4
+	if _, cat = baselineOf(4); cat["baseline"] != nil || cat["absent_count"] != 0.0 || cat["new_count"] != 1.0 {
+		t.Errorf("PR 4's failed scan: %v", cat)
+	}
+	h.noDrift()
+
+	// main completes at shaC: PR 1 follows it, the failed scans of PRs
+	// 3 and 4 do not.
+	record(classBody("main", 0, `,"commit_sha":"`+shaC+`"`, "sha256:old@1", "sha256:other@2")) // scan 7
+	_, cat = baselineOf(1)
+	sameJSON(t, "PR 1's baseline once main completed again", cat["baseline"], `{"scan_id":7,"commit_sha":"`+shaC+`","match":"newest"}`)
+	if _, cat = baselineOf(3); cat["baseline"] != nil || cat["absent_count"] != 0.0 {
+		t.Errorf("PR 3's failed scan once main moved: %v", cat)
+	}
+	if _, cat = baselineOf(4); cat["baseline"] != nil || cat["absent_count"] != 0.0 {
+		t.Errorf("PR 4's failed scan once main moved: %v", cat)
+	}
+	for _, pr := range []string{"3", "4"} {
+		if a := mustOK(t, h.read("list-pr-absent", &h.admin, map[string]string{"pr_id": pr}, "")); len(a["items"].([]any)) != 0 {
+			t.Errorf("PR %s's failed scan fixes once main moved: %v", pr, a)
+		}
+	}
+	if got := baselineChanges(t, h, 4); len(got) != 0 {
+		t.Errorf("PR 4's gate changed for its base: %v", got)
+	}
+	h.noDrift()
 }

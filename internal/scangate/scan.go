@@ -22,7 +22,12 @@ const (
 var ScanTypes = []string{string(ScanSecret), string(ScanVulnerability)}
 
 // ScanStatuses lists a scan's statuses; the first is the default.
-var ScanStatuses = []string{"pending", "completed", "processing", "failed"}
+var ScanStatuses = []string{"pending", StatusCompleted, "processing", "failed"}
+
+// StatusCompleted is the status of a scan that completed: only such a
+// branch analysis is a baseline, and only such a PR scan is classified
+// against one.
+const StatusCompleted = "completed"
 
 // Limits of a recorded scan.
 const (

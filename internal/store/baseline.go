@@ -14,9 +14,11 @@ import (
 )
 
 // A pull request's scan is classified in its own recording against its
-// baseline: the base branch's analysis of the same (type, category) at
-// the PR's base_sha (exact: a COMMIT marker names it), else the branch's
-// newest one (newest), else none (every finding new). Each finding item
+// baseline: the base branch's completed analysis of the same (type,
+// category) at the PR's base_sha (exact: a COMMIT marker names it), else
+// the branch's newest completed one (newest), else none (every finding
+// new). A branch analysis that did not complete is never a baseline, and
+// a PR scan that did not complete has none. Each finding item
 // gets bs (new or unchanged: whether its identity, (rule id,
 // fingerprint) within the scan's type and category, is among the
 // baseline's), and the baseline's findings whose identity the scan does
@@ -75,10 +77,30 @@ type classes struct {
 	newN, unch, absent int64
 }
 
+// completed reports whether a scan of this status completed: only such
+// a branch analysis is a baseline, and only such a PR scan is classified
+// against one.
+func completed(status string) bool { return status == scangate.StatusCompleted }
+
+// baselineOf is what a completed PR scan of k is classified against,
+// given its base branch's record b and the analysis exactID (0 when
+// none) that the COMMIT marker of the PR's base_sha names: that one
+// (exact), else the branch's newest completed scan of k (newest), else
+// none. The recording, the re-classification and check all choose by it.
+func baselineOf(b branchRecord, k catKey, exactID int64, baseSHA string) target {
+	if exactID != 0 {
+		return target{scanID: exactID, sha: baseSHA, match: scangate.MatchExact}
+	}
+	if bc, ok := b.bases[k]; ok {
+		return target{scanID: bc.scanID, sha: bc.sha, match: scangate.MatchNewest}
+	}
+	return target{}
+}
+
 // readBaselines finds each scan's baseline (to record here) from the
 // branch of base (its record, and the COMMIT markers at sha when sha is
 // set) and reads the identities of its findings. Scans of a PR without a
-// base have none.
+// base, and scans that did not complete, have none.
 func (r *recording) readBaselines(ctx context.Context, baseRef, sha string) error {
 	r.base = make([]*baseline, len(r.scans))
 	if baseRef == "" {
@@ -104,18 +126,19 @@ func (r *recording) readBaselines(ctx context.Context, baseRef, sha string) erro
 		}
 	}
 	for i, ns := range r.scans {
-		if r.recordedBefore(i) {
+		if r.recordedBefore(i) || !completed(ns.Status) {
 			continue
 		}
 		k := catKeyOf(scangate.Scan{Type: ns.Type, Category: ns.Category})
-		bl := &baseline{ids: map[identity]bool{}}
+		var exactID int64
 		if it, ok := exact[k]; ok {
-			bl.scanID, bl.sha, bl.match = getN(it, aScanID), sha, scangate.MatchExact
-		} else if c, ok := b.cats[k]; ok {
-			bl.scanID, bl.sha, bl.match = c.scanID, c.sha, scangate.MatchNewest
-		} else {
+			exactID = getN(it, aScanID)
+		}
+		tg := baselineOf(b, k, exactID, sha)
+		if tg.scanID == 0 {
 			continue
 		}
+		bl := &baseline{scanID: tg.scanID, sha: tg.sha, match: tg.match, ids: map[identity]bool{}}
 		err := r.s.queryPages(ctx, "read baseline", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),
 			ExpressionAttributeValues: item{":pk": str(scanPK(bl.scanID)), ":f": str(findingPrefix)},

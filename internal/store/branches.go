@@ -18,13 +18,17 @@ import (
 // share one partition, in the order of their names (the listing reads it
 // with a Query, no index). A BRANCHID item maps its id to that identity.
 // It keeps the branch's newest scan of each (scan type, category) with
-// its commit (cats); the counts are read from those scans, which
-// re-evaluations keep exact, so a re-evaluation never writes a branch.
+// its commit (cats), and its newest completed one (the pair's baseline);
+// the counts are read from those scans, which re-evaluations keep exact,
+// so a re-evaluation never writes a branch.
 //
 //	BRANCH#<vc>#<repo> / NAME#<name>   id, vc_id, repo_id, name, last_scan, last_scan_id, cats, ver
 //	BRANCHID#<id> / BRANCHID           vc_id, repo_id, name
 //
-// cats maps <TYPE>#<category> to {id, at, sha}.
+// cats maps <TYPE>#<category> to {id, at, sha} of the newest scan and,
+// when that one did not complete, nc (true) and {bid, bat, bsha} of the
+// newest completed one (none when the pair has none); an entry without
+// nc (each one written before nc existed, too) is its own baseline.
 
 // Attributes of branch records and of branch analyses.
 const (
@@ -67,6 +71,7 @@ type branchRecord struct {
 	lastScan         scangate.Time
 	lastScanID       int64
 	cats             map[catKey]branchCat
+	bases            map[catKey]branchCat // the newest completed scan of each pair: its baseline
 	ver              int64
 }
 
@@ -80,6 +85,15 @@ func (b branchRecord) item() item {
 		if c.sha != "" {
 			e["sha"] = str(c.sha)
 		}
+		if bc, ok := b.bases[k]; !ok || bc.scanID != c.scanID {
+			e["nc"] = boolean(true)
+			if ok {
+				e["bid"], e["bat"] = num(bc.scanID), str(bc.at.String())
+				if bc.sha != "" {
+					e["bsha"] = str(bc.sha)
+				}
+			}
+		}
 		cats[k.attr()] = &types.AttributeValueMemberM{Value: e}
 	}
 	it[aCats] = &types.AttributeValueMemberM{Value: cats}
@@ -89,7 +103,8 @@ func (b branchRecord) item() item {
 
 func branchFrom(it item) branchRecord {
 	b := branchRecord{id: getN(it, aID), vcID: getN(it, aVcID), repoID: getN(it, aRepoID), name: getS(it, aName),
-		lastScan: getTime(it, aLastScan), lastScanID: getN(it, aLastScanID), cats: map[catKey]branchCat{}, ver: getN(it, aVer)}
+		lastScan: getTime(it, aLastScan), lastScanID: getN(it, aLastScanID), cats: map[catKey]branchCat{}, bases: map[catKey]branchCat{},
+		ver: getN(it, aVer)}
 	if m, ok := it[aCats].(*types.AttributeValueMemberM); ok {
 		for k, v := range m.Value {
 			e, _ := v.(*types.AttributeValueMemberM)
@@ -97,7 +112,14 @@ func branchFrom(it item) branchRecord {
 				continue
 			}
 			typ, cat, _ := strings.Cut(k, "#")
-			b.cats[catKey{scangate.ScanType(typ), cat}] = branchCat{scanID: getN(e.Value, aID), at: getTime(e.Value, "at"), sha: getS(e.Value, "sha")}
+			ck := catKey{scangate.ScanType(typ), cat}
+			b.cats[ck] = branchCat{scanID: getN(e.Value, aID), at: getTime(e.Value, "at"), sha: getS(e.Value, "sha")}
+			switch {
+			case !getBool(e.Value, "nc", false):
+				b.bases[ck] = b.cats[ck]
+			case getN(e.Value, "bid") != 0:
+				b.bases[ck] = branchCat{scanID: getN(e.Value, "bid"), at: getTime(e.Value, "bat"), sha: getS(e.Value, "bsha")}
+			}
 		}
 	}
 	return b
@@ -105,22 +127,32 @@ func branchFrom(it item) branchRecord {
 
 // with returns the record once sc is recorded: the newest scan overall
 // sets last_scan, the newest of its (type, category) stands for that
-// pair.
+// pair, and the newest completed one is the pair's baseline.
 func (b branchRecord) with(sc scangate.Scan) branchRecord {
 	at := sc.CreatedAt.String()
 	if newer(at, sc.ID, b.lastScan.String(), b.lastScanID) {
 		b.lastScan, b.lastScanID = sc.CreatedAt, sc.ID
 	}
 	k := catKeyOf(sc)
-	if old, ok := b.cats[k]; !ok || newer(at, sc.ID, old.at.String(), old.scanID) {
-		cats := make(map[catKey]branchCat, len(b.cats)+1)
-		for kk, v := range b.cats {
-			cats[kk] = v
-		}
-		cats[k] = branchCat{scanID: sc.ID, at: sc.CreatedAt, sha: sc.CommitSHA}
-		b.cats = cats
+	b.cats = withNewer(b.cats, k, sc)
+	if completed(sc.Status) {
+		b.bases = withNewer(b.bases, k, sc)
 	}
 	return b
+}
+
+// withNewer is m with sc as k's entry when sc is newer than it (a copy:
+// m may be shared with the record as read).
+func withNewer(m map[catKey]branchCat, k catKey, sc scangate.Scan) map[catKey]branchCat {
+	if old, ok := m[k]; ok && !newer(sc.CreatedAt.String(), sc.ID, old.at.String(), old.scanID) {
+		return m
+	}
+	out := make(map[catKey]branchCat, len(m)+1)
+	for kk, v := range m {
+		out[kk] = v
+	}
+	out[k] = branchCat{scanID: sc.ID, at: sc.CreatedAt, sha: sc.CommitSHA}
+	return out
 }
 
 // branchRecordOf reads a branch record by its identity (consistent).
@@ -135,9 +167,10 @@ func (s *Store) branchRecordOf(ctx context.Context, vcID, repoID int64, name str
 // commitBranchScans puts branch analyses of one branch, with their audit
 // entries and scan.recorded events, and creates or updates the branch
 // record, in one transaction; no pull request is read or written. When
-// it changes the branch's newest scan of a category, the transaction also
-// writes the work that re-classifies the pull requests based on the
-// branch (KindBaseline), which it returns (held until lease). The
+// it changes the branch's baseline of a category (its newest completed
+// scan), the transaction also writes the work that re-classifies the
+// pull requests based on the branch (KindBaseline), which it returns
+// (held until lease). The
 // first scan of a branch allocates its id and puts the record under
 // attribute_not_exists (the record is the uniqueness marker of (vc_id,
 // repo_id, name)); a racing first scan loses that condition, reads the
@@ -157,7 +190,8 @@ func (s *Store) commitBranchScans(ctx context.Context, scans []scangate.Scan, on
 					return true, err
 				}
 			}
-			old = branchRecord{id: newID, vcID: first.VcID, repoID: first.RepoID, name: first.Branch, cats: map[catKey]branchCat{}}
+			old = branchRecord{id: newID, vcID: first.VcID, repoID: first.RepoID, name: first.Branch, cats: map[catKey]branchCat{},
+				bases: map[catKey]branchCat{}}
 		}
 		t, moved, err := s.branchRecordingTx(old, found, scans, once, who)
 		if err != nil {
@@ -193,7 +227,9 @@ func (s *Store) commitBranchScans(ctx context.Context, scans []scangate.Scan, on
 }
 
 // branchRecordingTx is the transaction of a branch recording's commit,
-// and the categories (as <TYPE>#<category>) whose newest scan it moves.
+// and the categories (as <TYPE>#<category>) whose baseline (newest
+// completed scan) it moves. Only a completed analysis writes its COMMIT
+// marker (a PR's exact baseline).
 func (s *Store) branchRecordingTx(old branchRecord, found bool, scans []scangate.Scan, once string, who scangate.Who) (*tx, []string, error) {
 	first := scans[0]
 	next := old
@@ -205,7 +241,7 @@ func (s *Store) branchRecordingTx(old branchRecord, found bool, scans []scangate
 		t.put(lScan, scanItem(scans[i]), when("attribute_not_exists("+ref(aPK)+")"))
 		s.addAudit(t, scangate.NewAudit(scangate.AuditScanRecord, who, scanTarget(scans[i].ID), scanChanges(scans[i]), first.CreatedAt.Time))
 		s.addEvent(t, scangate.NewEvent(scangate.EventScanRecorded, scans[i].CreatedAt.Time, scangate.ViewScan(scans[i], scangate.PR{})))
-		if sha := scans[i].CommitSHA; sha != "" { // the analysis of this commit: a PR's exact baseline
+		if sha := scans[i].CommitSHA; sha != "" && completed(scans[i].Status) { // the analysis of this commit: a PR's exact baseline
 			k := catKeyOf(scans[i])
 			t.put(lCommit, merge(commitKey(old.vcID, old.repoID, old.id, k, sha), item{aScanID: num(scans[i].ID), aCategory: str(k.attr())}), nil)
 		}
@@ -215,9 +251,9 @@ func (s *Store) branchRecordingTx(old branchRecord, found bool, scans []scangate
 		return nil, nil, scangate.Errorf(scangate.KindConflict, "branch %q would have %d (scan type, category) pairs; it may have at most %d",
 			old.name, len(next.cats), scangate.MaxCategories)
 	}
-	var moved []string
-	for k, c := range next.cats {
-		if o, ok := old.cats[k]; !ok || o.scanID != c.scanID {
+	var moved []string // re-classifying PRs: the pairs whose baseline moves
+	for k, c := range next.bases {
+		if o, ok := old.bases[k]; !ok || o.scanID != c.scanID {
 			moved = append(moved, k.attr())
 		}
 	}

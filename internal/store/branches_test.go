@@ -180,3 +180,41 @@ func TestClassificationCheck(t *testing.T) {
 		t.Errorf("check after a finding's state was altered: %v %v", rep.Drift, err)
 	}
 }
+
+// TestBranchCheckFindsBaselineDrift: a branch whose newest analysis
+// failed keeps its newest completed one as its baseline, which check
+// compares with its analyses: a record that takes the failed analysis
+// for its baseline is drift.
+func TestBranchCheckFindsBaselineDrift(t *testing.T) {
+	t.Parallel()
+	env := ddbtest.New(t)
+	ctx := context.Background()
+	t0 := time.Now().Add(-time.Hour)
+	done, _, err := env.Store.RecordScan(ctx, branchScan("main", strings.Repeat("a", 40), "sha256:aa"), testWho, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := branchScan("main", strings.Repeat("b", 40))
+	ns.Status = "failed"
+	failed, _, err := env.Store.RecordScan(ctx, ns, testWho, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := env.Store.Branch(ctx, 1); err != nil || b.Categories[0].ScanID != failed.ID {
+		t.Fatalf("main once its analysis failed: %+v %v; want the failed one shown as its newest", b, err)
+	}
+	if rep, err := env.Store.Check(ctx); err != nil || len(rep.Drift) > 0 {
+		t.Fatalf("check: %v %v", rep.Drift, err)
+	}
+	if _, err := env.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &env.Table, Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "BRANCH#3#5"}, "SK": &types.AttributeValueMemberS{Value: "NAME#main"}},
+		UpdateExpression: aws.String("REMOVE cats.#k.nc"), ExpressionAttributeNames: map[string]string{"#k": "SECRET#default"}}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := env.Store.Check(ctx)
+	want := "its SECRET#default baseline (newest completed scan) is " + strconv.FormatInt(failed.ID, 10)
+	if err != nil || !strings.Contains(strings.Join(rep.Drift, "\n"), want) ||
+		!strings.Contains(strings.Join(rep.Drift, "\n"), "its analyses say "+strconv.FormatInt(done.ID, 10)) {
+		t.Errorf("check once main's record took its failed analysis for its baseline: %v %v", rep.Drift, err)
+	}
+}

@@ -18,8 +18,9 @@ import (
 // with their scan.record audit entries and scan.recorded events, the PR
 // records with their gates judged by the policy and their
 // pr.gate_changed, the PR id items; a PR scan with a base classified
-// against its base branch's newest analysis of its pair, with its ABSENT
-// items and its PR's item under the base), but with BatchWriteItem alone,
+// against its base branch's newest completed analysis of its pair (when
+// it completed itself), with its ABSENT items and its PR's item under the
+// base), but with BatchWriteItem alone,
 // batchParallel batches at a time: no transaction, no handshake, no
 // RECENT items. It is for a table that nothing else writes meanwhile:
 // the benchmarks and tests that need a million findings in minutes,
@@ -220,7 +221,7 @@ func (s *Store) bulkGates(read, prs map[string]prRecord, scans []scangate.Scan, 
 }
 
 // bulkBaseline is a baseline BulkLoad classifies against: the branch's
-// newest analysis of a pair, its findings and their identities.
+// newest completed analysis of a pair, its findings and their identities.
 type bulkBaseline struct {
 	scanID int64
 	sha    string
@@ -229,11 +230,11 @@ type bulkBaseline struct {
 }
 
 // bulkBaselineOf is the baseline of a PR scan with a base (nil: none, or
-// a scan without a base), read once per (repository, base, pair) into
-// bases: the base branch's newest analysis of the pair (BulkLoad does not
-// look for an exact one).
+// a scan without a base or that did not complete), read once per
+// (repository, base, pair) into bases: the base branch's newest completed
+// analysis of the pair (BulkLoad does not look for an exact one).
 func (s *Store) bulkBaselineOf(ctx context.Context, bases map[string]*bulkBaseline, ns scangate.NewScan) (*bulkBaseline, error) {
-	if ns.BaseRef == "" || ns.IsBranch() {
+	if ns.BaseRef == "" || ns.IsBranch() || !completed(ns.Status) {
 		return nil, nil
 	}
 	k := catKeyOf(scangate.Scan{Type: ns.Type, Category: ns.Category})
@@ -246,7 +247,7 @@ func (s *Store) bulkBaselineOf(ctx context.Context, bases map[string]*bulkBaseli
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := br.cats[k]; ok && found {
+	if c, ok := br.bases[k]; ok && found {
 		bl = &bulkBaseline{scanID: c.scanID, sha: c.sha, ids: map[identity]bool{}}
 		bl.items, err = s.queryAll(ctx, "read baseline", &dynamodb.QueryInput{
 			KeyConditionExpression:    aws.String(ref(aPK) + " = :pk AND begins_with(" + ref(aSK) + ", :f)"),

@@ -309,17 +309,13 @@ func (img tableImage) checkPRs(r *Report, want map[int64]scangate.Scan, pol poli
 	}
 }
 
-// checkBranches compares each branch record's newest scans and last
-// scan with its branch analyses, and checks that every branch analysis
-// names a branch that exists and that no pull request's record counts it.
+// checkBranches compares each branch record's newest scans, its
+// baselines (newest completed scans) and last scan with its branch
+// analyses, and checks that every branch analysis names a branch that
+// exists and that no pull request's record counts it.
 func (img tableImage) checkBranches(r *Report) {
-	type newest struct {
-		at  string
-		id  int64
-		sha string
-	}
-	last := map[int64]newest{}
-	cats := map[int64]map[catKey]newest{}
+	last := map[int64]scanAt{}
+	cats, bases := map[int64]map[catKey]scanAt{}, map[int64]map[catKey]scanAt{}
 	for id, it := range img.scans {
 		sc := scanFrom(it)
 		if sc.BranchID == 0 {
@@ -328,14 +324,13 @@ func (img tableImage) checkBranches(r *Report) {
 		if sc.PRID != 0 || sc.PRNumber != 0 {
 			r.Drift = append(r.Drift, fmt.Sprintf("scan %d: a branch analysis of branch %d names pull request %d", id, sc.BranchID, sc.PRID))
 		}
-		if n := last[sc.BranchID]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
-			last[sc.BranchID] = newest{at: sc.CreatedAt.String(), id: id}
+		n := scanAt{sc.CreatedAt.String(), id, sc.CommitSHA}
+		if l := last[sc.BranchID]; newer(n.at, id, l.at, l.id) {
+			last[sc.BranchID] = n
 		}
-		if cats[sc.BranchID] == nil {
-			cats[sc.BranchID] = map[catKey]newest{}
-		}
-		if n := cats[sc.BranchID][catKeyOf(sc)]; newer(sc.CreatedAt.String(), id, n.at, n.id) {
-			cats[sc.BranchID][catKeyOf(sc)] = newest{sc.CreatedAt.String(), id, sc.CommitSHA}
+		keepNewer(cats, sc.BranchID, catKeyOf(sc), n)
+		if completed(sc.Status) {
+			keepNewer(bases, sc.BranchID, catKeyOf(sc), n)
 		}
 	}
 	seen := map[int64]bool{}
@@ -348,19 +343,43 @@ func (img tableImage) checkBranches(r *Report) {
 		if b.lastScanID != last[b.id].id {
 			drift("last scan %d, its analyses say %d", b.lastScanID, last[b.id].id)
 		}
-		for k, n := range cats[b.id] {
-			if c := b.cats[k]; c.scanID != n.id || c.sha != n.sha {
-				drift("its newest %s scan is %d (commit %q), its analyses say %d (%q)", k.attr(), c.scanID, c.sha, n.id, n.sha)
-			}
-		}
-		if len(b.cats) != len(cats[b.id]) {
-			drift("%d newest scans, its analyses say %d", len(b.cats), len(cats[b.id]))
-		}
+		compareNewest(drift, "newest scan", b.cats, cats[b.id])
+		compareNewest(drift, "baseline (newest completed scan)", b.bases, bases[b.id])
 	}
 	for id := range cats {
 		if !seen[id] {
 			r.Drift = append(r.Drift, fmt.Sprintf("branch %d: its analyses exist, its record does not", id))
 		}
+	}
+}
+
+// scanAt is a branch analysis's place (created_at, id) and commit.
+type scanAt struct {
+	at  string
+	id  int64
+	sha string
+}
+
+// keepNewer makes n branch's entry of k in m when it is newer.
+func keepNewer(m map[int64]map[catKey]scanAt, branch int64, k catKey, n scanAt) {
+	if m[branch] == nil {
+		m[branch] = map[catKey]scanAt{}
+	}
+	if o := m[branch][k]; newer(n.at, n.id, o.at, o.id) {
+		m[branch][k] = n
+	}
+}
+
+// compareNewest compares a branch record's scans of each pair (its
+// newest, or its baselines) with what its analyses say.
+func compareNewest(drift func(string, ...any), what string, got map[catKey]branchCat, want map[catKey]scanAt) {
+	for k, n := range want {
+		if c := got[k]; c.scanID != n.id || c.sha != n.sha {
+			drift("its %s %s is %d (commit %q), its analyses say %d (%q)", k.attr(), what, c.scanID, c.sha, n.id, n.sha)
+		}
+	}
+	if len(got) != len(want) {
+		drift("%d pairs with a %s, its analyses say %d", len(got), what, len(want))
 	}
 }
 
@@ -617,8 +636,10 @@ func (img tableImage) checkGateEvents(r *Report, pr prRecord, gs []scangate.Gate
 
 // checkBaselines checks that the newest scan of each category of every
 // active pull request with a base, classified against a baseline that is
-// not exact, is classified against what its base says now: the base
-// branch's analysis of the PR's base commit, else its newest, else none.
+// not exact, is classified against what its base says now (baselineOf):
+// the base branch's completed analysis of the PR's base commit, else its
+// newest completed one, else none (none for a scan that did not
+// complete).
 // A difference is pending while baseline work runs, drift otherwise.
 func (img tableImage) checkBaselines(r *Report) {
 	branches := map[string]branchRecord{}
@@ -640,13 +661,15 @@ func (img tableImage) checkBaselines(r *Report) {
 			if !c.Class.Classified || c.Class.Match == scangate.MatchExact {
 				continue
 			}
-			want := target{}
-			if id, ok := img.commits[branchesPK(pr.VcID, pr.RepoID)+"/"+commitSK(b.id, k, pr.BaseSHA)]; ok && pr.BaseSHA != "" {
-				want = target{scanID: id, sha: pr.BaseSHA, match: scangate.MatchExact}
-			} else if bc, ok := b.cats[k]; ok {
-				want = target{scanID: bc.scanID, sha: bc.sha, match: scangate.MatchNewest}
+			var exactID int64
+			if pr.BaseSHA != "" {
+				exactID = img.commits[branchesPK(pr.VcID, pr.RepoID)+"/"+commitSK(b.id, k, pr.BaseSHA)]
 			}
-			if want.scanID != 0 && pr.LastScan.Before(b.cats[k].at.Add(-ActiveWindow)) {
+			want := target{}
+			if completed(c.Status) {
+				want = baselineOf(b, k, exactID, pr.BaseSHA)
+			}
+			if want.scanID != 0 && pr.LastScan.Before(b.bases[k].at.Add(-ActiveWindow)) {
 				continue // not active when its base moved: not re-classified
 			}
 			if want.scanID == c.Class.BaselineScanID && want.match == c.Class.Match {

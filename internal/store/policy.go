@@ -312,7 +312,8 @@ func (s *Store) ReevalWork(now func() time.Time, cause string) work.Kind {
 }
 
 // BaselineWork is the kind of durable work that re-classifies the pull
-// requests based on a branch whose newest scan of a category changed.
+// requests based on a branch whose newest completed scan of a category
+// changed.
 func (s *Store) BaselineWork(now func() time.Time) work.Kind {
 	return baselineWork{s: s, now: now}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // When the base moves: a branch analysis that changes the branch's newest
-// scan of a (type, category) writes, in its own transaction, a work item
+// completed scan of a (type, category) writes, in its own transaction, a work item
 // (kind baseline) that re-classifies every active pull request based on
 // that branch whose newest scan of the category has a baseline that is
 // not exact. The pull requests based on a branch are found through an
@@ -67,8 +67,8 @@ func putBasePR(t *tx, old prRecord, found bool, next prRecord) {
 func absentPrefix(baseline int64) string { return fmt.Sprintf("ABSENT#%019d#", baseline) }
 
 // KindBaseline is the kind of the work that re-classifies the pull
-// requests based on a branch whose newest analysis of some categories
-// moved.
+// requests based on a branch whose newest completed analysis of some
+// categories moved.
 const KindBaseline = scangate.WorkBaseline
 
 // ActiveWindow is how recent a pull request's last scan must be for a
@@ -76,7 +76,8 @@ const KindBaseline = scangate.WorkBaseline
 const ActiveWindow = 30 * 24 * time.Hour
 
 // baselineParams are a baseline work item's parameters: the branch, and
-// its categories whose newest analysis moved (as <TYPE>#<category>).
+// its categories whose newest completed analysis moved (as
+// <TYPE>#<category>).
 type baselineParams struct {
 	VcID   int64    `json:"vc"`
 	RepoID int64    `json:"repo"`
@@ -190,8 +191,8 @@ type target struct {
 
 // reclassify re-classifies the newest scans of cats of the PR at k
 // (every category when cats is nil) whose baseline is not exact against
-// what it is now (the exact analysis of the base commit, else the base
-// branch's newest, else none), when the PR is based on base (any base
+// what it is now (baselineOf: the exact analysis of the base commit, else
+// the base branch's newest completed one, else none), when the PR is based on base (any base
 // when "") and its last scan is not older than since. Each scan switches
 // in one transaction with the PR record and its gate (or, past
 // reclassUnit findings changing, in units the last of which judges the
@@ -255,7 +256,7 @@ func categoriesOf(r prRecord, cats []catKey) []catKey {
 func (s *Store) switchNext(ctx context.Context, k item, r prRecord, b branchRecord, todo []catKey, pol policies, now time.Time) (bool, bool, error) {
 	for _, c := range todo {
 		cs, ok := r.cats[c]
-		if !ok || !cs.Class.Classified || cs.Class.Match == scangate.MatchExact {
+		if !ok || !cs.Class.Classified || cs.Class.Match == scangate.MatchExact || !completed(cs.Status) {
 			continue
 		}
 		tg, err := s.targetOf(ctx, r, b, c)
@@ -298,25 +299,22 @@ func (s *Store) settled(ctx context.Context, k item, r prRecord, b branchRecord,
 }
 
 // targetOf is what the PR's newest scan of c is to be classified against
-// now: the base branch's analysis of the PR's base commit (exact), else
-// the branch's newest (newest), else none.
+// now (baselineOf): the base branch's completed analysis of the PR's base
+// commit (exact), else the branch's newest completed one (newest), else
+// none; none too when that scan did not complete.
 func (s *Store) targetOf(ctx context.Context, r prRecord, b branchRecord, c catKey) (target, error) {
-	if b.id == 0 {
+	if b.id == 0 || !completed(r.cats[c].Status) {
 		return target{}, nil
 	}
+	var exactID int64
 	if r.BaseSHA != "" {
 		it, err := s.getItem(ctx, "get base commit", commitKey(r.VcID, r.RepoID, b.id, c, r.BaseSHA))
 		if err != nil {
 			return target{}, err
 		}
-		if it != nil {
-			return target{scanID: getN(it, aScanID), sha: r.BaseSHA, match: scangate.MatchExact}, nil
-		}
+		exactID = getN(it, aScanID)
 	}
-	if bc, ok := b.cats[c]; ok {
-		return target{scanID: bc.scanID, sha: bc.sha, match: scangate.MatchNewest}, nil
-	}
-	return target{}, nil
+	return baselineOf(b, c, exactID, r.BaseSHA), nil
 }
 
 // baselineFinding is what a re-classification keeps of a baseline's
@@ -706,7 +704,7 @@ func (r *recording) rebase(ctx context.Context) error {
 	}
 	var stale []catKey
 	for i, ns := range r.scans {
-		if r.recordedBefore(i) || !r.committed[i/scansPerCommit] {
+		if r.recordedBefore(i) || !r.committed[i/scansPerCommit] || !completed(ns.Status) {
 			continue
 		}
 		k := catKeyOf(scangate.Scan{Type: ns.Type, Category: ns.Category})
@@ -717,7 +715,7 @@ func (r *recording) rebase(ctx context.Context) error {
 			}
 			used = bl.scanID
 		}
-		if c, ok := b.cats[k]; ok && (c.scanID != used || r.baseSHA != "" && c.sha == r.baseSHA) {
+		if c, ok := b.bases[k]; ok && (c.scanID != used || r.baseSHA != "" && c.sha == r.baseSHA) {
 			stale = append(stale, k)
 		}
 	}

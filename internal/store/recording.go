@@ -559,7 +559,7 @@ func (r *recording) judge(ctx context.Context, rows []findingRow) error {
 // answers with every scan of the recording and its PR.
 func (r *recording) commit(ctx context.Context) ([]scangate.Scan, scangate.PR, bool, error) {
 	var mine []int64
-	var moved []work.Item // the work of branch commits that moved a newest analysis
+	var moved []work.Item // the work of branch commits that moved a baseline
 	for c := range r.commits() {
 		if r.recordedBefore(c * scansPerCommit) {
 			continue
