@@ -461,6 +461,35 @@ func randomized(t *testing.T, h *harness, seed uint64, q *stepQueue) {
 		h.noDrift()
 		compareModel(t, h, scans, rules, policy)
 	}
+	// Whatever the rounds did (which scans end first is the machine's),
+	// one base moves for certain: a completed scan of PR 1 (based on
+	// main), then a newer completed analysis of main of its pair, which
+	// re-classifies it. At the last round's time: no expiry comes due.
+	at := start.Add(7 * 30 * time.Minute)
+	for _, branch := range []string{"", "main"} {
+		refs, sevs, fps, findings := randomFindings(r, scangate.ScanSecret)
+		target, base := `"pr":{"pr_id":1,"pr_name":"n","pr_link":"l"},"base_ref":"main"`, "main"
+		if branch != "" {
+			target, base = `"branch":"main"`, ""
+		}
+		sc := mustOK(t, h.call("record-scan", jsonReq(&h.admin, fmt.Sprintf(`{"scan_type":"SECRET","vc_type":"github","vc_id":10,"vc_name":"v",`+
+			`"repo_id":100,"repo_name":"o/r","webhook_id":3,"status":"completed",%s,"findings":%s,"category":"a"}`, target, findings))))
+		for i := range refs {
+			refs[i].RepoID, refs[i].VcID = 100, 10
+		}
+		ms := modelScan{id: int(sc["id"].(float64)), typ: scangate.ScanSecret, category: "a", status: scangate.StatusCompleted, repo: 100, vc: 10,
+			pr: fmt.Sprint(int64(10), int64(100), int64(1)), createdAt: sc["created_at"].(string), findings: refs, sevs: sevs, fps: fps, branch: branch, base: base}
+		if branch == "" {
+			ms.prID = int(sc["pr_id"].(float64))
+		}
+		scans = append(scans, ms)
+	}
+	h.expireAt(at)
+	if q != nil {
+		q.settle(h, at)
+	}
+	h.noDrift()
+	compareModel(t, h, scans, rules, policy)
 	// Re-classified: a PR's newest scan whose baseline is newer than it.
 	moved := 0
 	byID := map[float64]modelScan{}
